@@ -1,0 +1,168 @@
+import { accessSync, constants, readFileSync, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parse as parseToml } from "smol-toml";
+import type { z } from "zod";
+import { ConfigurationError, err, ok, type Result } from "../errors.ts";
+import { PERSONA_MAX_BYTES } from "./limits.ts";
+import { fileSchema, type FileConfig } from "./schema.ts";
+import { Secret } from "./secret.ts";
+import type { AppConfig } from "./types.ts";
+
+/** Environment variables visible to the loader (injectable for tests). */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/** Reads, parses and validates the configuration file at `path`; every problem is reported, never a secret. */
+export function loadConfig(path: string, env: Environment = process.env): Result<AppConfig, ConfigurationError> {
+  const absolute = resolve(path);
+  let text: string;
+  try {
+    text = readFileSync(absolute, "utf8");
+  } catch (cause) {
+    return fail([`config: cannot read ${absolute} (${(cause as NodeJS.ErrnoException).code ?? "read_failed"})`]);
+  }
+  let raw: unknown;
+  try {
+    raw = parseToml(text);
+  } catch (cause) {
+    // Only the first line: later lines quote the file, which may hold a secret.
+    const e = cause as { message?: string; line?: number; column?: number };
+    const what = (e.message ?? "invalid TOML").split("\n")[0]?.replace(/^Invalid TOML document: /, "") ?? "invalid TOML";
+    return fail([`config: TOML syntax error at line ${e.line ?? "?"}, column ${e.column ?? "?"}: ${what}`]);
+  }
+  const parsed = fileSchema.safeParse(raw);
+  if (!parsed.success) return fail(describeIssues(parsed.error.issues));
+  return validateResolved(parsed.data, dirname(absolute), env);
+}
+
+function fail(problems: string[]): Result<AppConfig, ConfigurationError> {
+  return err(new ConfigurationError("config_invalid", problems));
+}
+
+function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    const at = issue.path.map(String).join(".");
+    if (issue.code === "unrecognized_keys") {
+      for (const key of issue.keys) lines.push(`${at === "" ? key : `${at}.${key}`}: unknown key`);
+    } else if (issue.code === "invalid_type" && issue.input === undefined) {
+      lines.push(`${at}: is required`);
+    } else {
+      lines.push(`${at === "" ? "config" : at}: ${issue.message}`);
+    }
+  }
+  return lines;
+}
+
+function resolveSecret(key: string, ref: string, env: Environment, problems: string[]): Secret | null {
+  const name = ref.slice("env:".length);
+  const value = env[name];
+  if (value === undefined) problems.push(`${key}: environment variable ${name} is not set`);
+  else if (value.length === 0) problems.push(`${key}: environment variable ${name} is empty`);
+  else return new Secret(key, value);
+  return null;
+}
+
+function readPersona(path: string, problems: string[]): string {
+  try {
+    const stat = statSync(path);
+    if (!stat.isFile()) {
+      problems.push(`persona.path: ${path} is not a regular file`);
+      return "";
+    }
+    if (stat.size > PERSONA_MAX_BYTES) {
+      problems.push(`persona.path: ${path} is ${stat.size} bytes; the limit is ${PERSONA_MAX_BYTES}`);
+      return "";
+    }
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(readFileSync(path));
+    if (text.trim().length === 0) problems.push(`persona.path: ${path} is empty`);
+    return text;
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    problems.push(`persona.path: cannot read ${path} (${code ?? "not valid UTF-8"})`);
+    return "";
+  }
+}
+
+function checkConsistency(c: FileConfig, problems: string[]): void {
+  const rule = (okay: boolean, line: string): void => {
+    if (!okay) problems.push(line);
+  };
+  const seenRooms = new Set<string>();
+  for (const room of c.matrix.allowed_room_ids) {
+    rule(!seenRooms.has(room), `matrix.allowed_room_ids: ${room} is listed twice`);
+    seenRooms.add(room);
+  }
+  const seenAliases = new Set<string>();
+  for (const alias of c.matrix.mention_aliases) {
+    const folded = alias.trim().toLowerCase();
+    rule(!seenAliases.has(folded), `matrix.mention_aliases: "${alias}" is listed twice`);
+    seenAliases.add(folded);
+  }
+  const invocation = c.runtime.invocation_timeout_seconds;
+  rule(c.context.max_event_characters <= c.context.max_characters,
+    "context.max_event_characters: must not exceed context.max_characters");
+  rule(c.context.max_characters < c.llm.max_request_characters,
+    "context.max_characters: must be below llm.max_request_characters so the prompt can hold it");
+  rule(c.web.max_tool_output_characters < c.llm.max_request_characters,
+    "web.max_tool_output_characters: must be below llm.max_request_characters");
+  rule(c.web.max_download_bytes <= c.web.max_total_artifact_bytes,
+    "web.max_download_bytes: must not exceed web.max_total_artifact_bytes");
+  rule(c.web.connect_timeout_seconds <= c.web.total_timeout_seconds,
+    "web.connect_timeout_seconds: must not exceed web.total_timeout_seconds");
+  rule(c.web.read_timeout_seconds <= c.web.total_timeout_seconds,
+    "web.read_timeout_seconds: must not exceed web.total_timeout_seconds");
+  for (const [key, seconds] of [
+    ["llm.request_timeout_seconds", c.llm.request_timeout_seconds],
+    ["search.timeout_seconds", c.search.timeout_seconds],
+    ["web.total_timeout_seconds", c.web.total_timeout_seconds],
+    ["web.pandoc_timeout_seconds", c.web.pandoc_timeout_seconds],
+  ] as const) {
+    rule(seconds <= invocation, `${key}: must not exceed runtime.invocation_timeout_seconds`);
+  }
+  rule(invocation < c.runtime.lease_seconds, "runtime.lease_seconds: must exceed runtime.invocation_timeout_seconds");
+  rule(c.llm.max_tool_calls === 0 || c.llm.max_iterations >= 2,
+    "llm.max_iterations: must be at least 2 when tools are allowed (one call to ask, one to answer)");
+}
+
+function checkDatabaseDirectory(path: string, problems: string[]): void {
+  const dir = dirname(path);
+  try {
+    if (!statSync(dir).isDirectory()) problems.push(`runtime.database_path: ${dir} is not a directory`);
+    else accessSync(dir, constants.W_OK);
+  } catch (cause) {
+    problems.push(`runtime.database_path: directory ${dir} is not writable (${(cause as NodeJS.ErrnoException).code ?? "error"})`);
+  }
+}
+
+function validateResolved(c: FileConfig, baseDir: string, env: Environment): Result<AppConfig, ConfigurationError> {
+  const problems: string[] = [];
+  checkConsistency(c, problems);
+  const password = resolveSecret("matrix.password", c.matrix.password, env, problems);
+  const llmKey = c.llm.api_key === undefined ? null : resolveSecret("llm.api_key", c.llm.api_key, env, problems);
+  const searchKey = c.search.api_key === undefined ? null : resolveSecret("search.api_key", c.search.api_key, env, problems);
+  const headers: Record<string, Secret> = {};
+  for (const [name, value] of Object.entries(c.llm.extra_headers)) {
+    const key = `llm.extra_headers.${name}`;
+    const secret = value.startsWith("env:") ? resolveSecret(key, value, env, problems) : new Secret(key, value);
+    if (secret !== null) headers[name] = secret;
+  }
+  const personaPath = resolve(baseDir, c.persona.path);
+  const personaText = readPersona(personaPath, problems);
+  const databasePath = resolve(baseDir, c.runtime.database_path);
+  checkDatabaseDirectory(databasePath, problems);
+  if (problems.length > 0 || password === null) return fail(problems);
+  const { password: _p, access_token: _a, ...matrix } = c.matrix;
+  const { api_key: _k, extra_headers: _h, ...llm } = c.llm;
+  const { api_key: _s, ...search } = c.search;
+  const secrets = [password, llmKey, searchKey, ...Object.values(headers)].filter((s): s is Secret => s !== null);
+  return ok({
+    matrix: Object.freeze({ ...matrix, password }),
+    llm: Object.freeze({ ...llm, api_key: llmKey, extra_headers: Object.freeze(headers) }),
+    persona: Object.freeze({ ...c.persona, path: personaPath, text: personaText }),
+    context: Object.freeze(c.context),
+    search: Object.freeze({ ...search, api_key: searchKey }),
+    web: Object.freeze(c.web),
+    runtime: Object.freeze({ ...c.runtime, database_path: databasePath }),
+    secrets: Object.freeze(secrets),
+  });
+}

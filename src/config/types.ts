@@ -1,0 +1,33 @@
+import type { FileConfig } from "./schema.ts";
+import type { Secret } from "./secret.ts";
+
+/** Matrix settings with the password resolved. */
+export type MatrixConfig = Readonly<Omit<FileConfig["matrix"], "password" | "access_token"> & { password: Secret }>;
+/** LLM settings with the key and header values resolved. */
+export type LlmConfig = Readonly<Omit<FileConfig["llm"], "api_key" | "extra_headers"> & {
+  api_key: Secret | null;
+  extra_headers: Readonly<Record<string, Secret>>;
+}>;
+/** Persona settings with the persona text read from its file. */
+export type PersonaConfig = Readonly<FileConfig["persona"] & { text: string }>;
+/** Search settings with the optional key resolved. */
+export type SearchConfig = Readonly<Omit<FileConfig["search"], "api_key"> & { api_key: Secret | null }>;
+/** Conversation-context limits. */
+export type ContextConfig = Readonly<FileConfig["context"]>;
+/** Web download and conversion limits. */
+export type WebConfig = Readonly<FileConfig["web"]>;
+/** Process and database settings. */
+export type RuntimeConfig = Readonly<FileConfig["runtime"]>;
+
+/** The validated, immutable configuration Lisa runs with. */
+export interface AppConfig {
+  readonly matrix: MatrixConfig;
+  readonly llm: LlmConfig;
+  readonly persona: PersonaConfig;
+  readonly context: ContextConfig;
+  readonly search: SearchConfig;
+  readonly web: WebConfig;
+  readonly runtime: RuntimeConfig;
+  /** Every resolved secret, for the log scrubber and canary checks. */
+  readonly secrets: readonly Secret[];
+}

@@ -1,0 +1,86 @@
+import type { Result } from "../errors.ts";
+import type { MatrixError } from "./errors.ts";
+
+// The narrow Matrix ports the rest of Lisa depends on. The HTTP client in this
+// folder implements them; tests implement them with fakes.
+
+/** A Matrix client event as received (validated loosely: the fields Lisa reads). */
+export interface RawEvent {
+  readonly event_id: string;
+  readonly type: string;
+  readonly sender: string;
+  readonly origin_server_ts: number;
+  readonly room_id?: string | undefined;
+  readonly state_key?: string | undefined;
+  readonly content: Readonly<Record<string, unknown>>;
+  readonly unsigned?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** One joined room's part of a sync response. */
+export interface SyncRoom {
+  readonly roomId: string;
+  readonly events: readonly RawEvent[];
+  readonly limited: boolean;
+  readonly prevBatch: string | null;
+}
+
+/** A validated `/sync` response reduced to what Lisa uses. */
+export interface SyncBatch {
+  readonly nextBatch: string;
+  readonly rooms: readonly SyncRoom[];
+}
+
+/** Parameters of one controlled `/sync` call. */
+export interface SyncRequest {
+  readonly since: string | null;
+  readonly timeoutMs: number;
+  readonly roomIds: readonly string[];
+  readonly timelineLimit: number;
+  readonly signal: AbortSignal;
+}
+
+/** A page of `/messages` or `/relations` results. */
+export interface EventPage {
+  readonly events: readonly RawEvent[];
+  /** Token for the next (older, when paging backwards) page; null at the end. */
+  readonly next: string | null;
+}
+
+/** `/context` result: events before the anchor (newest first), the anchor, member state. */
+export interface EventContext {
+  readonly event: RawEvent;
+  readonly eventsBefore: readonly RawEvent[];
+  readonly state: readonly RawEvent[];
+  /** Token to page further back with `/messages` (`start`). */
+  readonly start: string | null;
+}
+
+/** Identity reported by `/account/whoami`. */
+export interface WhoAmI {
+  readonly userId: string;
+  readonly deviceId: string | null;
+}
+
+/** Sync operations used by ingestion. */
+export interface SyncPort {
+  sync(request: SyncRequest): Promise<Result<SyncBatch, MatrixError>>;
+  /** Backwards `/messages` page from `from` (exclusive). */
+  messagesBackwards(roomId: string, from: string, limit: number, signal: AbortSignal): Promise<Result<EventPage, MatrixError>>;
+}
+
+/** Read-only room history used by classification and context. */
+export interface HistoryPort {
+  event(roomId: string, eventId: string, signal: AbortSignal): Promise<Result<RawEvent, MatrixError>>;
+  context(roomId: string, eventId: string, limit: number, signal: AbortSignal): Promise<Result<EventContext, MatrixError>>;
+  messagesBackwards(roomId: string, from: string, limit: number, signal: AbortSignal): Promise<Result<EventPage, MatrixError>>;
+  /** Backwards page of a thread's events (`/relations/{root}/m.thread`). */
+  threadBackwards(roomId: string, rootId: string, from: string | null, limit: number, signal: AbortSignal): Promise<Result<EventPage, MatrixError>>;
+}
+
+/** Room writes used by the invocation worker. */
+export interface RoomWritePort {
+  /** `PUT /rooms/{room}/send/m.room.message/{txnId}`; returns the event id. */
+  sendMessage(roomId: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Result<string, MatrixError>>;
+  /** `PUT /rooms/{room}/typing/{user}`. */
+  setTyping(roomId: string, typing: boolean, timeoutMs: number, signal: AbortSignal): Promise<Result<void, MatrixError>>;
+}
