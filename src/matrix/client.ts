@@ -1,0 +1,230 @@
+import type { Secret } from "../config/secret.ts";
+import { err, ok, type Result } from "../errors.ts";
+import { roomHash } from "../log/hash.ts";
+import type { Logger } from "../log/logger.ts";
+import { AuthSession, type AuthStats, type AuthorizedRequest, type ReauthKind } from "./auth.ts";
+import type { MatrixError } from "./errors.ts";
+import type {
+  EventContext, EventPage, HistoryPort, RawEvent, RoomWritePort, SyncBatch, SyncPort, SyncRequest, WhoAmI,
+} from "./port.ts";
+import { clampSetting, resolveRetryPolicy, type RetryOptions, type RetryPolicy, withRetry } from "./retry.ts";
+import {
+  type DropReporter, normalizeContext, normalizeEvent, normalizeMessages, normalizeRelations, normalizeSync, parseBody,
+  sendResponseSchema, typingResponseSchema,
+} from "./schemas.ts";
+import { MatrixTransport } from "./transport.ts";
+
+/** What the Matrix client needs from configuration. */
+export interface MatrixClientConfig {
+  readonly homeserverUrl: string;
+  readonly userId: string;
+  readonly deviceId: string;
+  readonly deviceDisplayName: string;
+  readonly password: Secret;
+}
+
+/** Runtime options of the Matrix client; numeric ones are clamped to hard ceilings. */
+export interface MatrixClientOptions {
+  readonly log: Logger;
+  /** Deadline of one ordinary request attempt (default 30 s, 1 ms - 300 s). */
+  readonly requestTimeoutMs?: number;
+  /** Added to the long-poll timeout for a `/sync` attempt's deadline (default 10 s, ceiling 60 s). */
+  readonly syncTimeoutMarginMs?: number;
+  /** Largest accepted response body (default 32 MiB, ceiling 256 MiB). */
+  readonly maxResponseBytes?: number;
+  readonly retry?: RetryOptions;
+  /** Called after every successful token refresh or password re-login. */
+  readonly onReauthenticated?: (kind: ReauthKind) => void;
+  /** Clock (epoch ms), for token expiry and `Retry-After` dates. */
+  readonly now?: () => number;
+}
+
+/** Lisa's Matrix client: the sync, history and room-write ports plus the auth lifecycle. */
+export interface MatrixClient extends SyncPort, HistoryPort, RoomWritePort {
+  /** Password login with the stable device id, then `/whoami` identity verification. */
+  login(signal: AbortSignal): Promise<Result<WhoAmI, MatrixError>>;
+  /** `/account/whoami` with the current session. */
+  whoami(signal: AbortSignal): Promise<Result<WhoAmI, MatrixError>>;
+  /** Counts of password logins and token refreshes so far. */
+  authStats(): AuthStats;
+  /** Aborts in-flight requests and closes the client's sockets. Never logs out. */
+  close(): Promise<void>;
+}
+
+const V3 = "/_matrix/client/v3";
+const V1 = "/_matrix/client/v1";
+/** Servers cap `/context` at 100 events, split between before and after. */
+export const CONTEXT_LIMIT_CAP = 100;
+/** Typing timeouts are clamped to this range (Continuwuity's own clamp). */
+export const TYPING_TIMEOUT_RANGE = { min: 15_000, max: 45_000 } as const;
+const REQUEST_TIMEOUT = { default: 30_000, min: 1, max: 300_000 } as const;
+const SYNC_MARGIN = { default: 10_000, min: 0, max: 60_000 } as const;
+const RESPONSE_BYTES = { default: 32 * 1024 * 1024, min: 1024, max: 256 * 1024 * 1024 } as const;
+const PAGE_LIMIT_MAX = 1_000;
+
+/** Percent-encodes every path segment. */
+function segments(...parts: string[]): string {
+  return parts.map((part) => `/${encodeURIComponent(part)}`).join("");
+}
+
+/** The inline `/sync` filter: allowed rooms, timeline limit, lazy members, no presence or account data. */
+export function syncFilter(roomIds: readonly string[], timelineLimit: number): string {
+  const none = { types: [] as string[] };
+  return JSON.stringify({
+    presence: none,
+    account_data: none,
+    room: {
+      rooms: [...roomIds],
+      timeline: { limit: timelineLimit, lazy_load_members: true },
+      state: { lazy_load_members: true },
+      ephemeral: none,
+      account_data: none,
+    },
+  });
+}
+
+class HttpMatrixClient implements MatrixClient {
+  readonly #config: MatrixClientConfig;
+  readonly #log: Logger;
+  readonly #lifetime = new AbortController();
+  readonly #transport: MatrixTransport;
+  readonly #auth: AuthSession;
+  readonly #retry: RetryPolicy;
+  readonly #requestTimeoutMs: number;
+  readonly #syncMarginMs: number;
+
+  constructor(config: MatrixClientConfig, options: MatrixClientOptions) {
+    this.#config = config;
+    this.#log = options.log.child({ component: "matrix" });
+    this.#retry = resolveRetryPolicy(options.retry);
+    this.#requestTimeoutMs = clampSetting(options.requestTimeoutMs, REQUEST_TIMEOUT.default, REQUEST_TIMEOUT.min, REQUEST_TIMEOUT.max);
+    this.#syncMarginMs = clampSetting(options.syncTimeoutMarginMs, SYNC_MARGIN.default, SYNC_MARGIN.min, SYNC_MARGIN.max);
+    const now = options.now ?? Date.now;
+    this.#transport = new MatrixTransport({
+      homeserverUrl: config.homeserverUrl,
+      maxResponseBytes: clampSetting(options.maxResponseBytes, RESPONSE_BYTES.default, RESPONSE_BYTES.min, RESPONSE_BYTES.max),
+      maxRetryAfterMs: this.#retry.maxRetryAfterMs,
+      now,
+      lifetime: this.#lifetime.signal,
+    });
+    this.#auth = new AuthSession(config, {
+      transport: this.#transport, retry: this.#retry, log: this.#log, requestTimeoutMs: this.#requestTimeoutMs, now,
+      lifetime: this.#lifetime.signal,
+      ...(options.onReauthenticated === undefined ? {} : { onReauthenticated: options.onReauthenticated }),
+    });
+  }
+
+  login(signal: AbortSignal): Promise<Result<WhoAmI, MatrixError>> {
+    return this.#auth.login(signal);
+  }
+
+  whoami(signal: AbortSignal): Promise<Result<WhoAmI, MatrixError>> {
+    return withRetry(this.#retry, signal, () => this.#auth.whoami(signal), this.#onRetry("whoami"));
+  }
+
+  authStats(): AuthStats {
+    return this.#auth.stats();
+  }
+
+  async sync(request: SyncRequest): Promise<Result<SyncBatch, MatrixError>> {
+    const timeoutMs = Math.max(0, Math.floor(request.timeoutMs));
+    const query: Record<string, string> = {
+      timeout: String(timeoutMs),
+      filter: syncFilter(request.roomIds, request.timelineLimit),
+      full_state: "false",
+    };
+    if (request.since !== null) query["since"] = request.since;
+    const body = await this.#call("sync", {
+      method: "GET", path: `${V3}/sync`, query, signal: request.signal,
+      timeoutMs: Math.max(this.#requestTimeoutMs, timeoutMs + this.#syncMarginMs),
+    });
+    return body.ok ? normalizeSync(body.value, this.#onDrop) : body;
+  }
+
+  async messagesBackwards(roomId: string, from: string, limit: number, signal: AbortSignal): Promise<Result<EventPage, MatrixError>> {
+    const body = await this.#call("messages", this.#get(`${V3}/rooms${segments(roomId, "messages")}`, signal, {
+      dir: "b", from, limit: String(pageLimit(limit)),
+    }));
+    return body.ok ? normalizeMessages(body.value, roomId, from, this.#onDrop) : body;
+  }
+
+  async event(roomId: string, eventId: string, signal: AbortSignal): Promise<Result<RawEvent, MatrixError>> {
+    const body = await this.#call("event", this.#get(`${V3}/rooms${segments(roomId, "event", eventId)}`, signal));
+    return body.ok ? normalizeEvent(body.value, roomId, eventId) : body;
+  }
+
+  async context(roomId: string, eventId: string, limit: number, signal: AbortSignal): Promise<Result<EventContext, MatrixError>> {
+    // Servers split `limit` between before and after: ask for twice the wanted count, within their cap.
+    const asked = Math.min(Math.max(0, Math.floor(limit)) * 2, CONTEXT_LIMIT_CAP);
+    const body = await this.#call("context", this.#get(`${V3}/rooms${segments(roomId, "context", eventId)}`, signal, {
+      limit: String(asked),
+    }));
+    return body.ok ? normalizeContext(body.value, roomId, eventId, this.#onDrop) : body;
+  }
+
+  async threadBackwards(
+    roomId: string, rootId: string, from: string | null, limit: number, signal: AbortSignal,
+  ): Promise<Result<EventPage, MatrixError>> {
+    const query: Record<string, string> = { dir: "b", limit: String(pageLimit(limit)) };
+    if (from !== null) query["from"] = from;
+    const path = `${V1}/rooms${segments(roomId, "relations", rootId, "m.thread")}`;
+    const body = await this.#call("relations", this.#get(path, signal, query));
+    return body.ok ? normalizeRelations(body.value, roomId, from, this.#onDrop) : body;
+  }
+
+  async sendMessage(
+    roomId: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal,
+  ): Promise<Result<string, MatrixError>> {
+    // Retrying with the same txnId is idempotent: the server returns the first event id.
+    const body = await this.#call("send", {
+      method: "PUT", path: `${V3}/rooms${segments(roomId, "send", "m.room.message", txnId)}`, body: content,
+      signal, timeoutMs: this.#requestTimeoutMs,
+    });
+    const parsed = body.ok ? parseBody(sendResponseSchema, body.value) : body;
+    return parsed.ok ? ok(parsed.value.event_id) : parsed;
+  }
+
+  async setTyping(roomId: string, typing: boolean, timeoutMs: number, signal: AbortSignal): Promise<Result<void, MatrixError>> {
+    const { min, max } = TYPING_TIMEOUT_RANGE;
+    const payload = typing ? { typing: true, timeout: clampSetting(Math.floor(timeoutMs), min, min, max) } : { typing: false };
+    const body = await this.#call("typing", {
+      method: "PUT", path: `${V3}/rooms${segments(roomId, "typing", this.#config.userId)}`, body: payload,
+      signal, timeoutMs: this.#requestTimeoutMs,
+    });
+    const parsed = body.ok ? parseBody(typingResponseSchema, body.value) : body;
+    return parsed.ok ? ok(undefined) : err(parsed.error);
+  }
+
+  async close(): Promise<void> {
+    this.#lifetime.abort();
+    await this.#transport.close();
+  }
+
+  #get(path: string, signal: AbortSignal, query?: Record<string, string>): AuthorizedRequest {
+    return { method: "GET", path, signal, timeoutMs: this.#requestTimeoutMs, ...(query === undefined ? {} : { query }) };
+  }
+
+  /** An authenticated request with bounded retries (all Lisa's requests are idempotent). */
+  #call(endpoint: string, request: AuthorizedRequest): Promise<Result<unknown, MatrixError>> {
+    return withRetry(this.#retry, request.signal, () => this.#auth.send(request), this.#onRetry(endpoint));
+  }
+
+  #onRetry(endpoint: string) {
+    return (error: MatrixError, attempt: number, delayMs: number): void => {
+      this.#log.info("matrix_request_retry", { endpoint, code: error.code, http_status: error.httpStatus, attempt, delay_ms: delayMs });
+    };
+  }
+
+  readonly #onDrop: DropReporter = (code, roomId) => {
+    this.#log.debug("matrix_event_dropped", { code, room_id_hash: roomId === null ? null : roomHash(roomId) });
+  };
+}
+
+function pageLimit(limit: number): number {
+  return Math.min(PAGE_LIMIT_MAX, Math.max(1, Math.floor(limit)));
+}
+
+/** Builds Lisa's Matrix client with its own HTTP agent; nothing is sent until a method is called. */
+export function createMatrixClient(config: MatrixClientConfig, options: MatrixClientOptions): MatrixClient {
+  return new HttpMatrixClient(config, options);
+}

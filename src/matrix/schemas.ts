@@ -1,0 +1,214 @@
+import { z } from "zod";
+import { err, ok, type Result } from "../errors.ts";
+import { badResponseError, MATRIX_CODES, roomMismatchError } from "./codes.ts";
+import type { MatrixError } from "./errors.ts";
+import type { EventContext, EventPage, RawEvent, SyncBatch, SyncRoom, WhoAmI } from "./port.ts";
+
+// Zod schemas of every Matrix response Lisa reads, and their normalisation into
+// the port types. Unknown fields are stripped; required fields and types are
+// strict. Event lists are validated one event at a time so one malformed event
+// is dropped (reported through `onDrop`) instead of failing the whole response.
+
+const id = z.string().min(1);
+const jsonObject = z.record(z.string(), z.unknown());
+const optionalToken = z.string().min(1).nullish().transform((value) => value ?? null);
+const eventList = z.array(z.unknown()).nullish().transform((value) => value ?? []);
+
+/** One client-format event: the fields Lisa reads. */
+export const rawEventSchema = z.object({
+  event_id: id,
+  type: id,
+  sender: id,
+  origin_server_ts: z.number().int().nonnegative(),
+  room_id: id.optional(),
+  state_key: z.string().optional(),
+  content: jsonObject,
+  unsigned: jsonObject.optional(),
+});
+
+/** `GET /login`: the offered login flows. */
+export const loginFlowsSchema = z.object({ flows: z.array(z.object({ type: z.string() })) });
+
+/** `POST /login` success. */
+export const loginResponseSchema = z.object({
+  user_id: id,
+  access_token: id,
+  device_id: id,
+  refresh_token: optionalToken,
+  expires_in_ms: z.number().int().positive().nullish().transform((value) => value ?? null),
+});
+
+/** `POST /refresh` success (a missing refresh token means the old one stays valid). */
+export const refreshResponseSchema = z.object({
+  access_token: id,
+  refresh_token: optionalToken,
+  expires_in_ms: z.number().int().positive().nullish().transform((value) => value ?? null),
+});
+
+/** `GET /account/whoami`. */
+export const whoamiSchema = z.object({ user_id: id, device_id: id.nullish().transform((value) => value ?? null) });
+
+const timelineSchema = z.object({
+  events: eventList,
+  limited: z.boolean().nullish().transform((value) => value ?? false),
+  prev_batch: optionalToken,
+});
+
+/** One `rooms.join` entry; only the timeline is read. */
+export const joinedRoomSchema = z.object({ timeline: timelineSchema.nullish() });
+
+/** `GET /sync`: `next_batch` is mandatory; only `rooms.join` is read. */
+export const syncResponseSchema = z.object({
+  next_batch: id,
+  rooms: z.object({ join: jsonObject.nullish() }).nullish(),
+});
+
+/** `GET /rooms/{id}/context/{event}`. */
+export const contextResponseSchema = z.object({
+  event: z.unknown(),
+  events_before: eventList,
+  start: optionalToken,
+  state: eventList,
+});
+
+/** `GET /rooms/{id}/messages`. */
+export const messagesResponseSchema = z.object({ chunk: z.array(z.unknown()), end: optionalToken });
+
+/** `GET /rooms/{id}/relations/{root}/m.thread`. */
+export const relationsResponseSchema = z.object({ chunk: z.array(z.unknown()), next_batch: optionalToken });
+
+/** `PUT /rooms/{id}/send/...`. */
+export const sendResponseSchema = z.object({ event_id: id });
+
+/** `PUT /rooms/{id}/typing/{user}`: an (empty) JSON object. */
+export const typingResponseSchema = z.object({});
+
+/** Matrix error body; each field that is absent or of the wrong type reads as absent. */
+export const errorBodySchema = z.object({
+  errcode: z.string().optional().catch(undefined),
+  retry_after_ms: z.number().nonnegative().optional().catch(undefined),
+  soft_logout: z.boolean().optional().catch(undefined),
+});
+
+/** Parsed fields of a Matrix error body (`{errcode, error, retry_after_ms, soft_logout}`). */
+export interface ErrorBody {
+  readonly errcode: string | null;
+  readonly retryAfterMs: number | null;
+  readonly softLogout: boolean;
+}
+
+/** Reads the fields Lisa uses from any error body, tolerating non-JSON and odd shapes. */
+export function readErrorBody(body: unknown): ErrorBody {
+  const parsed = errorBodySchema.safeParse(body);
+  if (!parsed.success) return { errcode: null, retryAfterMs: null, softLogout: false };
+  const { errcode, retry_after_ms: retryAfterMs, soft_logout: softLogout } = parsed.data;
+  return { errcode: errcode ?? null, retryAfterMs: retryAfterMs ?? null, softLogout: softLogout === true };
+}
+
+/** Called once per event (or room) left out of a response, with a stable reason code. */
+export type DropReporter = (code: string, roomId: string | null) => void;
+
+/** Validates a response body against a schema; any mismatch is `matrix_bad_response`. */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): Result<z.output<S>, MatrixError> {
+  const parsed = schema.safeParse(body);
+  return parsed.success ? ok(parsed.data) : err(badResponseError(200));
+}
+
+function toRawEvent(parsed: z.output<typeof rawEventSchema>): RawEvent {
+  const { room_id, state_key, unsigned, ...required } = parsed;
+  return {
+    ...required,
+    ...(room_id === undefined ? {} : { room_id }),
+    ...(state_key === undefined ? {} : { state_key }),
+    ...(unsigned === undefined ? {} : { unsigned }),
+  };
+}
+
+/** Validates one event; a present `room_id` must equal `roomId`. */
+export function parseEvent(value: unknown, roomId: string): Result<RawEvent, MatrixError> {
+  const parsed = rawEventSchema.safeParse(value);
+  if (!parsed.success) return err(badResponseError(200));
+  if (parsed.data.room_id !== undefined && parsed.data.room_id !== roomId) return err(roomMismatchError());
+  return ok(toRawEvent(parsed.data));
+}
+
+/** Keeps the valid events of a list in order, reporting each dropped one. */
+export function parseEventList(values: readonly unknown[], roomId: string, onDrop: DropReporter): RawEvent[] {
+  const events: RawEvent[] = [];
+  for (const value of values) {
+    const parsed = parseEvent(value, roomId);
+    if (parsed.ok) events.push(parsed.value);
+    else onDrop(parsed.error.code === MATRIX_CODES.roomMismatch ? "matrix_event_room_mismatch" : "matrix_event_malformed", roomId);
+  }
+  return events;
+}
+
+/** Normalises a `/sync` body: joined rooms only, malformed events or rooms dropped individually. */
+export function normalizeSync(body: unknown, onDrop: DropReporter): Result<SyncBatch, MatrixError> {
+  const parsed = parseBody(syncResponseSchema, body);
+  if (!parsed.ok) return parsed;
+  const rooms: SyncRoom[] = [];
+  for (const [roomId, value] of Object.entries(parsed.value.rooms?.join ?? {})) {
+    const room = joinedRoomSchema.safeParse(value);
+    if (!room.success) {
+      onDrop("matrix_room_malformed", roomId);
+      continue;
+    }
+    const timeline = room.data.timeline;
+    rooms.push({
+      roomId,
+      events: parseEventList(timeline?.events ?? [], roomId, onDrop),
+      limited: timeline?.limited ?? false,
+      prevBatch: timeline?.prev_batch ?? null,
+    });
+  }
+  return ok({ nextBatch: parsed.value.next_batch, rooms });
+}
+
+/** Normalises a `/context` body; the anchor must be the requested event of the requested room. */
+export function normalizeContext(body: unknown, roomId: string, eventId: string, onDrop: DropReporter): Result<EventContext, MatrixError> {
+  const parsed = parseBody(contextResponseSchema, body);
+  if (!parsed.ok) return parsed;
+  const anchor = parseEvent(parsed.value.event, roomId);
+  if (!anchor.ok) return anchor;
+  if (anchor.value.event_id !== eventId) return err(badResponseError(200));
+  return ok({
+    event: anchor.value,
+    eventsBefore: parseEventList(parsed.value.events_before, roomId, onDrop),
+    state: parseEventList(parsed.value.state, roomId, onDrop),
+    start: parsed.value.start,
+  });
+}
+
+/** Normalises a single `/event` body for the requested room and event. */
+export function normalizeEvent(body: unknown, roomId: string, eventId: string): Result<RawEvent, MatrixError> {
+  const parsed = parseEvent(body, roomId);
+  if (!parsed.ok) return parsed;
+  return parsed.value.event_id === eventId ? parsed : err(badResponseError(200));
+}
+
+function page(events: RawEvent[], rawCount: number, next: string | null, from: string | null): EventPage {
+  // An empty page or a token that does not move ends paging, so callers never loop.
+  const moved = next !== null && next !== from && rawCount > 0;
+  return { events, next: moved ? next : null };
+}
+
+/** Normalises a backwards `/messages` page (`end` is the next, older token). */
+export function normalizeMessages(body: unknown, roomId: string, from: string, onDrop: DropReporter): Result<EventPage, MatrixError> {
+  const parsed = parseBody(messagesResponseSchema, body);
+  if (!parsed.ok) return parsed;
+  return ok(page(parseEventList(parsed.value.chunk, roomId, onDrop), parsed.value.chunk.length, parsed.value.end, from));
+}
+
+/** Normalises a backwards thread `/relations` page (`next_batch` is the next token). */
+export function normalizeRelations(body: unknown, roomId: string, from: string | null, onDrop: DropReporter): Result<EventPage, MatrixError> {
+  const parsed = parseBody(relationsResponseSchema, body);
+  if (!parsed.ok) return parsed;
+  return ok(page(parseEventList(parsed.value.chunk, roomId, onDrop), parsed.value.chunk.length, parsed.value.next_batch, from));
+}
+
+/** Normalises `/account/whoami`. */
+export function normalizeWhoami(body: unknown): Result<WhoAmI, MatrixError> {
+  const parsed = parseBody(whoamiSchema, body);
+  return parsed.ok ? ok({ userId: parsed.value.user_id, deviceId: parsed.value.device_id }) : parsed;
+}
