@@ -1,0 +1,25 @@
+import type { StatusSummary } from "./types.ts";
+
+/** Thresholds of the degraded state (design.md 17.3), in milliseconds. */
+export interface HealthThresholds {
+  readonly syncMaxAgeMs: number;
+  readonly readyToSendMaxAgeMs: number;
+}
+
+/** Health verdict: healthy, or degraded with stable reason codes. */
+export interface HealthAssessment {
+  readonly healthy: boolean;
+  readonly reasons: readonly string[];
+}
+
+/** Degraded when sync has not succeeded recently or a ready reply waits too long. */
+export function assessHealth(summary: StatusSummary, thresholds: HealthThresholds): HealthAssessment {
+  const reasons: string[] = [];
+  if (summary.database === "absent") reasons.push("no_database");
+  if (summary.syncCursorAgeMs === null) reasons.push("sync_never_succeeded");
+  else if (summary.syncCursorAgeMs > thresholds.syncMaxAgeMs) reasons.push("sync_stale");
+  if (summary.oldestReadyToSendAgeMs !== null && summary.oldestReadyToSendAgeMs > thresholds.readyToSendMaxAgeMs) {
+    reasons.push("ready_to_send_stale");
+  }
+  return { healthy: reasons.length === 0, reasons };
+}

@@ -1,0 +1,113 @@
+import type { DatabaseSync } from "node:sqlite";
+
+/** One numbered schema change, applied in its own transaction. */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly statements: readonly string[];
+}
+
+// Ordered list: a future schema change is a new entry with the next version,
+// never an edit of an applied one. Version 1 is design.md 9.1 plus
+// room_cursors.baseline_ts_ms (typescript.md 4) and sync_state.last_success_ms.
+/** Every migration this code knows, in version order. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "initial ledger",
+    statements: [
+      `CREATE TABLE schema_migrations(
+        version INTEGER PRIMARY KEY,
+        applied_at_ms INTEGER NOT NULL
+      )`,
+      `CREATE TABLE sync_state(
+        singleton INTEGER PRIMARY KEY CHECK(singleton = 1),
+        next_batch TEXT,
+        initialized INTEGER NOT NULL CHECK(initialized IN (0, 1)),
+        updated_at_ms INTEGER NOT NULL,
+        last_success_ms INTEGER
+      )`,
+      `CREATE TABLE room_cursors(
+        room_id TEXT PRIMARY KEY,
+        last_timeline_event_id TEXT,
+        updated_at_ms INTEGER NOT NULL,
+        baseline_ts_ms INTEGER
+      )`,
+      `CREATE TABLE invocations(
+        event_id TEXT PRIMARY KEY,
+        room_id TEXT NOT NULL,
+        sender_id TEXT NOT NULL,
+        received_at_ms INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        raw_event_json TEXT,
+        response_json TEXT,
+        matrix_txn_id TEXT NOT NULL UNIQUE,
+        sent_event_id TEXT,
+        attempt_count INTEGER NOT NULL DEFAULT 0,
+        available_at_ms INTEGER NOT NULL,
+        last_error_code TEXT,
+        updated_at_ms INTEGER NOT NULL
+      )`,
+      `CREATE INDEX invocations_ready ON invocations(status, available_at_ms, received_at_ms)`,
+      `CREATE INDEX invocations_room ON invocations(room_id, received_at_ms)`,
+      `CREATE TABLE bot_events(
+        event_id TEXT PRIMARY KEY,
+        room_id TEXT NOT NULL,
+        invocation_event_id TEXT NOT NULL UNIQUE,
+        sent_at_ms INTEGER NOT NULL,
+        FOREIGN KEY(invocation_event_id) REFERENCES invocations(event_id)
+      )`,
+    ],
+  },
+];
+
+/** The newest schema version this code can read and write. */
+export const LATEST_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1]?.version ?? 0;
+
+/** Columns each table has at LATEST_SCHEMA_VERSION; update with every migration. */
+export const LATEST_TABLE_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  schema_migrations: ["version", "applied_at_ms"],
+  sync_state: ["singleton", "next_batch", "initialized", "updated_at_ms", "last_success_ms"],
+  room_cursors: ["room_id", "last_timeline_event_id", "updated_at_ms", "baseline_ts_ms"],
+  invocations: [
+    "event_id", "room_id", "sender_id", "received_at_ms", "status", "raw_event_json", "response_json",
+    "matrix_txn_id", "sent_event_id", "attempt_count", "available_at_ms", "last_error_code", "updated_at_ms",
+  ],
+  bot_events: ["event_id", "room_id", "invocation_event_id", "sent_at_ms"],
+};
+
+/** The highest applied version, or 0 for a database without `schema_migrations`. */
+export function readSchemaVersion(db: DatabaseSync): number {
+  const table = db.prepare("SELECT 1 AS present FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
+  if (table === undefined) return 0;
+  const row = db.prepare("SELECT MAX(version) AS version FROM schema_migrations").get();
+  const version = row?.["version"];
+  return typeof version === "number" ? version : 0;
+}
+
+/**
+ * Applies every migration above the current version up to `targetVersion`,
+ * each in one `BEGIN IMMEDIATE` transaction (the version is re-read inside
+ * it). Returns the versions applied. The caller has refused newer schemas.
+ */
+export function applyMigrations(db: DatabaseSync, nowMs: number, targetVersion = LATEST_SCHEMA_VERSION): number[] {
+  const applied: number[] = [];
+  for (const migration of MIGRATIONS) {
+    if (migration.version > targetVersion) break;
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      if (readSchemaVersion(db) >= migration.version) {
+        db.exec("COMMIT");
+        continue;
+      }
+      for (const statement of migration.statements) db.exec(statement);
+      db.prepare("INSERT INTO schema_migrations(version, applied_at_ms) VALUES (?, ?)").run(migration.version, nowMs);
+      db.exec("COMMIT");
+      applied.push(migration.version);
+    } catch (error) {
+      if (db.isTransaction) db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+  return applied;
+}

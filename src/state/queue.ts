@@ -1,0 +1,67 @@
+import type { LedgerConnection } from "./connection.ts";
+import { invalidInput } from "./errors.ts";
+import { INVOCATION_COLUMNS, PENDING_SQL, toInvocationRow } from "./rows.ts";
+import type { WorkItem } from "./types.ts";
+import { isInteger } from "./validate.ts";
+
+// Room order is strict FIFO: only the HEAD of a room (its oldest pending row by
+// received_at_ms, then event_id) is ever actionable. A head in backoff or under
+// a live lease blocks every later row of that room until it moves on. For
+// every pending status `available_at_ms` is the time the head becomes
+// actionable: a candidate's backoff, a processing lease's expiry, a ready
+// reply's send backoff or send-lease expiry.
+//
+// `+room_id` keeps the planner on the status index so only pending rows are
+// read, not a room's whole history.
+
+const HEADS_SQL = `
+  SELECT room_id, received_at_ms, available_at_ms FROM (
+    SELECT room_id, received_at_ms, available_at_ms,
+      ROW_NUMBER() OVER (PARTITION BY room_id ORDER BY received_at_ms, event_id) AS position
+    FROM invocations WHERE status IN ${PENDING_SQL}
+  ) WHERE position = 1`;
+
+/** Rooms whose head is actionable now, oldest head first. */
+export function roomsWithWork(conn: LedgerConnection): string[] {
+  return conn.read("rooms with work", (now) =>
+    conn.stmt(`${HEADS_SQL} AND available_at_ms <= ? ORDER BY received_at_ms, room_id`).all(now)
+      .map((row) => row["room_id"] as string));
+}
+
+/** Earliest future time at which a waiting room head becomes actionable. */
+export function nextWakeAtMs(conn: LedgerConnection): number | null {
+  return conn.read("next wake", (now) => {
+    const row = conn.stmt(`SELECT MIN(available_at_ms) AS wake FROM (${HEADS_SQL} AND available_at_ms > ?)`).get(now);
+    const wake = row?.["wake"];
+    return typeof wake === "number" ? wake : null;
+  });
+}
+
+/**
+ * Leases the room's head if it is actionable: a ready reply is returned for
+ * sending (its `available_at_ms` moves to the send-lease expiry, status stays
+ * `ready_to_send`); a candidate, or a processing row whose lease expired,
+ * becomes `processing` with a new lease and one more attempt.
+ */
+export function nextForRoom(conn: LedgerConnection, roomId: string, leaseMs: number): WorkItem | null {
+  if (!isInteger(leaseMs) || leaseMs <= 0) throw invalidInput("lease duration");
+  return conn.write("lease next invocation", (now) => {
+    const head = conn.stmt(
+      `SELECT ${INVOCATION_COLUMNS} FROM invocations WHERE status IN ${PENDING_SQL} AND +room_id = ?
+       ORDER BY received_at_ms, event_id LIMIT 1`,
+    ).get(roomId);
+    if (head === undefined || (head["available_at_ms"] as number) > now) return null;
+    const eventId = head["event_id"] as string;
+    if (head["status"] === "ready_to_send") {
+      conn.stmt("UPDATE invocations SET available_at_ms = ? WHERE event_id = ?").run(now + leaseMs, eventId);
+    } else {
+      conn.stmt(
+        `UPDATE invocations SET status = 'processing', available_at_ms = ?, attempt_count = attempt_count + 1,
+         updated_at_ms = ? WHERE event_id = ?`,
+      ).run(now + leaseMs, now, eventId);
+    }
+    const leased = conn.stmt(`SELECT ${INVOCATION_COLUMNS} FROM invocations WHERE event_id = ?`).get(eventId);
+    const invocation = toInvocationRow(leased ?? head);
+    return { kind: invocation.status === "ready_to_send" ? "send" : "process", invocation };
+  });
+}

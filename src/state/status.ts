@@ -1,0 +1,61 @@
+import { roomHash } from "../log/hash.ts";
+import type { LedgerConnection } from "./connection.ts";
+import { PENDING_SQL } from "./rows.ts";
+import { INVOCATION_STATUSES, type InvocationStatus, type StatusSummary } from "./types.ts";
+
+/** How far back `lastErrorCodes` looks. */
+export const STATUS_ERROR_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Most distinct codes `lastErrorCodes` lists. */
+export const STATUS_MAX_ERROR_CODES = 20;
+
+function ageSince(now: number, then: unknown): number | null {
+  return typeof then === "number" ? Math.max(0, now - then) : null;
+}
+
+/** Builds the content-free status summary in one read. */
+export function summarizeStatus(
+  conn: LedgerConnection,
+  meta: { databaseExists: boolean; schemaVersion: number },
+): StatusSummary {
+  return conn.read("summarize status", (now) => {
+    const counts = Object.fromEntries(INVOCATION_STATUSES.map((s) => [s, 0])) as Record<InvocationStatus, number>;
+    for (const row of conn.stmt("SELECT status, COUNT(*) AS n FROM invocations GROUP BY status").all()) {
+      counts[row["status"] as InvocationStatus] = row["n"] as number;
+    }
+    const oldest = conn.stmt(`SELECT
+        (SELECT MIN(updated_at_ms) FROM invocations WHERE status = 'ready_to_send') AS ready_since,
+        (SELECT MIN(received_at_ms) FROM invocations WHERE status = 'candidate') AS candidate_since`).get();
+    const sync = conn.stmt("SELECT initialized, last_success_ms FROM sync_state WHERE singleton = 1").get();
+    const codes = conn.stmt(
+      `SELECT last_error_code AS code, COUNT(*) AS n, MAX(updated_at_ms) AS last FROM invocations
+       WHERE last_error_code IS NOT NULL AND updated_at_ms >= ?
+       GROUP BY last_error_code ORDER BY last DESC, code LIMIT ?`,
+    ).all(now - STATUS_ERROR_WINDOW_MS, STATUS_MAX_ERROR_CODES);
+    const rooms = conn.stmt(
+      `SELECT room_id, COUNT(*) AS n, MIN(received_at_ms) AS oldest FROM invocations
+       WHERE status IN ${PENDING_SQL} GROUP BY room_id ORDER BY oldest`,
+    ).all();
+    const lastSuccess = sync?.["last_success_ms"];
+    return {
+      database: meta.databaseExists ? "present" : "absent",
+      schemaVersion: meta.schemaVersion,
+      generatedAtMs: now,
+      countsByStatus: counts,
+      oldestReadyToSendAgeMs: ageSince(now, oldest?.["ready_since"]),
+      oldestCandidateAgeMs: ageSince(now, oldest?.["candidate_since"]),
+      syncInitialized: sync?.["initialized"] === 1,
+      lastSyncSuccessMs: typeof lastSuccess === "number" ? lastSuccess : null,
+      syncCursorAgeMs: ageSince(now, lastSuccess),
+      lastErrorCodes: codes.map((row) => ({
+        code: row["code"] as string,
+        count: row["n"] as number,
+        lastAtMs: row["last"] as number,
+      })),
+      rooms: rooms.map((row) => ({
+        roomHash: roomHash(row["room_id"] as string),
+        queueDepth: row["n"] as number,
+        oldestPendingAgeMs: ageSince(now, row["oldest"]) ?? 0,
+      })),
+    };
+  });
+}

@@ -1,0 +1,183 @@
+// Public shapes of the durable state ledger (design.md 9). All times are
+// milliseconds; server times (origin_server_ts) are named as such.
+
+/** Every invocation status, in lifecycle order (design.md 9.1). */
+export const INVOCATION_STATUSES = ["candidate", "processing", "ready_to_send", "sent", "ignored"] as const;
+/** One invocation status. */
+export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
+/** Statuses whose row still waits for work and keeps its content. */
+export const PENDING_STATUSES = ["candidate", "processing", "ready_to_send"] as const;
+/** Statuses after which content is cleared and the row only serves deduplication. */
+export const TERMINAL_STATUSES = ["sent", "ignored"] as const;
+
+/** How a store is opened: `run` owns the database, `readonly` only inspects it. */
+export type StateStoreMode = "run" | "readonly";
+
+/** Options of `openStateStore`. */
+export interface OpenStateStoreOptions {
+  readonly mode: StateStoreMode;
+  /** Clock in epoch milliseconds; `Date.now` by default. */
+  readonly now?: () => number;
+  /** How long a statement waits for another connection's write lock; 5000 ms by default. */
+  readonly busyTimeoutMs?: number;
+}
+
+/** The sync position and health stamp (singleton row). */
+export interface SyncStateView {
+  readonly nextBatch: string | null;
+  readonly initialized: boolean;
+  readonly updatedAtMs: number;
+  readonly lastSuccessMs: number | null;
+}
+
+/** A room's timeline cursor and the server time of its baseline anchor. */
+export interface RoomCursorView {
+  readonly lastTimelineEventId: string | null;
+  readonly baselineTsMs: number | null;
+  readonly updatedAtMs: number;
+}
+
+/** One room of a baseline commit. */
+export interface BaselineRoom {
+  readonly roomId: string;
+  readonly lastTimelineEventId: string | null;
+  /** origin_server_ts of the room's baseline anchor (or the baseline time if the room was empty). */
+  readonly baselineTsMs: number;
+}
+
+/** Input of `commitBaseline`. */
+export interface BaselineInput {
+  readonly nextBatch: string;
+  readonly rooms: readonly BaselineRoom[];
+}
+
+/** One room cursor of a sync batch. */
+export interface SyncRoomCursor {
+  readonly roomId: string;
+  readonly lastTimelineEventId: string | null;
+  /** Set only for a room baselined inside this batch (e.g. newly allowed); otherwise kept. */
+  readonly baselineTsMs?: number;
+}
+
+/** A candidate invocation seen in a sync batch. */
+export interface CandidateInput {
+  readonly eventId: string;
+  readonly roomId: string;
+  readonly senderId: string;
+  /** origin_server_ts of the event. */
+  readonly receivedAtMs: number;
+  /** The raw event as a JSON object text; cleared once the invocation is terminal. */
+  readonly rawEventJson: string;
+}
+
+/** Input of `commitSyncBatch`. */
+export interface SyncBatchInput {
+  readonly nextBatch: string;
+  readonly rooms: readonly SyncRoomCursor[];
+  readonly candidates: readonly CandidateInput[];
+}
+
+/** One row of the invocation ledger. */
+export interface InvocationRow {
+  readonly eventId: string;
+  readonly roomId: string;
+  readonly senderId: string;
+  readonly receivedAtMs: number;
+  readonly status: InvocationStatus;
+  readonly rawEventJson: string | null;
+  readonly responseJson: string | null;
+  readonly matrixTxnId: string;
+  readonly sentEventId: string | null;
+  readonly attemptCount: number;
+  /** Earliest next action; for `processing` and a leased `ready_to_send` row, the lease expiry. */
+  readonly availableAtMs: number;
+  readonly lastErrorCode: string | null;
+  /** Time of the row's last status transition (send leases and send failures leave it unchanged). */
+  readonly updatedAtMs: number;
+}
+
+/** The next action of a room: generate a reply, or send a stored one. */
+export type WorkItem =
+  | { readonly kind: "process"; readonly invocation: InvocationRow }
+  | { readonly kind: "send"; readonly invocation: InvocationRow };
+
+/** Count and recency of one stored error or ignore-reason code. */
+export interface ErrorCodeCount {
+  readonly code: string;
+  readonly count: number;
+  readonly lastAtMs: number;
+}
+
+/** Queue depth and oldest pending age of one room, identified only by its hash. */
+export interface RoomQueueSummary {
+  readonly roomHash: string;
+  readonly queueDepth: number;
+  /** Now minus the oldest pending event's server timestamp (never negative). */
+  readonly oldestPendingAgeMs: number;
+}
+
+/** Content-free health summary of the ledger (design.md 17.3). */
+export interface StatusSummary {
+  /** `absent` when a read-only open found no database file yet. */
+  readonly database: "present" | "absent";
+  readonly schemaVersion: number;
+  readonly generatedAtMs: number;
+  readonly countsByStatus: Readonly<Record<InvocationStatus, number>>;
+  /** Now minus the time the oldest `ready_to_send` reply became ready. */
+  readonly oldestReadyToSendAgeMs: number | null;
+  /** Now minus the server timestamp of the oldest candidate. */
+  readonly oldestCandidateAgeMs: number | null;
+  readonly syncInitialized: boolean;
+  readonly lastSyncSuccessMs: number | null;
+  /** Now minus the last successful sync; null if sync never succeeded. */
+  readonly syncCursorAgeMs: number | null;
+  /** Distinct codes of rows changed in the recent window, most recent first. */
+  readonly lastErrorCodes: readonly ErrorCodeCount[];
+  readonly rooms: readonly RoomQueueSummary[];
+}
+
+/** The durable ledger: sync position, room cursors, invocations and sent bot events. */
+export interface StateStore {
+  /** The mode this store was opened in. */
+  readonly mode: StateStoreMode;
+  /** The sync token and health stamp; defaults when nothing was ever committed. */
+  syncState(): SyncStateView;
+  /** The room's cursor, or null if the room was never baselined. */
+  roomCursor(roomId: string): RoomCursorView | null;
+  /** One transaction: next_batch, initialized, and all room cursors replaced (unlisted rooms dropped). */
+  commitBaseline(input: BaselineInput): void;
+  /** One transaction: new candidates (duplicates ignored), room cursors, next_batch, sync success. */
+  commitSyncBatch(input: SyncBatchInput): { inserted: string[] };
+  /** Records a successful sync that carried nothing to commit. */
+  markSyncSuccess(): void;
+  /** Forgets the sync position (M_UNKNOWN_POS) so the next start baselines again; keeps the ledger. */
+  resetBaseline(): void;
+  /** Rooms whose oldest pending invocation is actionable now. */
+  roomsWithWork(): string[];
+  /** Earliest time a currently waiting room head becomes actionable, or null if none waits. */
+  nextWakeAtMs(): number | null;
+  /** Leases the room's oldest pending invocation if it is actionable now (strict FIFO per room). */
+  nextForRoom(roomId: string, leaseMs: number): WorkItem | null;
+  /** candidate/processing -> ignored with a reason code; content cleared. */
+  markIgnored(eventId: string, reasonCode: string): void;
+  /** processing -> ready_to_send with the exact reply payload (a JSON object text). */
+  commitReady(eventId: string, responseJson: string, errorCode?: string): void;
+  /** ready_to_send -> sent plus its bot_events row; idempotent for the same sent event id. */
+  markSent(eventId: string, sentEventId: string): void;
+  /** Keeps a ready reply pending with an error code until `retryAtMs`. */
+  recordSendFailure(eventId: string, code: string, retryAtMs: number): void;
+  /** processing -> candidate; false (no change) if the row already moved past processing. */
+  releaseLease(eventId: string, code?: string, retryAtMs?: number): boolean;
+  /** Expired processing leases -> candidate; returns how many. */
+  recoverExpiredLeases(): number;
+  /** At start (we hold the lock): every processing row -> candidate, every ready reply available now. */
+  requeueAllOnStartup(): { candidates: number; ready: number };
+  /** True if Lisa sent `eventId` in `roomId`. */
+  isBotEvent(eventId: string, roomId: string): boolean;
+  /** One invocation row, or null. */
+  invocation(eventId: string): InvocationRow | null;
+  /** Content-free counts, ages and codes for health and `lisa status`. */
+  status(): StatusSummary;
+  /** Closes the database and releases the instance lock; safe to call twice. */
+  close(): void;
+}
