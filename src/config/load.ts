@@ -11,8 +11,21 @@ import type { AppConfig } from "./types.ts";
 /** Environment variables visible to the loader (injectable for tests). */
 export type Environment = Readonly<Record<string, string | undefined>>;
 
+/** The configuration file parsed and schema-checked, before secrets and files are resolved. */
+export interface ParsedConfigFile {
+  readonly file: FileConfig;
+  /** Directory relative paths in the file are resolved against. */
+  readonly baseDir: string;
+}
+
 /** Reads, parses and validates the configuration file at `path`; every problem is reported, never a secret. */
 export function loadConfig(path: string, env: Environment = process.env): Result<AppConfig, ConfigurationError> {
+  const parsed = readConfigFile(path);
+  return parsed.ok ? validateResolved(parsed.value.file, parsed.value.baseDir, env) : parsed;
+}
+
+/** Reads and schema-checks the file without resolving secrets (for read-only commands such as `status`). */
+export function readConfigFile(path: string): Result<ParsedConfigFile, ConfigurationError> {
   const absolute = resolve(path);
   let text: string;
   try {
@@ -31,10 +44,10 @@ export function loadConfig(path: string, env: Environment = process.env): Result
   }
   const parsed = fileSchema.safeParse(raw);
   if (!parsed.success) return fail(describeIssues(parsed.error.issues));
-  return validateResolved(parsed.data, dirname(absolute), env);
+  return ok({ file: parsed.data, baseDir: dirname(absolute) });
 }
 
-function fail(problems: string[]): Result<AppConfig, ConfigurationError> {
+function fail(problems: string[]): { readonly ok: false; readonly error: ConfigurationError } {
   return err(new ConfigurationError("config_invalid", problems));
 }
 
@@ -44,7 +57,7 @@ function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
     const at = issue.path.map(String).join(".");
     if (issue.code === "unrecognized_keys") {
       for (const key of issue.keys) lines.push(`${at === "" ? key : `${at}.${key}`}: unknown key`);
-    } else if (issue.code === "invalid_type" && issue.input === undefined) {
+    } else if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) {
       lines.push(`${at}: is required`);
     } else {
       lines.push(`${at === "" ? "config" : at}: ${issue.message}`);

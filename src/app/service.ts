@@ -1,0 +1,164 @@
+import type { AppConfig } from "../config/types.ts";
+import { errorCode } from "../errors.ts";
+import { SyncIngestor } from "../ingest/ingestor.ts";
+import { aliasMatcher, replyTargetCheck } from "../invocation/classify.ts";
+import { RoomDispatcher } from "../invocation/dispatcher.ts";
+import { createInvocationWorker } from "../invocation/worker.ts";
+import type { Logger } from "../log/logger.ts";
+import { isPermanentAuthError } from "../matrix/codes.ts";
+import { createMatrixClient, type MatrixClient } from "../matrix/client.ts";
+import type { RoomWritePort } from "../matrix/port.ts";
+import type { StateStore } from "../state/store.ts";
+import { createPipeline, type Pipeline } from "./pipeline.ts";
+import { Backoff, sleep } from "./sleep.ts";
+import { startSummaryLog } from "./summary.ts";
+import { runSyncLoop, type SyncCounters } from "./sync-loop.ts";
+
+/** How often the dispatcher polls the ledger for due retries and expired leases. */
+const DISPATCH_POLL_MS = 1_000;
+/** Give up on a failing candidate's processing after this many leases (then the fallback is sent). */
+const MAX_ATTEMPTS = 5;
+
+/** Exit statuses the service can end with. */
+export const SERVICE_EXIT = { ok: 0, failure: 1, config: 78 } as const;
+
+/** Everything a running service needs from outside: config, an open ledger, a logger, a stop signal. */
+export interface ServiceDeps {
+  readonly config: AppConfig;
+  readonly store: StateStore;
+  readonly log: Logger;
+  /** Aborted by SIGTERM/SIGINT. */
+  readonly shutdown: AbortSignal;
+  /** Overrides for tests (e.g. a pandoc path). */
+  readonly pipelineOverrides?: Parameters<typeof createPipeline>[1];
+}
+
+/**
+ * Runs Lisa until shutdown or a fatal error (design 10.1 startup order,
+ * 16.3 fault isolation, 16.4 shutdown). Resolves to the exit status.
+ */
+export async function runService(deps: ServiceDeps): Promise<number> {
+  const { config, store, log } = deps;
+  const fatal = new AbortController();
+  let exitStatus: number = SERVICE_EXIT.ok;
+  const stopAll = AbortSignal.any([deps.shutdown, fatal.signal]);
+  const failFatal = (code: string, status: number): void => {
+    if (fatal.signal.aborted) return;
+    log.error("service_fatal", { code, exit_status: status });
+    exitStatus = status;
+    fatal.abort(new Error(code));
+  };
+  const matrix = createMatrixClient(
+    {
+      homeserverUrl: config.matrix.homeserver_url, userId: config.matrix.user_id, deviceId: config.matrix.device_id,
+      deviceDisplayName: config.matrix.device_display_name, password: config.matrix.password,
+    },
+    { log: log.child({ component: "matrix" }), onReauthenticated: (kind) => log.info("matrix_reauthenticated", { kind }) },
+  );
+  let pipeline: Pipeline | null = null;
+  try {
+    const loginStatus = await loginWithRetry(matrix, log, stopAll);
+    if (loginStatus !== null) return loginStatus;
+    const built = await createPipeline(deps, deps.pipelineOverrides ?? {}, matrix);
+    if (!built.ok) {
+      log.error("startup_failed", { code: built.error.code });
+      return SERVICE_EXIT.config;
+    }
+    pipeline = built.value;
+    const requeued = store.requeueAllOnStartup();
+    log.info("ledger_requeued", requeued);
+    return await runLoops(deps, matrix, pipeline, stopAll, failFatal).then(() => exitStatus);
+  } catch (error) {
+    log.error("service_crashed", { code: errorCode(error) });
+    return SERVICE_EXIT.failure;
+  } finally {
+    await pipeline?.close();
+    await matrix.close();
+  }
+}
+
+// Startup steps 4-7: password login with the stable device, then /whoami.
+// Transient failures retry with backoff; permanent ones are exit 78.
+async function loginWithRetry(matrix: MatrixClient, log: Logger, signal: AbortSignal): Promise<number | null> {
+  const backoff = new Backoff(1_000, 60_000);
+  while (!signal.aborted) {
+    const login = await matrix.login(signal);
+    if (login.ok) {
+      log.info("matrix_logged_in", { device_verified: true });
+      return null;
+    }
+    if (isPermanentAuthError(login.error)) {
+      log.error("matrix_auth_failed", { code: login.error.code });
+      return SERVICE_EXIT.config;
+    }
+    if (signal.aborted) break;
+    const delay = backoff.next(login.error.retryAfterMs ?? 0);
+    log.warn("matrix_login_retry", { code: login.error.code, retry_in_ms: delay });
+    if (!(await sleep(delay, signal))) break;
+  }
+  return SERVICE_EXIT.ok;
+}
+
+async function runLoops(
+  deps: ServiceDeps, matrix: MatrixClient, pipeline: Pipeline, stopAll: AbortSignal,
+  failFatal: (code: string, status: number) => void,
+): Promise<void> {
+  const { config, store, log } = deps;
+  const settings = {
+    selfUserId: config.matrix.user_id,
+    allowedRoomIds: new Set(config.matrix.allowed_room_ids),
+    mentionAliases: config.matrix.mention_aliases,
+    invocationTimeoutMs: config.runtime.invocation_timeout_seconds * 1000,
+    genericError: config.persona.generic_error,
+    overloadError: config.persona.overload_error,
+    maxAttempts: MAX_ATTEMPTS,
+  };
+  const worker = createInvocationWorker({
+    store,
+    room: guardAuth(matrix, failFatal),
+    replyTarget: replyTargetCheck((id, room) => store.isBotEvent(id, room), matrix, config.matrix.user_id),
+    matchesAlias: aliasMatcher(config.matrix.mention_aliases, config.matrix.user_id),
+    respond: pipeline.respond,
+    render: pipeline.render,
+    settings,
+    log: log.child({ component: "worker" }),
+  });
+  const dispatcher = new RoomDispatcher({
+    store, handler: worker, log: log.child({ component: "dispatcher" }),
+    settings: { maxConcurrentRooms: config.runtime.max_concurrent_rooms, leaseMs: config.runtime.lease_seconds * 1000, pollIntervalMs: DISPATCH_POLL_MS },
+  });
+  const ingestor = new SyncIngestor({
+    sync: matrix, store, log: log.child({ component: "sync" }),
+    settings: {
+      selfUserId: config.matrix.user_id, allowedRoomIds: config.matrix.allowed_room_ids, mentionAliases: config.matrix.mention_aliases,
+      syncTimeoutMs: config.matrix.sync_timeout_ms, timelineLimit: config.matrix.sync_timeline_limit, gapPageLimit: config.matrix.gap_page_limit,
+    },
+  });
+  const counters: SyncCounters = { successes: 0, failures: 0, lastDelayMs: 0, unknownPositions: 0 };
+  const summary = startSummaryLog(store, counters, log);
+  dispatcher.start();
+  log.info("service_started", { rooms: config.matrix.allowed_room_ids.length });
+  try {
+    await runSyncLoop(ingestor, { onCandidates: (rooms) => dispatcher.notify(rooms), onFatal: failFatal }, log, stopAll, counters);
+  } finally {
+    // Shutdown (design 16.4): sync has stopped; stop leasing, give active work
+    // its grace period, then cancel it (workers release leases, clear typing).
+    log.info("service_stopping", { grace_seconds: config.runtime.shutdown_grace_seconds });
+    summary.stop();
+    await dispatcher.stop(config.runtime.shutdown_grace_seconds * 1000);
+    log.info("service_stopped", {});
+  }
+}
+
+// Sends that fail with a permanent authentication error (e.g. the password
+// was changed) stop the service with status 78, as sync does.
+function guardAuth(matrix: MatrixClient, failFatal: (code: string, status: number) => void): RoomWritePort {
+  return {
+    sendMessage: async (roomId, txnId, content, signal) => {
+      const result = await matrix.sendMessage(roomId, txnId, content, signal);
+      if (!result.ok && isPermanentAuthError(result.error)) failFatal(result.error.code, SERVICE_EXIT.config);
+      return result;
+    },
+    setTyping: (roomId, typing, timeoutMs, signal) => matrix.setTyping(roomId, typing, timeoutMs, signal),
+  };
+}

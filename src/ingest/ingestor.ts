@@ -1,0 +1,126 @@
+import { err, ok, type Result } from "../errors.ts";
+import { roomHash } from "../log/hash.ts";
+import type { Logger } from "../log/logger.ts";
+import type { MatrixError } from "../matrix/errors.ts";
+import type { RawEvent, SyncBatch, SyncPort } from "../matrix/port.ts";
+import type { StateStore } from "../state/store.ts";
+import type { CandidateInput, SyncRoomCursor } from "../state/types.ts";
+import { candidateFilter, isCandidate, type CandidateFilter } from "./candidates.ts";
+import { recoverGap } from "./gap.ts";
+
+/** The ledger operations ingestion needs. */
+export type IngestStore = Pick<StateStore, "syncState" | "roomCursor" | "commitBaseline" | "commitSyncBatch" | "resetBaseline">;
+
+/** Settings of the sync ingestor. */
+export interface IngestSettings {
+  readonly selfUserId: string;
+  readonly allowedRoomIds: readonly string[];
+  readonly mentionAliases: readonly string[];
+  readonly syncTimeoutMs: number;
+  readonly timelineLimit: number;
+  readonly gapPageLimit: number;
+}
+
+/** What one sync round did. */
+export type IngestOutcome =
+  | { readonly kind: "baseline"; readonly rooms: number }
+  | { readonly kind: "batch"; readonly inserted: readonly string[]; readonly roomsWithCandidates: readonly string[] };
+
+// Server clocks drift; a gap-recovered event this much older than the last
+// successful sync is still considered part of the reconnect window.
+const CLOCK_SKEW_MS = 60_000;
+
+/** Sync ingestion (design 10.1-10.2): baseline, incremental batches, gap recovery, atomic candidate commits. */
+export class SyncIngestor {
+  readonly #sync: SyncPort;
+  readonly #store: IngestStore;
+  readonly #settings: IngestSettings;
+  readonly #log: Logger;
+  readonly #filter: CandidateFilter;
+  readonly #allowed: ReadonlySet<string>;
+  readonly #now: () => number;
+
+  constructor(deps: { sync: SyncPort; store: IngestStore; settings: IngestSettings; log: Logger; now?: () => number }) {
+    this.#sync = deps.sync;
+    this.#store = deps.store;
+    this.#settings = deps.settings;
+    this.#log = deps.log;
+    this.#filter = candidateFilter(deps.settings.selfUserId, deps.settings.mentionAliases);
+    this.#allowed = new Set(deps.settings.allowedRoomIds);
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /** Performs one `/sync` call and durably records its result before returning. */
+  async runOnce(signal: AbortSignal): Promise<Result<IngestOutcome, MatrixError>> {
+    const state = this.#store.syncState();
+    const since = state.initialized ? state.nextBatch : null;
+    const response = await this.#sync.sync({
+      since,
+      timeoutMs: since === null ? 0 : this.#settings.syncTimeoutMs,
+      roomIds: this.#settings.allowedRoomIds,
+      timelineLimit: this.#settings.timelineLimit,
+      signal,
+    });
+    if (!response.ok) {
+      if (response.error.code === "matrix_unknown_pos") {
+        // The server forgot our position: start over from a fresh baseline and
+        // never answer what it would replay (design 10.1).
+        this.#log.error("matrix_unknown_pos", { action: "new_baseline" });
+        this.#store.resetBaseline();
+      }
+      return err(response.error);
+    }
+    if (since === null) return ok(this.#commitBaseline(response.value));
+    return this.#commitIncremental(response.value, state.lastSuccessMs, signal);
+  }
+
+  #commitBaseline(batch: SyncBatch): IngestOutcome {
+    const rooms = this.#settings.allowedRoomIds.map((roomId) => {
+      const events = batch.rooms.find((r) => r.roomId === roomId)?.events ?? [];
+      const last = events.at(-1);
+      return { roomId, lastTimelineEventId: last?.event_id ?? null, baselineTsMs: last?.origin_server_ts ?? this.#now() };
+    });
+    this.#store.commitBaseline({ nextBatch: batch.nextBatch, rooms });
+    this.#log.info("sync_baseline", { rooms: rooms.length, discarded_events: batch.rooms.reduce((n, r) => n + r.events.length, 0) });
+    return { kind: "baseline", rooms: rooms.length };
+  }
+
+  async #commitIncremental(batch: SyncBatch, lastSuccessMs: number | null, signal: AbortSignal): Promise<Result<IngestOutcome, MatrixError>> {
+    const cursors: SyncRoomCursor[] = [];
+    const candidates: CandidateInput[] = [];
+    for (const room of batch.rooms) {
+      if (!this.#allowed.has(room.roomId)) continue; // the local allowlist is the real filter
+      const cursor = this.#store.roomCursor(room.roomId);
+      let events: readonly RawEvent[] = room.events;
+      if (room.limited) {
+        const recovered = await recoverGap(this.#sync, room, cursor?.lastTimelineEventId ?? null, this.#settings.gapPageLimit, signal);
+        if (!recovered.ok) return recovered;
+        events = recovered.value.events;
+        if (!recovered.value.anchorFound && cursor?.lastTimelineEventId != null) {
+          this.#log.warn("matrix_timeline_gap", { room: roomHash(room.roomId), pages: recovered.value.pages });
+          const windowStart = (lastSuccessMs ?? this.#now()) - CLOCK_SKEW_MS;
+          const syncIds = new Set(room.events.map((e) => e.event_id));
+          events = events.filter((e) => syncIds.has(e.event_id) || e.origin_server_ts >= windowStart);
+        }
+      }
+      const last = events.at(-1) ?? room.events.at(-1);
+      const baseline = cursor === null ? { baselineTsMs: last?.origin_server_ts ?? this.#now() } : {};
+      cursors.push({ roomId: room.roomId, lastTimelineEventId: last?.event_id ?? cursor?.lastTimelineEventId ?? null, ...baseline });
+      if (cursor === null) continue; // a room seen for the first time is baselined, not answered
+      for (const event of events) {
+        if (!isCandidate(event, this.#filter)) continue;
+        candidates.push({
+          eventId: event.event_id,
+          roomId: room.roomId,
+          senderId: event.sender,
+          receivedAtMs: event.origin_server_ts,
+          rawEventJson: JSON.stringify({ ...event, room_id: room.roomId }),
+        });
+      }
+    }
+    const { inserted } = this.#store.commitSyncBatch({ nextBatch: batch.nextBatch, rooms: cursors, candidates });
+    const rooms = [...new Set(candidates.filter((c) => inserted.includes(c.eventId)).map((c) => c.roomId))];
+    if (inserted.length > 0) this.#log.info("sync_candidates", { inserted: inserted.length, rooms: rooms.length });
+    return ok({ kind: "batch", inserted, roomsWithCandidates: rooms });
+  }
+}

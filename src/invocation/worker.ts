@@ -1,0 +1,166 @@
+import { errorCode, LisaError, type Result } from "../errors.ts";
+import { invocationHash, roomHash } from "../log/hash.ts";
+import type { Logger } from "../log/logger.ts";
+import type { RawEvent, RoomWritePort } from "../matrix/port.ts";
+import type { StateStore } from "../state/store.ts";
+import type { InvocationRow, WorkItem } from "../state/types.ts";
+import { classifyCandidate, parseStoredEvent, type ClassifierSettings, type ReplyTargetCheck } from "./classify.ts";
+import { sendBackoffMs } from "./backoff.ts";
+import { TypingLease } from "./typing.ts";
+
+/** The ledger operations the worker needs. */
+export type WorkerStore = Pick<
+  StateStore,
+  "markIgnored" | "commitReady" | "markSent" | "recordSendFailure" | "releaseLease" | "roomCursor"
+>;
+
+/** A reply draft: Markdown plus host-validated sources. */
+export interface ReplyDraft {
+  readonly markdown: string;
+  readonly sources: readonly { readonly url: string; readonly title: string | null }[];
+  readonly llmIterations?: number;
+  readonly toolCalls?: number;
+}
+
+/** Produces the answer to one accepted invocation (context, model, tools). */
+export type Responder = (event: RawEvent, signal: AbortSignal) => Promise<Result<ReplyDraft, LisaError>>;
+
+/** Turns a draft or a fallback text into the exact Matrix content to persist. */
+export interface ContentRenderer {
+  reply(draft: ReplyDraft, invoking: RawEvent): Record<string, unknown>;
+  fallback(text: string, invoking: RawEvent): Record<string, unknown>;
+}
+
+/** Worker settings. */
+export interface WorkerSettings extends ClassifierSettings {
+  readonly invocationTimeoutMs: number;
+  readonly genericError: string;
+  readonly overloadError: string;
+  /** Attempts after which a candidate whose processing keeps failing gets the fallback. */
+  readonly maxAttempts: number;
+}
+
+// Codes that mean "too much at once" and get the persona's overload text.
+const OVERLOAD_CODES = new Set(["invocation_limit", "llm_request_too_large"]);
+// How long a single send may take before it is retried later.
+const SEND_DEADLINE_MS = 60_000;
+// Delay before a candidate whose classification could not complete is retried.
+const CLASSIFY_RETRY_MS = 10_000;
+
+/** Everything the worker needs, as narrow ports. */
+export interface WorkerDeps {
+  readonly store: WorkerStore;
+  readonly room: RoomWritePort;
+  readonly replyTarget: ReplyTargetCheck;
+  readonly matchesAlias: (text: string) => boolean;
+  readonly respond: Responder;
+  readonly render: ContentRenderer;
+  readonly settings: WorkerSettings;
+  readonly log: Logger;
+  readonly now?: () => number;
+}
+
+/** Builds the handler that takes one leased work item to a durable state (design 9, 16.2). */
+export function createInvocationWorker(deps: WorkerDeps): (item: WorkItem, signal: AbortSignal) => Promise<void> {
+  const now = deps.now ?? Date.now;
+  const sendFailures = new Map<string, number>();
+  const send = (row: InvocationRow, signal: AbortSignal, log: Logger): Promise<void> => sendStored(deps, row, signal, log, now, sendFailures);
+  return async (item, signal) => {
+    const log = deps.log.child({ invocation: invocationHash(item.invocation.eventId), room: roomHash(item.invocation.roomId) });
+    if (item.kind === "send") {
+      await send(item.invocation, signal, log);
+      return;
+    }
+    const ready = await processCandidate(deps, item.invocation, signal, log, now);
+    if (ready !== null) await send(ready, signal, log);
+  };
+}
+
+// Classifies and answers a leased candidate; returns the ready row to send, or null.
+async function processCandidate(deps: WorkerDeps, row: InvocationRow, signal: AbortSignal, log: Logger, now: () => number): Promise<InvocationRow | null> {
+  const event = parseStoredEvent(row.rawEventJson);
+  const baselineTsMs = deps.store.roomCursor(row.roomId)?.baselineTsMs ?? null;
+  const verdict = await classifyCandidate(event, row.roomId, deps.settings, {
+    matches: deps.matchesAlias, replyTarget: deps.replyTarget, baselineTsMs,
+  }, signal);
+  if (signal.aborted) {
+    deps.store.releaseLease(row.eventId, "shutdown");
+    return null;
+  }
+  if (!verdict.accepted) {
+    if (verdict.retryable === true && row.attemptCount < deps.settings.maxAttempts) {
+      deps.store.releaseLease(row.eventId, verdict.reason, now() + CLASSIFY_RETRY_MS);
+      log.warn("invocation_deferred", { reason: verdict.reason, attempt: row.attemptCount });
+      return null;
+    }
+    deps.store.markIgnored(row.eventId, verdict.reason);
+    log.info("invocation_ignored", { reason: verdict.reason });
+    return null;
+  }
+  log.info("invocation_accepted", { reason: verdict.reason, attempt: row.attemptCount });
+  const started = now();
+  const typing = new TypingLease(row.roomId, deps.room, log);
+  const deadline = AbortSignal.any([signal, AbortSignal.timeout(deps.settings.invocationTimeoutMs)]);
+  let content: Record<string, unknown>;
+  try {
+    await typing.start(deadline);
+    const outcome = await respondSafely(deps.respond, verdict.event, deadline, log);
+    if (signal.aborted) {
+      // Shutdown, not failure: hand the invocation back for the next start.
+      deps.store.releaseLease(row.eventId, "shutdown");
+      log.info("invocation_released", { reason: "shutdown" });
+      return null;
+    }
+    content = outcome.ok
+      ? deps.render.reply(outcome.value, verdict.event)
+      : deps.render.fallback(fallbackText(deps.settings, outcome.error.code), verdict.event);
+    const fields = outcome.ok
+      ? { llm_iterations: outcome.value.llmIterations ?? 0, tool_calls: outcome.value.toolCalls ?? 0 }
+      : { code: outcome.error.code };
+    log.info(outcome.ok ? "invocation_answered" : "invocation_failed", { duration_ms: now() - started, ...fields });
+  } finally {
+    await typing.stop();
+  }
+  const payload = JSON.stringify(content);
+  deps.store.commitReady(row.eventId, payload);
+  return { ...row, status: "ready_to_send", responseJson: payload, lastErrorCode: null };
+}
+
+async function respondSafely(respond: Responder, event: RawEvent, signal: AbortSignal, log: Logger): Promise<Result<ReplyDraft, LisaError>> {
+  try {
+    return await respond(event, signal);
+  } catch (error) {
+    // A bug in the pipeline still gets the in-character fallback, never the trace.
+    log.error("responder_crashed", { code: errorCode(error) });
+    return { ok: false, error: new LisaError(errorCode(error), "responder failed", { cause: error }) };
+  }
+}
+
+/** The configured in-character error for a failure code (design 16.2). */
+export function fallbackText(settings: Pick<WorkerSettings, "genericError" | "overloadError">, code: string): string {
+  if (OVERLOAD_CODES.has(code)) return settings.overloadError;
+  return settings.genericError.split("{error_code}").join(code);
+}
+
+async function sendStored(
+  deps: WorkerDeps, row: InvocationRow, signal: AbortSignal, log: Logger, now: () => number, failures: Map<string, number>,
+): Promise<void> {
+  if (row.responseJson === null) throw new Error("ready_to_send row without a payload");
+  const content = JSON.parse(row.responseJson) as Record<string, unknown>;
+  const sendSignal = AbortSignal.any([signal, AbortSignal.timeout(SEND_DEADLINE_MS)]);
+  const sent = await deps.room.sendMessage(row.roomId, row.matrixTxnId, content, sendSignal);
+  if (sent.ok) {
+    deps.store.markSent(row.eventId, sent.value);
+    failures.delete(row.eventId);
+    log.info("invocation_sent", { send_failures: row.lastErrorCode === null ? 0 : 1 });
+    return;
+  }
+  const error = sent.error;
+  const prior = failures.get(row.eventId) ?? 0;
+  failures.set(row.eventId, prior + 1);
+  const retryAt = now() + sendBackoffMs(error, prior);
+  deps.store.recordSendFailure(row.eventId, error.code, retryAt);
+  if (signal.aborted) return;
+  if (error.retryable) log.warn("send_pending", { code: error.code, retry_in_ms: retryAt - now() });
+  else log.error("send_rejected", { code: error.code, http_status: error.httpStatus ?? 0, retry_in_ms: retryAt - now() });
+}
