@@ -39,9 +39,14 @@ export class LedgerConnection {
   /** Runs `work` (synchronous) in one read snapshot; database failures become StateStoreErrors. */
   read<T>(action: string, work: (nowMs: number) => T): T {
     this.#assertOpen();
+    const outer = !this.#db.isTransaction;
     try {
-      return work(this.now());
+      if (outer) this.#db.exec("BEGIN");
+      const result = work(this.now());
+      if (outer) this.#db.exec("COMMIT");
+      return result;
     } catch (error) {
+      if (outer) this.#rollback();
       throw toStateError(error, action);
     }
   }
@@ -59,6 +64,9 @@ export class LedgerConnection {
     try {
       this.#db.exec("BEGIN IMMEDIATE");
       const result = work(this.now());
+      if (typeof (result as { then?: unknown } | null)?.then === "function") {
+        throw new StateStoreError(STATE_ERROR_CODES.invalidInput, `${action} must not await inside a transaction`);
+      }
       this.#db.exec("COMMIT");
       return result;
     } catch (error) {

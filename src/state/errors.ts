@@ -46,7 +46,10 @@ export function toStateError(error: unknown, action: string): StateStoreError {
   // Node file-system errors (EACCES, ENOENT, ...) carry a syscall, not an errcode.
   const code = primary === null && isSystemError(error) ? STATE_ERROR_CODES.ioFailed : codeOf(primary);
   const retryable = primary === SQLITE_BUSY || primary === SQLITE_LOCKED || primary === SQLITE_IOERR || primary === SQLITE_FULL;
-  return new StateStoreError(code, `state database ${action} failed (${code})`, { retryable, cause: error });
+  // The errno name (ENOENT, EACCES) tells an operator what to fix and carries no content.
+  const errno = (error as { code?: unknown } | null)?.code;
+  const detail = isSystemError(error) && typeof errno === "string" ? `: ${errno}` : "";
+  return new StateStoreError(code, `state database ${action} failed (${code}${detail})`, { retryable, cause: error });
 }
 
 function isSystemError(error: unknown): boolean {

@@ -1,11 +1,11 @@
 import { roomHash } from "../log/hash.ts";
 import type { LedgerConnection } from "./connection.ts";
 import { PENDING_SQL } from "./rows.ts";
-import { INVOCATION_STATUSES, type InvocationStatus, type StatusSummary } from "./types.ts";
+import { type ErrorCodeCount, INVOCATION_STATUSES, type InvocationStatus, type StatusSummary } from "./types.ts";
 
-/** How far back `lastErrorCodes` looks. */
+/** How far back `lastErrorCodes` and `ignoredReasons` look. */
 export const STATUS_ERROR_WINDOW_MS = 24 * 60 * 60 * 1000;
-/** Most distinct codes `lastErrorCodes` lists. */
+/** Most distinct codes each of those lists. */
 export const STATUS_MAX_ERROR_CODES = 20;
 
 function ageSince(now: number, then: unknown): number | null {
@@ -26,11 +26,15 @@ export function summarizeStatus(
         (SELECT MIN(updated_at_ms) FROM invocations WHERE status = 'ready_to_send') AS ready_since,
         (SELECT MIN(received_at_ms) FROM invocations WHERE status = 'candidate') AS candidate_since`).get();
     const sync = conn.stmt("SELECT initialized, last_success_ms FROM sync_state WHERE singleton = 1").get();
-    const codes = conn.stmt(
+    const recentCodes = (ignored: 0 | 1): ErrorCodeCount[] => conn.stmt(
       `SELECT last_error_code AS code, COUNT(*) AS n, MAX(updated_at_ms) AS last FROM invocations
-       WHERE last_error_code IS NOT NULL AND updated_at_ms >= ?
+       WHERE last_error_code IS NOT NULL AND updated_at_ms >= ? AND (status = 'ignored') = ?
        GROUP BY last_error_code ORDER BY last DESC, code LIMIT ?`,
-    ).all(now - STATUS_ERROR_WINDOW_MS, STATUS_MAX_ERROR_CODES);
+    ).all(now - STATUS_ERROR_WINDOW_MS, ignored, STATUS_MAX_ERROR_CODES).map((row) => ({
+      code: row["code"] as string,
+      count: row["n"] as number,
+      lastAtMs: row["last"] as number,
+    }));
     const rooms = conn.stmt(
       `SELECT room_id, COUNT(*) AS n, MIN(received_at_ms) AS oldest FROM invocations
        WHERE status IN ${PENDING_SQL} GROUP BY room_id ORDER BY oldest`,
@@ -46,11 +50,8 @@ export function summarizeStatus(
       syncInitialized: sync?.["initialized"] === 1,
       lastSyncSuccessMs: typeof lastSuccess === "number" ? lastSuccess : null,
       syncCursorAgeMs: ageSince(now, lastSuccess),
-      lastErrorCodes: codes.map((row) => ({
-        code: row["code"] as string,
-        count: row["n"] as number,
-        lastAtMs: row["last"] as number,
-      })),
+      lastErrorCodes: recentCodes(0),
+      ignoredReasons: recentCodes(1),
       rooms: rooms.map((row) => ({
         roomHash: roomHash(row["room_id"] as string),
         queueDepth: row["n"] as number,

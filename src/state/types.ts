@@ -131,8 +131,10 @@ export interface StatusSummary {
   readonly lastSyncSuccessMs: number | null;
   /** Now minus the last successful sync; null if sync never succeeded. */
   readonly syncCursorAgeMs: number | null;
-  /** Distinct codes of rows changed in the recent window, most recent first. */
+  /** Distinct error codes of live or sent rows changed in the recent window, most recent first. */
   readonly lastErrorCodes: readonly ErrorCodeCount[];
+  /** Distinct reasons of rows ignored in the recent window, most recent first. */
+  readonly ignoredReasons: readonly ErrorCodeCount[];
   readonly rooms: readonly RoomQueueSummary[];
 }
 

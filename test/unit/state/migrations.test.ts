@@ -72,6 +72,15 @@ describe("migrations", () => {
     openRun(db.path, clock).close();
   });
 
+  test("a database path in a missing directory fails as a value naming the errno", () => {
+    const opened = openStateStore(`${db.dir}/missing/lisa.sqlite3`, { mode: "run", now: clock.now });
+    assert.equal(opened.ok, false);
+    if (!opened.ok) {
+      assert.equal(opened.error.code, "state_io_failed");
+      assert.match(opened.error.message, /ENOENT/);
+    }
+  });
+
   test("a file that is not a SQLite database fails closed", () => {
     writeFileSync(db.path, "this is not a database ".repeat(200));
     const opened = openStateStore(db.path, { mode: "run", now: clock.now });
