@@ -1,0 +1,34 @@
+import type { SearchConfig, WebConfig } from "../config/types.ts";
+import type { Logger } from "../log/logger.ts";
+import { createFetchWebPageTool, type FetchPage } from "./fetch_web_page.ts";
+import { createHtmlToMarkdownTool } from "./html_to_markdown.ts";
+import type { Tool } from "./tool.ts";
+import { createWebSearchTool } from "./web_search.ts";
+
+/** The only tool names the model can call. */
+export const TOOL_NAMES = ["web_search", "fetch_web_page", "html_to_markdown"] as const;
+
+/** Everything the tools need from the composition root. */
+export interface ToolRegistryDeps {
+  readonly search: SearchConfig;
+  readonly web: WebConfig;
+  readonly fetchPage: FetchPage;
+  readonly log: Logger;
+  /** Absolute path of the Pandoc executable, or null when none was found. */
+  readonly pandocExecutable: string | null;
+}
+
+/** Builds the fixed name-to-tool map; nothing the model says can add to it. */
+export function createToolRegistry(deps: ToolRegistryDeps): ReadonlyMap<string, Tool> {
+  const tools = [
+    createWebSearchTool({ search: deps.search, web: deps.web, log: deps.log }),
+    createFetchWebPageTool({ web: deps.web, fetchPage: deps.fetchPage }),
+    createHtmlToMarkdownTool({ web: deps.web, pandocExecutable: deps.pandocExecutable }),
+  ];
+  const registry = new Map<string, Tool>(tools.map((tool) => [tool.definition.name, tool]));
+  const names = [...registry.keys()];
+  if (names.length !== TOOL_NAMES.length || !TOOL_NAMES.every((name) => registry.has(name))) {
+    throw new Error("tool registry does not match TOOL_NAMES");
+  }
+  return registry;
+}

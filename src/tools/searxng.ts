@@ -1,0 +1,176 @@
+import { Agent, request } from "undici";
+import { z } from "zod";
+import type { SearchConfig } from "../config/types.ts";
+import { err, ok, type Result, type ToolExecutionError } from "../errors.ts";
+import type { Logger } from "../log/logger.ts";
+import { normalizeSourceUrl } from "../web/url.ts";
+import { toolFailure } from "./failures.ts";
+import { boundedLabel } from "./text.ts";
+
+/** Largest SearXNG response body read, in bytes. */
+export const SEARCH_MAX_RESPONSE_BYTES = 2_000_000;
+/** Most raw results inspected from one response. */
+export const SEARCH_MAX_RAW_RESULTS = 200;
+/** Longest result title kept, in UTF-16 code units. */
+export const SEARCH_TITLE_MAX_CHARACTERS = 200;
+/** Longest result snippet kept, in UTF-16 code units. */
+export const SEARCH_SNIPPET_MAX_CHARACTERS = 300;
+const URL_MAX_CHARACTERS = 4_096;
+
+/** One accepted search result. */
+export interface SearchHit {
+  readonly title: string | null;
+  /** Normalised absolute http(s) URL. */
+  readonly url: string;
+  readonly snippet: string | null;
+}
+
+/** One search request. */
+export interface SearchQuery {
+  readonly query: string;
+  readonly count: number;
+  readonly userAgent: string;
+  readonly signal: AbortSignal;
+}
+
+// Only the fields Lisa reads; everything else SearXNG sends is ignored.
+const responseSchema = z.object({ results: z.array(z.unknown()) });
+const hitSchema = z.object({
+  url: z.string().max(URL_MAX_CHARACTERS),
+  title: z.string().nullish(),
+  content: z.string().nullish(),
+});
+
+const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+
+class ResponseTooLarge extends Error {}
+
+function requestHeaders(config: SearchConfig, userAgent: string): Record<string, string> {
+  const headers: Record<string, string> = { accept: "application/json", "user-agent": userAgent };
+  if (config.api_key !== null) {
+    const key = config.api_key.reveal();
+    headers[config.api_key_header.toLowerCase()] = config.api_key_header.toLowerCase() === "authorization" ? `Bearer ${key}` : key;
+  }
+  return headers;
+}
+
+function searchUrl(config: SearchConfig, query: string): URL {
+  const url = new URL(config.endpoint);
+  url.searchParams.set("q", query);
+  url.searchParams.set("format", "json");
+  url.searchParams.set("pageno", "1");
+  return url;
+}
+
+async function readBounded(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    total += chunk.byteLength;
+    if (total > maxBytes) throw new ResponseTooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Extracts accepted hits (http/https, normalised, de-duplicated, bounded) from a SearXNG JSON body. */
+export function parseSearxngResults(body: string, count: number): SearchHit[] | null {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  const parsed = responseSchema.safeParse(json);
+  if (!parsed.success) return null;
+  const hits: SearchHit[] = [];
+  const seen = new Set<string>();
+  for (const raw of parsed.data.results.slice(0, SEARCH_MAX_RAW_RESULTS)) {
+    const hit = hitSchema.safeParse(raw);
+    if (!hit.success) continue;
+    const url = normalizeSourceUrl(hit.data.url);
+    if (url === null || seen.has(url)) continue;
+    seen.add(url);
+    hits.push({
+      url,
+      title: boundedLabel(hit.data.title, SEARCH_TITLE_MAX_CHARACTERS),
+      snippet: boundedLabel(hit.data.content, SEARCH_SNIPPET_MAX_CHARACTERS),
+    });
+    if (hits.length >= count) break;
+  }
+  return hits;
+}
+
+function statusFailure(status: number, log: Logger): ToolExecutionError {
+  if (status >= 300 && status < 400) {
+    log.error("search_endpoint_redirects", {
+      status, hint: "search.endpoint answers with a redirect; configure the final SearXNG URL (redirects are refused)",
+    });
+    return toolFailure("search_unavailable");
+  }
+  if (status === 403) {
+    log.error("search_json_disabled", {
+      status, hint: "SearXNG refused format=json: add json to search.formats (e.g. formats: [html, json]) in its settings.yml",
+    });
+    return toolFailure("search_unavailable");
+  }
+  if (status === 429) {
+    log.warn("search_rate_limited", { status });
+    return toolFailure("search_rate_limited", true);
+  }
+  log.warn("search_http_error", { status, hint: status === 401 ? "check search.api_key and search.api_key_header" : undefined });
+  return toolFailure("search_unavailable", status >= 500);
+}
+
+/**
+ * Queries the configured SearXNG endpoint (GET, JSON) through a dedicated
+ * agent that follows no redirects, with connect/read/total deadlines and a
+ * response-size cap. Never logs the query.
+ */
+export async function querySearxng(config: SearchConfig, search: SearchQuery, log: Logger): Promise<Result<SearchHit[], ToolExecutionError>> {
+  const timeoutMs = config.timeout_seconds * 1_000;
+  const agent = new Agent({
+    connect: { timeout: timeoutMs },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connections: 1,
+    pipelining: 0,
+  });
+  const total = new AbortController();
+  const timer = setTimeout(() => total.abort(), timeoutMs);
+  const signal = AbortSignal.any([search.signal, total.signal]);
+  try {
+    const response = await request(searchUrl(config, search.query), {
+      method: "GET", dispatcher: agent, headers: requestHeaders(config, search.userAgent), signal,
+    });
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      response.body.destroy();
+      return err(statusFailure(response.statusCode, log));
+    }
+    const declared = Number(response.headers["content-length"]);
+    if (Number.isFinite(declared) && declared > SEARCH_MAX_RESPONSE_BYTES) throw new ResponseTooLarge();
+    const body = await readBounded(response.body, SEARCH_MAX_RESPONSE_BYTES);
+    const hits = parseSearxngResults(new TextDecoder("utf-8").decode(body), search.count);
+    if (hits === null) {
+      log.warn("search_malformed_response", { hint: "the search endpoint did not return SearXNG JSON results" });
+      return err(toolFailure("search_unavailable"));
+    }
+    return ok(hits);
+  } catch (error) {
+    if (search.signal.aborted) return err(toolFailure("cancelled"));
+    if (error instanceof ResponseTooLarge) {
+      log.warn("search_response_too_large", { max_bytes: SEARCH_MAX_RESPONSE_BYTES });
+      return err(toolFailure("search_unavailable"));
+    }
+    const code = (error as { code?: unknown }).code;
+    if (total.signal.aborted || (typeof code === "string" && TIMEOUT_CODES.has(code))) {
+      log.warn("search_timeout", { timeout_ms: timeoutMs });
+      return err(toolFailure("timeout", true));
+    }
+    log.warn("search_network_error", { error_code: typeof code === "string" ? code : "unknown" });
+    return err(toolFailure("search_unavailable", true));
+  } finally {
+    clearTimeout(timer);
+    await agent.destroy().catch(() => undefined);
+  }
+}
