@@ -1,12 +1,15 @@
 import type { LedgerConnection } from "./connection.ts";
 import { invalidInput } from "./errors.ts";
-import { INVOCATION_COLUMNS, PENDING_SQL, toInvocationRow } from "./rows.ts";
+import { INVOCATION_COLUMNS, toInvocationRow } from "./rows.ts";
 import type { WorkItem } from "./types.ts";
 import { isInteger } from "./validate.ts";
 
-// Room order is strict FIFO: only the HEAD of a room (its oldest pending row by
+// Room order is FIFO: only the HEAD of a room (its oldest pending row by
 // received_at_ms, then event_id) is ever actionable. A head in backoff or under
-// a live lease blocks every later row of that room until it moves on. For
+// a live lease blocks every later row of that room until it moves on, with one
+// exception: a stored reply whose send FAILED and waits for its retry does not
+// block, so a reply the server keeps rejecting never stalls later invocations
+// of its room (design 16.2); it is retried when its backoff ends. For
 // every pending status `available_at_ms` is the time the head becomes
 // actionable: a candidate's backoff, a processing lease's expiry, a ready
 // reply's send backoff or send-lease expiry.
@@ -14,24 +17,28 @@ import { isInteger } from "./validate.ts";
 // `+room_id` keeps the planner on the status index so only pending rows are
 // read, not a room's whole history.
 
+// Pending rows that can be a room's head at time ? (a failed send in backoff cannot).
+const BLOCKING_SQL = `(status IN ('candidate', 'processing')
+  OR (status = 'ready_to_send' AND (last_error_code IS NULL OR available_at_ms <= ?)))`;
+
 const HEADS_SQL = `
   SELECT room_id, received_at_ms, available_at_ms FROM (
     SELECT room_id, received_at_ms, available_at_ms,
       ROW_NUMBER() OVER (PARTITION BY room_id ORDER BY received_at_ms, event_id) AS position
-    FROM invocations WHERE status IN ${PENDING_SQL}
+    FROM invocations WHERE ${BLOCKING_SQL}
   ) WHERE position = 1`;
 
 /** Rooms whose head is actionable now, oldest head first. */
 export function roomsWithWork(conn: LedgerConnection): string[] {
   return conn.read("rooms with work", (now) =>
-    conn.stmt(`${HEADS_SQL} AND available_at_ms <= ? ORDER BY received_at_ms, room_id`).all(now)
+    conn.stmt(`${HEADS_SQL} AND available_at_ms <= ? ORDER BY received_at_ms, room_id`).all(now, now)
       .map((row) => row["room_id"] as string));
 }
 
 /** Earliest future time at which a waiting room head becomes actionable. */
 export function nextWakeAtMs(conn: LedgerConnection): number | null {
   return conn.read("next wake", (now) => {
-    const row = conn.stmt(`SELECT MIN(available_at_ms) AS wake FROM (${HEADS_SQL} AND available_at_ms > ?)`).get(now);
+    const row = conn.stmt(`SELECT MIN(available_at_ms) AS wake FROM (${HEADS_SQL} AND available_at_ms > ?)`).get(now, now);
     const wake = row?.["wake"];
     return typeof wake === "number" ? wake : null;
   });
@@ -47,9 +54,9 @@ export function nextForRoom(conn: LedgerConnection, roomId: string, leaseMs: num
   if (!isInteger(leaseMs) || leaseMs <= 0) throw invalidInput("lease duration");
   return conn.write("lease next invocation", (now) => {
     const head = conn.stmt(
-      `SELECT ${INVOCATION_COLUMNS} FROM invocations WHERE status IN ${PENDING_SQL} AND +room_id = ?
+      `SELECT ${INVOCATION_COLUMNS} FROM invocations WHERE ${BLOCKING_SQL} AND +room_id = ?
        ORDER BY received_at_ms, event_id LIMIT 1`,
-    ).get(roomId);
+    ).get(now, roomId);
     if (head === undefined || (head["available_at_ms"] as number) > now) return null;
     const eventId = head["event_id"] as string;
     if (head["status"] === "ready_to_send") {

@@ -79,6 +79,25 @@ describe("room order", () => {
     clock.advance(LEASE);
     assert.equal(store.nextForRoom(A, LEASE)?.kind, "send", "an expired send lease makes the reply available again");
   });
+
+  test("a rejected send waiting for its retry lets later invocations of its room proceed", () => {
+    ingest(store, [candidate(1), candidate(2)]);
+    const work = store.nextForRoom(A, LEASE);
+    assert.ok(work !== null);
+    store.commitReady(work.invocation.eventId, replyPayload("hi"));
+    const send = store.nextForRoom(A, LEASE);
+    assert.equal(send?.kind, "send");
+    store.recordSendFailure(send.invocation.eventId, "matrix_forbidden", clock.now() + 3_600_000);
+    assert.deepEqual(store.roomsWithWork(), [A]);
+    const next = store.nextForRoom(A, LEASE);
+    assert.deepEqual([next?.kind, next?.invocation.eventId], ["process", "$event2:example.org"]);
+    store.markIgnored("$event2:example.org", "test_done");
+    assert.equal(store.nextForRoom(A, LEASE), null, "the failed reply waits for its retry time");
+    clock.advance(3_600_000);
+    const retry = store.nextForRoom(A, LEASE);
+    assert.deepEqual([retry?.kind, retry?.invocation.eventId], ["send", "$event1:example.org"]);
+    assert.equal(store.invocation("$event1:example.org")?.status, "ready_to_send");
+  });
 });
 
 describe("rooms with work", () => {
