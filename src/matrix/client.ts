@@ -25,6 +25,7 @@ export interface MatrixClientConfig {
 
 /** Runtime options of the Matrix client; numeric ones are clamped to hard ceilings. */
 export interface MatrixClientOptions {
+  /** Receives the client's log lines as is (callers bind `component` themselves). */
   readonly log: Logger;
   /** Deadline of one ordinary request attempt (default 30 s, 1 ms - 300 s). */
   readonly requestTimeoutMs?: number;
@@ -95,7 +96,7 @@ class HttpMatrixClient implements MatrixClient {
 
   constructor(config: MatrixClientConfig, options: MatrixClientOptions) {
     this.#config = config;
-    this.#log = options.log.child({ component: "matrix" });
+    this.#log = options.log;
     this.#retry = resolveRetryPolicy(options.retry);
     this.#requestTimeoutMs = clampSetting(options.requestTimeoutMs, REQUEST_TIMEOUT.default, REQUEST_TIMEOUT.min, REQUEST_TIMEOUT.max);
     this.#syncMarginMs = clampSetting(options.syncTimeoutMarginMs, SYNC_MARGIN.default, SYNC_MARGIN.min, SYNC_MARGIN.max);
