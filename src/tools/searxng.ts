@@ -62,6 +62,11 @@ function searchUrl(config: SearchConfig, query: string): URL {
   return url;
 }
 
+function discard(body: NodeJS.ReadableStream & { destroy(): unknown }): void {
+  body.on("error", () => undefined); // destroying an unread undici body emits an abort error
+  body.destroy();
+}
+
 async function readBounded(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
   let total = 0;
@@ -144,11 +149,14 @@ export async function querySearxng(config: SearchConfig, search: SearchQuery, lo
       method: "GET", dispatcher: agent, headers: requestHeaders(config, search.userAgent), signal,
     });
     if (response.statusCode < 200 || response.statusCode >= 300) {
-      response.body.destroy();
+      discard(response.body);
       return err(statusFailure(response.statusCode, log));
     }
     const declared = Number(response.headers["content-length"]);
-    if (Number.isFinite(declared) && declared > SEARCH_MAX_RESPONSE_BYTES) throw new ResponseTooLarge();
+    if (Number.isFinite(declared) && declared > SEARCH_MAX_RESPONSE_BYTES) {
+      discard(response.body);
+      throw new ResponseTooLarge();
+    }
     const body = await readBounded(response.body, SEARCH_MAX_RESPONSE_BYTES);
     const hits = parseSearxngResults(new TextDecoder("utf-8").decode(body), search.count);
     if (hits === null) {

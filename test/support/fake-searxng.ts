@@ -21,7 +21,8 @@ export type FakeSearxngBehaviour =
   | { readonly kind: "rate_limited" }
   | { readonly kind: "slow" }
   | { readonly kind: "malformed"; readonly body?: string }
-  | { readonly kind: "oversized"; readonly bytes: number }
+  /** A valid body padded to about `bytes`; `chunked` omits Content-Length. */
+  | { readonly kind: "oversized"; readonly bytes: number; readonly chunked?: boolean }
   | { readonly kind: "redirect"; readonly location: string }
   | { readonly kind: "status"; readonly status: number };
 
@@ -95,8 +96,14 @@ function answer(response: ServerResponse, behaviour: FakeSearxngBehaviour, query
       response.writeHead(200, json).end(behaviour.body ?? '{"query": "x", "results": [');
       return;
     case "oversized": {
-      const filler = sampleResult(0, { content: "z".repeat(behaviour.bytes) });
-      response.writeHead(200, json).end(searchBody(query, [filler]));
+      const body = searchBody(query, [sampleResult(0, { content: "z".repeat(behaviour.bytes) })]);
+      if (behaviour.chunked !== true) {
+        response.writeHead(200, json).end(body);
+        return;
+      }
+      response.writeHead(200, json);
+      for (let offset = 0; offset < body.length; offset += 65_536) response.write(body.slice(offset, offset + 65_536));
+      response.end();
       return;
     }
     case "redirect":
