@@ -11,7 +11,7 @@ import { createAddressPolicy, systemLookup, type AddressPolicy, type LookupFn } 
 import { createWebAgent, secondsToMs } from "./connector.ts";
 import { WebError } from "./errors.ts";
 import { classifyFailure, type AbortSources } from "./failure.ts";
-import { checkResponseHeaders, headerValues, readCappedBody } from "./response.ts";
+import { checkResponseHeaders, discardBody, headerValues, readCappedBody } from "./response.ts";
 import { connectHost, validateWebUrl } from "./url.ts";
 
 /** A successfully downloaded page, still untrusted bytes. */
@@ -100,7 +100,7 @@ async function download(attempt: Attempt, start: URL): Promise<Result<FetchedPag
     const response = await request(attempt, url);
     const status = response.statusCode;
     if (REDIRECT_STATUSES.has(status)) {
-      response.body.destroy();
+      discardBody(response.body);
       const location = headerValues(response.headers, "location")[0];
       if (location === undefined) return err(new WebError("http_error", { status }));
       if (redirects >= attempt.config.max_redirects) return err(new WebError("redirect_limit", { status }));
@@ -110,12 +110,12 @@ async function download(attempt: Attempt, start: URL): Promise<Result<FetchedPag
       continue;
     }
     if (status < 200 || status > 299) {
-      response.body.destroy();
+      discardBody(response.body);
       return err(new WebError("http_error", { status }));
     }
     const shape = checkResponseHeaders(response.headers, attempt.config.max_download_bytes);
     if (!shape.ok) {
-      response.body.destroy();
+      discardBody(response.body);
       return shape;
     }
     const bytes = await readCappedBody(response.body, attempt.config.max_download_bytes);
@@ -133,24 +133,25 @@ export function createWebFetcher(config: WebConfig, deps: WebFetcherDeps): WebFe
   const agent = createWebAgent(config, policy, deps.lookup ?? systemLookup);
   const totalMs = secondsToMs(config.total_timeout_seconds);
 
-  async function fetchPage(rawUrl: string, signal: AbortSignal): Promise<Result<FetchedPage, WebError>> {
-    const validated = validateWebUrl(rawUrl);
-    if (!validated.ok) return validated;
-    const host = hashedId("host", connectHost(validated.value));
-    if (signal.aborted) return err(classifyFailure(signal.reason, { deadline: new AbortController().signal, caller: signal }));
+  async function bounded(url: URL, signal: AbortSignal): Promise<Result<FetchedPage, WebError>> {
     const deadline = new AbortController();
+    const sources: AbortSources = { deadline: deadline.signal, caller: signal };
+    if (signal.aborted) return err(classifyFailure(signal.reason, sources));
     const timer = setTimeout(() => deadline.abort(new WebError("timeout")), totalMs);
     timer.unref();
-    const sources: AbortSources = { deadline: deadline.signal, caller: signal };
-    const attempt: Attempt = { agent, config, policy, signal: AbortSignal.any([signal, deadline.signal]) };
-    let result: Result<FetchedPage, WebError>;
     try {
-      result = await download(attempt, validated.value);
+      return await download({ agent, config, policy, signal: AbortSignal.any([signal, deadline.signal]) }, url);
     } catch (error) {
-      result = err(classifyFailure(error, sources));
+      return err(classifyFailure(error, sources));
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  async function fetchPage(rawUrl: string, signal: AbortSignal): Promise<Result<FetchedPage, WebError>> {
+    const validated = validateWebUrl(rawUrl);
+    const host = validated.ok ? hashedId("host", connectHost(validated.value)) : null;
+    const result = validated.ok ? await bounded(validated.value, signal) : validated;
     if (result.ok) {
       const page = result.value;
       deps.log.info("web_fetch_succeeded", { host, status_class: statusClass(page.status), bytes: page.bytes.length, redirects: page.redirects });

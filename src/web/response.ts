@@ -67,6 +67,15 @@ export function checkResponseHeaders(headers: IncomingHttpHeaders, maxBytes: num
 }
 
 /**
+ * Abandons a response body without reading it. undici reports a destroyed
+ * body as an "aborted" error event, which is expected here and swallowed.
+ */
+export function discardBody(body: Readable): void {
+  body.on("error", () => undefined);
+  body.destroy();
+}
+
+/**
  * Streams the body, counting bytes, and destroys it as soon as the count
  * crosses `maxBytes`; the declared Content-Length is never trusted.
  */
@@ -76,7 +85,7 @@ export async function readCappedBody(body: Readable, maxBytes: number): Promise<
   for await (const chunk of body as AsyncIterable<Buffer>) {
     total += chunk.length;
     if (total > maxBytes) {
-      body.destroy();
+      discardBody(body);
       return err(new WebError("download_too_large"));
     }
     chunks.push(chunk);

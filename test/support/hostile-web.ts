@@ -6,6 +6,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { gzipSync } from "node:zlib";
 import type { WebConfig } from "../../src/config/types.ts";
 import type { LogFields, Logger } from "../../src/log/logger.ts";
+import type { LookupFn, ResolvedAddress } from "../../src/web/address-policy.ts";
 
 /** Route paths served by the hostile web server. */
 export const ROUTES = {
@@ -275,4 +276,16 @@ export function recordingLogger(lines: LogLine[] = []): Logger & { readonly line
     child: () => logger,
   };
   return logger;
+}
+
+/** A name resolver for tests: each name maps to fixed addresses; unknown names fail with ENOTFOUND. Counts calls per name. */
+export function fixedLookup(map: Readonly<Record<string, readonly string[]>>): LookupFn & { readonly calls: Map<string, number> } {
+  const calls = new Map<string, number>();
+  const lookup = async (hostname: string): Promise<readonly ResolvedAddress[]> => {
+    calls.set(hostname, (calls.get(hostname) ?? 0) + 1);
+    const addresses = map[hostname];
+    if (addresses === undefined) throw Object.assign(new Error("name not found"), { code: "ENOTFOUND" });
+    return addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  };
+  return Object.assign(lookup, { calls });
 }

@@ -2,10 +2,11 @@ import assert from "node:assert/strict";
 import type { LookupAddress } from "node:dns";
 import { describe, test } from "node:test";
 import { createAddressPolicy, type LookupFn } from "../../../src/web/address-policy.ts";
-import { guardedLookup } from "../../../src/web/connector.ts";
+import { createGuardedConnector, guardedLookup } from "../../../src/web/connector.ts";
 import { WebError } from "../../../src/web/errors.ts";
 import { canonicalAddress, classifyAddress } from "../../../src/web/ip.ts";
 import { connectHost, validateWebUrl } from "../../../src/web/url.ts";
+import { hostileWebConfig } from "../../support/hostile-web.ts";
 
 const CLASSIFICATION: readonly (readonly [string, string])[] = [
   ["127.0.0.1", "loopback"],
@@ -200,5 +201,20 @@ describe("guarded lookup", () => {
   test("passes resolver failures through as errors", async () => {
     const result = await runLookup(lookup, "unknown.test", true);
     assert.equal((result.error as { code?: string }).code, "ENOTFOUND");
+  });
+});
+
+describe("guarded connector", () => {
+  test("refuses a blocked IP literal itself, without opening a socket, even if a caller skipped the pre-check", async () => {
+    const config = { ...hostileWebConfig(), allow_private_networks: false };
+    const connect = createGuardedConnector(config, createAddressPolicy(config), lookupOf({}));
+    for (const hostname of ["127.0.0.1", "10.0.0.1", "169.254.169.254", "::1", "::ffff:127.0.0.1"]) {
+      const outcome = await new Promise<{ error: Error | null; socket: unknown }>((resolve) =>
+        connect({ hostname, protocol: "http:", port: "80" }, (error, socket) => resolve({ error, socket })),
+      );
+      assert.ok(outcome.error instanceof WebError, hostname);
+      assert.equal(outcome.error.code, "address_blocked");
+      assert.equal(outcome.socket, null);
+    }
   });
 });
