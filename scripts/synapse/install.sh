@@ -16,7 +16,9 @@ set -euo pipefail
 SYNAPSE_VERSION="1.163.2"
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 CONSTRAINTS="$SCRIPT_DIR/constraints.txt"
-VENV="${LISA_SYNAPSE_VENV:-${HOME:?HOME is not set}/.cache/lisa/synapse-venv-$SYNAPSE_VERSION}"
+CACHE_HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"
+[[ -n "$CACHE_HOME" || -n "${LISA_SYNAPSE_VENV:-}" ]] || { echo "synapse-install: ERROR: neither HOME nor LISA_SYNAPSE_VENV is set" >&2; exit 1; }
+VENV="${LISA_SYNAPSE_VENV:-$CACHE_HOME/.cache/lisa/synapse-venv-$SYNAPSE_VERSION}"
 BASE_PYTHON="${LISA_SYNAPSE_PYTHON:-python3}"
 VENV_PYTHON="$VENV/bin/python"
 MARKER="$VENV/.lisa-synapse-installed"

@@ -110,7 +110,7 @@ describe("real Synapse homeserver harness", () => {
 
     assert.equal(byId(timeline, bold).content["format"], "org.matrix.custom.html");
     assert.deepEqual(byId(timeline, mention).content["m.mentions"], { user_ids: [lisa.userId] });
-    assert.match(String(byId(timeline, mention).content["formatted_body"]), /href="https:\/\/matrix\.to\/#\/%40lisa%3Alocalhost"/);
+    assert.match(String(byId(timeline, mention).content["formatted_body"]), /<a href="https:\/\/matrix\.to\/#\/@lisa:localhost">Lisa<\/a>: what time is it\?/);
     assert.equal(byId(timeline, alias).content["m.mentions"], undefined);
 
     const replyEvent = byId(timeline, reply);

@@ -15,9 +15,9 @@ export function escapeHtml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 }
 
-/** A matrix.to permalink to a user, room or event. */
+/** A matrix.to permalink to a user, room or event, unencoded as Element writes it (`https://matrix.to/#/@u:hs`). */
 export function permalink(...parts: string[]): string {
-  return `https://matrix.to/#/${parts.map((part) => encodeURIComponent(part)).join("/")}`;
+  return `https://matrix.to/#/${parts.join("/")}`;
 }
 
 /** Plain-text message content; `mentions` adds `m.mentions` (omitted entirely when undefined, like legacy clients). */
