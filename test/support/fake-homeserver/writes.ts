@@ -1,0 +1,105 @@
+// Room writes by clients: `PUT /send` with transaction idempotency, `PUT /typing`
+// with each profile's timeout handling, and `GET /joined_rooms`.
+
+import type { Session } from "./accounts.ts";
+import { errorReply, isObject, okReply } from "./reply.ts";
+import type { Reply } from "./reply.ts";
+import type { RoomStore, StoredEvent } from "./store.ts";
+import type { HomeserverProfile, TypingRecord } from "./types.ts";
+
+/** Continuwuity's default typing timeout clamp (typing_client_timeout_min_s / max_s). */
+export const CONTINUWUITY_TYPING_MIN_MS = 15_000;
+/** Upper end of Continuwuity's typing clamp. */
+export const CONTINUWUITY_TYPING_MAX_MS = 45_000;
+/** Synapse's typing timeout ceiling. */
+export const SYNAPSE_TYPING_MAX_MS = 120_000;
+
+/** Send and typing handlers plus what tests observe of them. */
+export class WriteEndpoints {
+  /** Every typing change applied, in order. */
+  readonly typing: TypingRecord[] = [];
+  private readonly store: RoomStore;
+  private readonly profile: HomeserverProfile;
+  private readonly maxEventBytes: number;
+  private readonly transactions = new Map<string, string>();
+  private readonly onTyping: () => void;
+
+  constructor(store: RoomStore, profile: HomeserverProfile, maxEventBytes: number, onTyping: () => void) {
+    this.store = store;
+    this.profile = profile;
+    this.maxEventBytes = maxEventBytes;
+    this.onTyping = onTyping;
+  }
+
+  /**
+   * Synapse scopes a transaction to (device, request path); Continuwuity to
+   * (user, device, txnId) with no room check (typescript.md 3.3).
+   */
+  private transactionKey(session: Session, roomId: string, eventType: string, txnId: string): string {
+    const scope = this.profile === "synapse" ? [roomId, eventType, txnId] : [txnId];
+    return [session.userId, session.deviceId, ...scope].join("\u0000");
+  }
+
+  /** `PUT /rooms/{roomId}/send/{eventType}/{txnId}`. */
+  send(session: Session, roomId: string, eventType: string, txnId: string, body: unknown): Reply {
+    const key = this.transactionKey(session, roomId, eventType, txnId);
+    const existing = this.transactions.get(key);
+    if (existing !== undefined) return okReply({ event_id: existing });
+    if (!isObject(body)) return errorReply(400, "M_NOT_JSON", "Content not JSON.");
+    if (!this.store.hasRoom(roomId) || this.store.membershipAt(roomId, session.userId) !== "join") {
+      return errorReply(403, "M_FORBIDDEN", `User ${session.userId} not in room ${roomId}`);
+    }
+    const size = Buffer.byteLength(JSON.stringify({ type: eventType, room_id: roomId, sender: session.userId, content: body }));
+    if (size > this.maxEventBytes) return errorReply(413, "M_TOO_LARGE", "event too large");
+    const event = this.store.append({ roomId, type: eventType, sender: session.userId, content: body, txn: { userId: session.userId, deviceId: session.deviceId, txnId } });
+    this.transactions.set(key, event.eventId);
+    return okReply({ event_id: event.eventId });
+  }
+
+  /** Events created under `txnId` (any user, device or room). */
+  sentByTxn(txnId: string): StoredEvent[] {
+    const ids = new Set<string>();
+    for (const [key, eventId] of this.transactions) if (key.endsWith(`\u0000${txnId}`)) ids.add(eventId);
+    return [...ids].map((id) => this.store.get(id)).filter((e): e is StoredEvent => e !== undefined);
+  }
+
+  /** `PUT /rooms/{roomId}/typing/{userId}`. */
+  setTyping(session: Session, roomId: string, userId: string, body: unknown): Reply {
+    if (userId !== session.userId) {
+      return this.profile === "synapse"
+        ? errorReply(400, "M_FORBIDDEN", "Cannot set another user's typing state")
+        : errorReply(403, "M_FORBIDDEN", "You cannot update typing status of other users.");
+    }
+    if (!isObject(body) || typeof body["typing"] !== "boolean") return errorReply(400, "M_BAD_JSON", "Invalid typing body");
+    const rawTimeout = body["timeout"];
+    if (rawTimeout !== undefined && (typeof rawTimeout !== "number" || !Number.isFinite(rawTimeout) || rawTimeout < 0)) {
+      return errorReply(400, "M_BAD_JSON", "Invalid timeout");
+    }
+    const requested = rawTimeout ?? null;
+    if (this.profile === "continuwuity" && body["typing"] && requested === null) return errorReply(400, "M_BAD_JSON", "Missing timeout");
+    if (this.store.membershipAt(roomId, session.userId) !== "join") {
+      return errorReply(403, "M_FORBIDDEN", this.profile === "synapse" ? `User ${userId} not in room ${roomId}` : "You are not in this room.");
+    }
+    let effective: number | null = null;
+    if (body["typing"]) {
+      effective =
+        this.profile === "synapse"
+          ? Math.min(requested ?? 30_000, SYNAPSE_TYPING_MAX_MS)
+          : Math.min(Math.max(requested ?? 0, CONTINUWUITY_TYPING_MIN_MS), CONTINUWUITY_TYPING_MAX_MS);
+    }
+    this.typing.push({ roomId, userId, typing: body["typing"], requestedTimeoutMs: requested, effectiveTimeoutMs: effective, at: this.store.now() });
+    this.onTyping();
+    return okReply({});
+  }
+
+  /** Whether `userId` is typing in `roomId` now (last change was "typing" and has not timed out). */
+  isTyping(roomId: string, userId: string): boolean {
+    const last = this.typing.findLast((r) => r.roomId === roomId && r.userId === userId);
+    return last !== undefined && last.typing && last.effectiveTimeoutMs !== null && last.at + last.effectiveTimeoutMs > this.store.now();
+  }
+
+  /** `GET /joined_rooms`. */
+  joinedRooms(session: Session): Reply {
+    return okReply({ joined_rooms: this.store.joinedRooms(session.userId) });
+  }
+}
