@@ -74,6 +74,12 @@ describe("fetch: address policy by default", () => {
     assert.equal(lookup.calls.get("rebind.test"), 1);
   });
 
+  test("refuses an https name that resolves to loopback (the TLS connection uses the same guarded lookup)", async () => {
+    const lookup = fixedLookup({ "secure.test": ["::1"] });
+    await assertBlocked(fetcher(DEFAULT_POLICY, lookup), `https://secure.test:${web.port}${ROUTES.page}`);
+    assert.equal(lookup.calls.get("secure.test"), 1);
+  });
+
   test("refuses a name when any of its addresses is blocked, without connecting to the public one", async () => {
     const lookup = fixedLookup({ "mixed.test": ["93.184.216.34", "127.0.0.1"] });
     await assertBlocked(fetcher(DEFAULT_POLICY, lookup), `http://mixed.test:${web.port}${ROUTES.page}`);
