@@ -1,12 +1,12 @@
-import { randomUUID } from "node:crypto";
 import { buildRoomContext } from "../context/build.ts";
 import { err, LisaError, ok, type Result } from "../errors.ts";
 import type { ContentRenderer, ReplyDraft, Responder } from "../invocation/worker.ts";
 import { createLlmClient } from "../llm/client.ts";
 import { createAnswerer } from "../llm/orchestrator.ts";
+import { invocationHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import type { HistoryPort, RawEvent } from "../matrix/port.ts";
-import { renderFallback, renderReply, type InvokingMessage } from "../render/reply.ts";
+import { renderFallback, renderReply, type InvokingMessage } from "../render/index.ts";
 import { checkPandocVersion } from "../tools/pandoc.ts";
 import { createToolSessionFactory } from "../tools/session.ts";
 import type { LookupFn } from "../web/address-policy.ts";
@@ -62,7 +62,7 @@ export async function createPipeline(
   history: HistoryPort,
 ): Promise<Result<Pipeline, LisaError>> {
   const { config } = deps;
-  const log = deps.log.child({ component: "pipeline" });
+  const log = deps.log;
   const pandoc = await checkPandocVersion(overrides.pandocExecutable, AbortSignal.timeout(10_000));
   if (!pandoc.ok) return err(pandoc.error);
   log.info("pandoc_verified", { version: pandoc.value.version });
@@ -76,12 +76,12 @@ export async function createPipeline(
 
   const respond: Responder = async (event, signal) => {
     const context = await buildRoomContext({
-      history, roomId: event.room_id ?? "", invocation: event, selfUserId: config.matrix.user_id, limits: config.context, signal, log,
+      history, roomId: event.room_id ?? "", invocation: event, selfUserId: config.matrix.user_id, limits: config.context, signal, log: log.child({ component: "context" }),
     });
     if (!context.ok) return context;
     const tools = openTools();
     try {
-      const answered = await answer({ contextBlock: context.value.block, tools, signal, correlationId: randomUUID() });
+      const answered = await answer({ contextBlock: context.value.block, tools, signal, correlationId: invocationHash(event.event_id) });
       if (!answered.ok) return answered;
       const draft: ReplyDraft = {
         markdown: answered.value.markdown, sources: answered.value.sources,
