@@ -19,6 +19,7 @@ export interface ToolSessionDeps {
   readonly web: WebConfig;
   /** The bounded web fetcher's `fetch` (the only way tools reach web pages). */
   readonly fetchPage: FetchPage;
+  /** Operator log; never receives queries, page content, URLs with queries or secrets. */
   readonly log: Logger;
   /** Pandoc executable: an absolute path, or a name resolved once from PATH. Default `pandoc`. */
   readonly pandoc?: { readonly executable: string };
@@ -34,7 +35,7 @@ interface SessionScope {
 
 /** Creates the factory of per-invocation tool sessions; resolves Pandoc's path once, here. */
 export function createToolSessionFactory(deps: ToolSessionDeps): ToolSessionFactory {
-  const log = deps.log.child({ component: "tools" });
+  const log = deps.log; // bindings such as `component` are the caller's choice
   const pandocExecutable = resolvePandocExecutable(deps.pandoc?.executable);
   if (pandocExecutable === null) {
     log.warn("pandoc_missing", { hint: "install pandoc >= 2.15; html_to_markdown will fail until then" });

@@ -79,7 +79,9 @@ describe("tool results feeding later tool requests", () => {
       for (const secret of Object.values(CANARY)) assert.ok(!serialised.includes(secret), "no secret in any tool output");
       assert.ok(!serialised.includes("root:x:0:0"), "no local file content");
     }
-    assert.ok(!JSON.stringify(lines).includes(CANARY.searchKey));
+    const logged = JSON.stringify(lines);
+    assert.ok(!logged.includes(CANARY.searchKey));
+    assert.ok(!logged.includes(ROUTES.injection) && !logged.includes("Ignore previous"), "no URLs or page text in tool logs");
     assert.equal(searx.requests.at(-1)?.headers["authorization"], `Bearer ${CANARY.searchKey}`, "the key went only to SearXNG");
     assert.ok(web.requestHeaders.every((headers) => headers["authorization"] === undefined), "no credentials sent to pages");
   });
