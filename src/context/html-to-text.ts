@@ -74,7 +74,7 @@ function safeHref(href: string | null): string | null {
   if (href === null) return null;
   try {
     const url = new URL(href.trim());
-    return LINK_SCHEMES.has(url.protocol) ? url.href.replace(/[()\s]/g, encodeURIComponent) : null;
+    return LINK_SCHEMES.has(url.protocol) ? url.href.replace(/[()\s]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`) : null;
   } catch {
     return null;
   }

@@ -47,3 +47,9 @@ describe("Matrix HTML normalisation strips unsafe and irrelevant markup", () => 
     assert.equal(htmlToText("&lt;b&gt;not bold&lt;/b&gt;"), "<b>not bold</b>");
   });
 });
+
+describe("link targets in normalised text", () => {
+  test("percent-encodes parentheses so a target cannot end the Markdown link early", () => {
+    assert.equal(htmlToText('<a href="https://e.test/wiki/A_(b)">wiki</a>'), "[wiki](https://e.test/wiki/A_%28b%29)");
+  });
+});
