@@ -97,7 +97,7 @@ export class SyncIngestor {
         if (!recovered.ok) return recovered;
         events = recovered.value.events;
         if (!recovered.value.anchorFound && cursor?.lastTimelineEventId != null) {
-          this.#log.warn("matrix_timeline_gap", { room: roomHash(room.roomId), pages: recovered.value.pages });
+          this.#log.warn("matrix_timeline_gap", { room_id_hash: roomHash(room.roomId), pages: recovered.value.pages });
           const windowStart = (lastSuccessMs ?? this.#now()) - CLOCK_SKEW_MS;
           const syncIds = new Set(room.events.map((e) => e.event_id));
           events = events.filter((e) => syncIds.has(e.event_id) || e.origin_server_ts >= windowStart);

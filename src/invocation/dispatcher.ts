@@ -122,7 +122,7 @@ export class RoomDispatcher {
       } catch (error) {
         // A bug in one room must not stop the others: log, hand the row back
         // with a delay, and let the poller restart this room later.
-        this.#log.error("room_worker_crashed", { room: roomHash(roomId), code: errorCode(error) });
+        this.#log.error("room_worker_crashed", { room_id_hash: roomHash(roomId), code: errorCode(error) });
         if (item?.kind === "process") this.#releaseAfterCrash(item.invocation.eventId);
         return;
       } finally {

@@ -66,7 +66,7 @@ export function createInvocationWorker(deps: WorkerDeps): (item: WorkItem, signa
   const sendFailures = new Map<string, number>();
   const send = (row: InvocationRow, signal: AbortSignal, log: Logger): Promise<void> => sendStored(deps, row, signal, log, now, sendFailures);
   return async (item, signal) => {
-    const log = deps.log.child({ invocation: invocationHash(item.invocation.eventId), room: roomHash(item.invocation.roomId) });
+    const log = deps.log.child({ invocation_id: invocationHash(item.invocation.eventId), room_id_hash: roomHash(item.invocation.roomId) });
     if (item.kind === "send") {
       await send(item.invocation, signal, log);
       return;
