@@ -1,4 +1,4 @@
-import { parseFragment, type DefaultTreeAdapterTypes } from "parse5";
+import { defaultTreeAdapter, parseFragment, type DefaultTreeAdapterTypes } from "parse5";
 import { cleanText } from "./text.ts";
 
 // Converts Matrix `org.matrix.custom.html` into bounded Markdown-like text with
@@ -36,11 +36,36 @@ function attribute(element: Element, name: string): string | null {
   return element.attrs.find((a) => a.name === name)?.value ?? null;
 }
 
-function rawText(node: Node): string {
-  if (node.nodeName === "#text") return (node as DefaultTreeAdapterTypes.TextNode).value;
-  if (!isElement(node) || DROPPED.has(node.tagName)) return "";
-  if (node.tagName === "br") return "\n";
-  return node.childNodes.map(rawText).join("");
+/** Nesting depth below which structure is rendered; deeper subtrees become their text. */
+export const MAX_HTML_DEPTH = 32;
+
+/** Text content of a subtree (iterative, so hostile nesting cannot exhaust the stack). */
+function rawText(root: Node): string {
+  let out = "";
+  const stack: Node[] = [root];
+  for (let node = stack.pop(); node !== undefined; node = stack.pop()) {
+    if (node.nodeName === "#text") out += (node as DefaultTreeAdapterTypes.TextNode).value;
+    else if (!isElement(node) || DROPPED.has(node.tagName)) continue;
+    else if (node.tagName === "br") out += "\n";
+    else for (let i = node.childNodes.length - 1; i >= 0; i -= 1) stack.push(node.childNodes[i] as Node);
+  }
+  return out;
+}
+
+/** Replaces the children of every element at MAX_HTML_DEPTH with their plain text. */
+function limitDepth(fragment: DefaultTreeAdapterTypes.DocumentFragment): void {
+  const stack: [Node, number][] = fragment.childNodes.map((n) => [n, 1]);
+  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
+    const [node, depth] = entry;
+    if (!isElement(node) || DROPPED.has(node.tagName)) continue;
+    if (depth < MAX_HTML_DEPTH) {
+      for (const child of node.childNodes) stack.push([child, depth + 1]);
+      continue;
+    }
+    const text = defaultTreeAdapter.createTextNode(rawText(node).replace(/\s+/g, " "));
+    text.parentNode = node;
+    node.childNodes = [text];
+  }
 }
 
 function longestRun(text: string, char: string): number {
@@ -204,5 +229,6 @@ function blocks(nodes: readonly Node[]): string[] {
 /** Converts a Matrix HTML `formatted_body` into Markdown-like plain text. */
 export function htmlToText(html: string): string {
   const fragment = parseFragment(cleanText(html));
+  limitDepth(fragment);
   return blocks(fragment.childNodes).join("\n\n").trim();
 }

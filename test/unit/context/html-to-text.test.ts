@@ -53,3 +53,13 @@ describe("link targets in normalised text", () => {
     assert.equal(htmlToText('<a href="https://e.test/wiki/A_(b)">wiki</a>'), "[wiki](https://e.test/wiki/A_%28b%29)");
   });
 });
+
+describe("hostile HTML", () => {
+  test("survives extreme nesting depth and keeps the innermost text", () => {
+    for (const [open, close] of [["<div>", "</div>"], ["<b>", "</b>"], ["<blockquote>", "</blockquote>"], ["<ul><li>", "</li></ul>"]] as const) {
+      const text = htmlToText(`${open.repeat(9_000)}deep text${close.repeat(9_000)}`);
+      assert.match(text, /deep text/);
+      assert.ok(text.length < 2_000, `${open} produced ${text.length} characters`);
+    }
+  });
+});
