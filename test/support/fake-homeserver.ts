@@ -2,6 +2,18 @@
 // node:http on 127.0.0.1:0, two profiles (synapse, continuwuity), scripted
 // faults, and observation helpers. Tests drive the human side directly and
 // let the client under test speak HTTP.
+//
+//   const hs = await startFakeHomeserver({ profile: "continuwuity" });
+//   t.after(() => hs.close());
+//   hs.addUser("@lisa:localhost", "pw");
+//   hs.createRoom("!room1:localhost", ["@alice:localhost", "@lisa:localhost"]);
+//   hs.sendText("!room1:localhost", "@alice:localhost", "Lisa, hi", { "m.mentions": { user_ids: ["@lisa:localhost"] } });
+//   hs.failNext("send", { kind: "dropAfterCommit" });
+//   await hs.waitFor((s) => s.eventsBy("@lisa:localhost", "!room1:localhost").length === 1);
+//
+// Semantics worth knowing: every room shares one global stream; history
+// visibility is "shared"; tokens are opaque per profile (see tokens.ts);
+// `setClockOffset` moves the server clock for event timestamps and token expiry.
 
 import { EventEmitter } from "node:events";
 import { Accounts } from "./fake-homeserver/accounts.ts";
@@ -45,6 +57,7 @@ export type {
   TypingRecord,
 } from "./fake-homeserver/types.ts";
 export { pageToken, parseToken, syncToken } from "./fake-homeserver/tokens.ts";
+export type { TokenBounds } from "./fake-homeserver/tokens.ts";
 export { MAX_SYNC_TIMEOUT_MS } from "./fake-homeserver/sync.ts";
 export { CONTEXT_LIMIT_CAP } from "./fake-homeserver/history.ts";
 

@@ -7,7 +7,8 @@ import type { Reply } from "./reply.ts";
 import type { RoomStore, StoredEvent, Viewer } from "./store.ts";
 import { eventAllowed, parseRoomEventFilter } from "./sync-filter.ts";
 import type { SyncFilter } from "./sync-filter.ts";
-import { pageToken, parseToken } from "./tokens.ts";
+import { pageToken, parseToken, syncToken } from "./tokens.ts";
+import type { TokenBounds } from "./tokens.ts";
 import type { HomeserverProfile } from "./types.ts";
 
 /** Largest `/context` limit honoured (Continuwuity's cap; larger requests are cut). */
@@ -45,6 +46,12 @@ export class HistoryEndpoints {
     return this.store.events(roomId).filter((e) => e.pos <= limitPos && eventAllowed(filter, e));
   }
 
+  /** Bounds of a `from` token; an absent one starts at the newest (b) or oldest (f) end. Null when malformed. */
+  private bounds(raw: string | undefined, dir: "b" | "f"): TokenBounds | null {
+    if (raw !== undefined) return parseToken(this.profile, raw);
+    return dir === "b" ? { before: Number.POSITIVE_INFINITY, after: Number.POSITIVE_INFINITY } : { before: 0, after: 0 };
+  }
+
   /** `GET /rooms/{roomId}/messages`. */
   messages(session: Session, roomId: string, query: Query): Reply {
     const dir = query["dir"];
@@ -52,7 +59,7 @@ export class HistoryEndpoints {
     const limit = parseLimit(query["limit"], 10, this.profile === "synapse" ? 1000 : 100);
     const filter = parseRoomEventFilter(query["filter"]);
     if (limit === null || filter === null) return errorReply(400, "M_INVALID_PARAM", "Invalid limit or filter");
-    const from = query["from"] === undefined ? (dir === "b" ? Number.POSITIVE_INFINITY : 0) : parseToken(this.profile, query["from"]);
+    const from = this.bounds(query["from"], dir);
     const to = query["to"] === undefined ? null : parseToken(this.profile, query["to"]);
     if (from === null || (query["to"] !== undefined && to === null)) return errorReply(400, "M_INVALID_PARAM", "Invalid pagination token");
     const visibleUpTo = this.store.visibleUpTo(roomId, session.userId);
@@ -61,10 +68,10 @@ export class HistoryEndpoints {
     const events = this.visibleEvents(roomId, visibleUpTo, filter);
     const ordered =
       dir === "b"
-        ? events.filter((e) => e.pos < from && (to === null || e.pos > to)).reverse()
-        : events.filter((e) => e.pos > from && (to === null || e.pos < to));
+        ? events.filter((e) => e.pos < from.before && (to === null || e.pos > to.after)).reverse()
+        : events.filter((e) => e.pos > from.after && (to === null || e.pos < to.before));
     const chunk = ordered.slice(0, limit);
-    const start = query["from"] ?? pageToken(this.profile, dir === "b" ? this.store.streamPosition + 1 : 0);
+    const start = query["from"] ?? (dir === "b" ? syncToken(this.profile, this.store.streamPosition) : pageToken(this.profile, 0));
     const body: Record<string, unknown> = { chunk: chunk.map((e) => this.store.toClient(e, this.viewer(session))), start };
     const last = chunk.at(-1);
     if (last !== undefined) body["end"] = pageToken(this.profile, last.pos);
@@ -133,7 +140,7 @@ export class HistoryEndpoints {
     const dir = query["dir"] ?? "b";
     if (dir !== "b" && dir !== "f") return errorReply(400, "M_INVALID_PARAM", "Invalid dir");
     const limit = parseLimit(query["limit"], this.profile === "synapse" ? 5 : 30, this.profile === "synapse" ? 1000 : 100);
-    const from = query["from"] === undefined ? (dir === "b" ? Number.POSITIVE_INFINITY : 0) : parseToken(this.profile, query["from"]);
+    const from = this.bounds(query["from"], dir);
     if (limit === null || from === null) return errorReply(400, "M_INVALID_PARAM", "Invalid limit or pagination token");
     if (this.profile === "synapse" && this.store.visibleUpTo(roomId, session.userId) < 0) return this.notInRoom(session, roomId);
     const found = this.anchor(session, roomId, rootId);
@@ -143,7 +150,7 @@ export class HistoryEndpoints {
       const relation = e.content["m.relates_to"];
       return isObject(relation) && relation["event_id"] === rootId && (relType === undefined || relation["rel_type"] === relType);
     });
-    const ordered = dir === "b" ? related.filter((e) => e.pos < from).reverse() : related.filter((e) => e.pos > from);
+    const ordered = dir === "b" ? related.filter((e) => e.pos < from.before).reverse() : related.filter((e) => e.pos > from.after);
     const chunk = ordered.slice(0, limit);
     const body: Record<string, unknown> = { chunk: chunk.map((e) => this.store.toClient(e, this.viewer(session))) };
     // Synapse: next_batch only when more remain; Continuwuity: whenever the page is full.

@@ -69,8 +69,8 @@ export class SyncService {
 
   private parseSince(raw: string | undefined): number | null | "invalid" {
     if (raw === undefined) return null;
-    const pos = parseToken(this.profile, raw);
-    if (pos !== null) return pos;
+    const bounds = parseToken(this.profile, raw);
+    if (bounds !== null) return bounds.after;
     // Continuwuity silently treats an unparsable token as an initial sync.
     return this.profile === "continuwuity" ? null : "invalid";
   }
@@ -141,7 +141,7 @@ export class SyncService {
     const first = events[0];
     let prevBatch: string | undefined;
     if (first !== undefined) prevBatch = pageToken(this.profile, first.pos);
-    else if (this.profile === "synapse") prevBatch = pageToken(this.profile, fallbackPos + 1);
+    else if (this.profile === "synapse") prevBatch = syncToken(this.profile, fallbackPos);
     return { events, limited: forceLimited || candidates.length > events.length, prevBatch };
   }
 

@@ -1,16 +1,23 @@
-// Stream tokens. Internally a token is a global stream position p; paging is
-// exclusive in both directions (backwards from p yields positions < p, forwards
-// > p) and sync `since = p` yields positions > p, as in Continuwuity. Only the
-// spelling differs per profile, so clients must treat tokens as opaque.
+// Stream tokens over the global event stream (positions 1, 2, ...). Pagination
+// tokens name an event position p and are exclusive both ways (backwards yields
+// positions < p, forwards > p), as Continuwuity's counts are. Synapse's sync
+// tokens `s{N}_...` mean "after N": sync and forward paging yield > N,
+// backward paging yields <= N. Clients must treat every token as opaque.
 
 import type { HomeserverProfile } from "./types.ts";
 
-/** The `next_batch` spelling of position `pos`. */
+/** What a token bounds: backwards pages yield positions < `before`, forward pages and syncs > `after`. */
+export interface TokenBounds {
+  readonly before: number;
+  readonly after: number;
+}
+
+/** The `next_batch` spelling of "everything up to `pos` seen". */
 export function syncToken(profile: HomeserverProfile, pos: number): string {
   return profile === "synapse" ? `s${pos}_0_0_0_0_0_0_0_0_0` : String(pos);
 }
 
-/** The pagination spelling (`prev_batch`, `start`, `end`, `next_batch` of relations) of `pos`. */
+/** The pagination spelling (`prev_batch`, `start`, `end`, relations' `next_batch`) naming position `pos`. */
 export function pageToken(profile: HomeserverProfile, pos: number): string {
   return profile === "synapse" ? `t${pos}-${pos}_0_0_0_0_0_0_0_0_0` : String(pos);
 }
@@ -20,8 +27,13 @@ const SYNAPSE_TOPOLOGICAL = /^t\d{1,15}-(\d{1,15})(?:_\d{1,15}){0,12}$/;
 const CONTINUWUITY = /^\d{1,15}$/;
 
 /** Parses either spelling of this profile; null when the token is not one of ours. */
-export function parseToken(profile: HomeserverProfile, raw: string): number | null {
-  if (profile === "continuwuity") return CONTINUWUITY.test(raw) ? Number(raw) : null;
-  const match = SYNAPSE_STREAM.exec(raw) ?? SYNAPSE_TOPOLOGICAL.exec(raw);
-  return match?.[1] === undefined ? null : Number(match[1]);
+export function parseToken(profile: HomeserverProfile, raw: string): TokenBounds | null {
+  if (profile === "continuwuity") {
+    if (!CONTINUWUITY.test(raw)) return null;
+    return { before: Number(raw), after: Number(raw) };
+  }
+  const stream = SYNAPSE_STREAM.exec(raw)?.[1];
+  if (stream !== undefined) return { before: Number(stream) + 1, after: Number(stream) };
+  const topological = SYNAPSE_TOPOLOGICAL.exec(raw)?.[1];
+  return topological === undefined ? null : { before: Number(topological), after: Number(topological) };
 }
