@@ -116,9 +116,10 @@ export function fakeToolSession(
   return session;
 }
 
-/** A successful fake result. */
+/** A successful fake result; like the real session, metadata the model needs is repeated in the content. */
 export function okResult(content: string, metadata: Record<string, unknown> = {}): ToolResult {
-  return { ok: true, code: "ok", content, metadata };
+  const shown = Object.keys(metadata).length === 0 ? content : `${JSON.stringify(metadata)}\n\n${content}`;
+  return { ok: true, code: "ok", content: shown, metadata };
 }
 
 /** A failed fake result. */
