@@ -24,7 +24,9 @@ interface Account {
 interface AccessToken {
   readonly userId: string;
   readonly deviceId: string;
-  expiresAt: number | null;
+  readonly expiresAt: number | null;
+  /** Set by `expire`: expired regardless of later clock changes. */
+  forcedExpired: boolean;
 }
 
 interface RefreshToken {
@@ -99,7 +101,7 @@ export class Accounts {
     if (entry === undefined) {
       return { ok: false, reply: errorReply(401, "M_UNKNOWN_TOKEN", "Unknown access token.", { soft_logout: false }) };
     }
-    if (entry.expiresAt !== null && entry.expiresAt <= this.settings.now()) {
+    if (entry.forcedExpired || (entry.expiresAt !== null && entry.expiresAt <= this.settings.now())) {
       // Synapse keeps expired tokens and answers soft_logout: the session can be refreshed or re-established.
       return { ok: false, reply: errorReply(401, "M_UNKNOWN_TOKEN", "Access token has expired", { soft_logout: true }) };
     }
@@ -110,7 +112,7 @@ export class Accounts {
   expire(token: string): void {
     const entry = this.accessTokens.get(token);
     if (entry === undefined) return;
-    if (this.settings.profile === "synapse") entry.expiresAt = this.settings.now() - 1;
+    if (this.settings.profile === "synapse") entry.forcedExpired = true;
     else this.accessTokens.delete(token);
   }
 
@@ -175,7 +177,7 @@ export class Accounts {
     const accessToken = `${prefix}${randomToken(24)}`;
     const now = this.settings.now();
     const expiresAt = refreshable ? now + this.settings.accessTokenLifetimeMs : null;
-    this.accessTokens.set(accessToken, { userId, deviceId, expiresAt });
+    this.accessTokens.set(accessToken, { userId, deviceId, expiresAt, forcedExpired: false });
     if (!refreshable) return { access_token: accessToken };
     const refreshToken = `syr_${randomToken(24)}`;
     const lifetime = this.settings.refreshTokenLifetimeMs;

@@ -216,10 +216,10 @@ export class HttpFrontend {
   }
 
   private write(res: ServerResponse, reply: Reply, info: RequestInfo, fault: Fault | null): void {
-    if (!res.destroyed && !res.socket?.destroyed) {
-      res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
-      res.end(JSON.stringify(reply.body));
-    }
+    // A client that went away (or a shutdown) leaves nothing to write to.
+    if (res.destroyed || res.socket === null || res.socket.destroyed) return this.record(info, "dropped", fault);
+    res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers });
+    res.end(JSON.stringify(reply.body));
     this.record(info, reply.status, fault);
   }
 

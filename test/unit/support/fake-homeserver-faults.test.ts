@@ -143,6 +143,12 @@ for (const profile of ["synapse", "continuwuity"] as const satisfies readonly Ho
       assert.equal(res.body.errcode, "M_UNKNOWN_TOKEN");
       assert.equal(res.body.soft_logout, profile === "synapse");
       assert.equal((await whoami(hs, session.access_token)).status, 401);
+      hs.setClockOffset(-86_400_000);
+      try {
+        assert.equal((await whoami(hs, session.access_token)).status, 401, "stays expired when the clock is moved back");
+      } finally {
+        hs.setClockOffset(0);
+      }
       if (profile === "synapse") {
         const refreshed = await call(hs, "POST", `${V3}/refresh`, { body: { refresh_token: session.refresh_token } });
         assert.equal(refreshed.status, 200);
