@@ -11,7 +11,7 @@ import { isRecord, stripThinking, tryParseJson, unfence } from "./text.ts";
 import type { LlmToolCall, LlmTurn } from "./types.ts";
 
 /** A tool call before ids are made unique and arguments become strings. */
-interface RawCall {
+export interface RawCall {
   readonly id: string | null | undefined;
   readonly name: string;
   readonly arguments: unknown;
