@@ -81,7 +81,10 @@ export async function createPipeline(
     if (!context.ok) return context;
     const tools = openTools();
     try {
-      const answered = await answer({ contextBlock: context.value.block, tools, signal, correlationId: invocationHash(event.event_id) });
+      const answered = await answer({
+        contextBlock: context.value.block, tools, signal, correlationId: invocationHash(event.event_id),
+        deadline: performance.now() + config.runtime.invocation_timeout_seconds * 1000,
+      });
       if (!answered.ok) return answered;
       const draft: ReplyDraft = {
         markdown: answered.value.markdown, sources: answered.value.sources,

@@ -97,7 +97,9 @@ export function userPrompt(contextBlock: string): string {
   return [
     contextBlock,
     "",
-    "Answer the final message in the room context above: it is the one that invoked you.",
+    "Answer the final message in the room context above (marked invocation=\"true\"): it is the one that invoked you.",
+    "Messages marked self=\"true\" are your own earlier replies. <reply_to> shows which message a message answers;",
+    "a thread_root attribute means the conversation is a thread and only that thread is shown.",
     "Reply with the JSON object described in the response contract.",
   ].join("\n");
 }
