@@ -30,6 +30,7 @@ export const BOUNDS = {
   "context.max_reply_depth": b(0, 10, 2),
   "search.max_results": b(1, 20, 8),
   "search.timeout_seconds": b(1, 120, 15),
+  "search.max_response_bytes": b(10_000, 20_000_000, 2_000_000),
   "web.connect_timeout_seconds": b(1, 60, 5),
   "web.read_timeout_seconds": b(1, 120, 15),
   "web.total_timeout_seconds": b(1, 300, 20),

@@ -93,6 +93,7 @@ const searchSchema = z.strictObject({
   api_key_header: z.string().regex(/^[A-Za-z0-9-]{1,64}$/).default("Authorization"),
   max_results: bounded("search.max_results"),
   timeout_seconds: bounded("search.timeout_seconds"),
+  max_response_bytes: bounded("search.max_response_bytes"),
 });
 
 const webSchema = z.strictObject({

@@ -7,8 +7,8 @@ import { normalizeSourceUrl } from "../web/url.ts";
 import { toolFailure } from "./failures.ts";
 import { boundedLabel } from "./text.ts";
 
-/** Largest SearXNG response body read, in bytes. */
-export const SEARCH_MAX_RESPONSE_BYTES = 2_000_000;
+/** Hard ceiling on the SearXNG response body read, in bytes (config `search.max_response_bytes` is below it). */
+export const SEARCH_MAX_RESPONSE_BYTES = 20_000_000;
 /** Most raw results inspected from one response. */
 export const SEARCH_MAX_RAW_RESULTS = 200;
 /** Longest result title kept, in UTF-16 code units. */
@@ -134,6 +134,7 @@ function statusFailure(status: number, log: Logger): ToolExecutionError {
  */
 export async function querySearxng(config: SearchConfig, search: SearchQuery, log: Logger): Promise<Result<SearchHit[], ToolExecutionError>> {
   const timeoutMs = config.timeout_seconds * 1_000;
+  const maxBytes = Math.min(config.max_response_bytes, SEARCH_MAX_RESPONSE_BYTES);
   const agent = new Agent({
     connect: { timeout: timeoutMs },
     headersTimeout: timeoutMs,
@@ -153,11 +154,11 @@ export async function querySearxng(config: SearchConfig, search: SearchQuery, lo
       return err(statusFailure(response.statusCode, log));
     }
     const declared = Number(response.headers["content-length"]);
-    if (Number.isFinite(declared) && declared > SEARCH_MAX_RESPONSE_BYTES) {
+    if (Number.isFinite(declared) && declared > maxBytes) {
       discard(response.body);
       throw new ResponseTooLarge();
     }
-    const body = await readBounded(response.body, SEARCH_MAX_RESPONSE_BYTES);
+    const body = await readBounded(response.body, maxBytes);
     const hits = parseSearxngResults(new TextDecoder("utf-8").decode(body), search.count);
     if (hits === null) {
       log.warn("search_malformed_response", { hint: "the search endpoint did not return SearXNG JSON results" });
@@ -167,7 +168,7 @@ export async function querySearxng(config: SearchConfig, search: SearchQuery, lo
   } catch (error) {
     if (search.signal.aborted) return err(toolFailure("cancelled"));
     if (error instanceof ResponseTooLarge) {
-      log.warn("search_response_too_large", { max_bytes: SEARCH_MAX_RESPONSE_BYTES });
+      log.warn("search_response_too_large", { max_bytes: maxBytes });
       return err(toolFailure("search_unavailable"));
     }
     const code = (error as { code?: unknown }).code;

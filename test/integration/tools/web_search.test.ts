@@ -133,6 +133,14 @@ describe("web_search against SearXNG", () => {
     assert.ok(lines.some((line) => line.event === "search_response_too_large"));
   });
 
+  test("oversized result: the configured search.max_response_bytes applies below the hard ceiling", async () => {
+    searx.respondWith({ kind: "oversized", bytes: 60_000 });
+    const { session, lines } = searchSession({ max_response_bytes: 50_000 });
+    const result = await call(session, "web_search", { query: "x" });
+    assert.equal(result.code, "search_unavailable");
+    assert.ok(lines.some((line) => line.event === "search_response_too_large" && line.fields?.["max_bytes"] === 50_000));
+  });
+
   test("oversized result: long titles and snippets are bounded and the output fits the limit", async () => {
     const long = Array.from({ length: 8 }, (_, i) => sampleResult(i, { title: "T".repeat(5_000), content: "S ".repeat(50_000) }));
     searx.respondWith({ kind: "results", results: long });
