@@ -65,6 +65,7 @@ export class Accounts {
     this.settings = settings;
   }
 
+  /** Registers an account; throws if it exists (a test bug). */
   addUser(userId: string, password: string): void {
     if (this.accounts.has(userId)) throw new Error(`fake homeserver: user ${userId} exists`);
     this.accounts.set(userId, { password, devices: new Map() });
@@ -78,6 +79,7 @@ export class Accounts {
     for (const deviceId of [...account.devices.keys()]) this.deleteDevice(userId, deviceId);
   }
 
+  /** The devices of an account. */
   devices(userId: string): DeviceInfo[] {
     return [...this.accountOf(userId).devices.values()];
   }

@@ -34,6 +34,7 @@ export class FaultQueue {
     return this.queue.reduce((sum, q) => sum + q.remaining, 0);
   }
 
+  /** Drops every queued fault. */
   clear(): void {
     this.queue.length = 0;
   }

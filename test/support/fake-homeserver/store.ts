@@ -105,6 +105,7 @@ export class RoomStore {
     return this.position;
   }
 
+  /** Whether a room with this id exists. */
   hasRoom(roomId: string): boolean {
     return this.rooms.has(roomId);
   }
