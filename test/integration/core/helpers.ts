@@ -8,7 +8,9 @@ import { setTimeout as delay } from "node:timers/promises";
 import { openStateStore } from "../../../src/state/store.ts";
 import type { InvocationRow, StateStore } from "../../../src/state/types.ts";
 import type { ClientEvent } from "../../support/fake-homeserver.ts";
-import { ALICE, lisaReplies, repliedTo, startInProcess, until, waitForBaseline, type InProcessLisa, type World } from "../../support/lisa-harness.ts";
+import {
+  ALICE, createWorld, lisaReplies, repliedTo, startInProcess, until, waitForBaseline, type InProcessLisa, type World, type WorldOptions,
+} from "../../support/lisa-harness.ts";
 
 /** Both homeserver profiles every profile-independent scenario runs under. */
 export const PROFILES = ["synapse", "continuwuity"] as const;
@@ -21,6 +23,41 @@ export async function startLisa(world: World): Promise<InProcessLisa> {
   const lisa = startInProcess(world);
   await waitForBaseline(lisa.store, 15_000);
   return lisa;
+}
+
+/** One scenario's world plus a Lisa starter whose instances are stopped at the end. */
+export interface Scenario {
+  readonly world: World;
+  /** Starts Lisa in process without waiting for anything. */
+  launch(): InProcessLisa;
+  /** Starts Lisa in process and waits for a committed sync position. */
+  start(): Promise<InProcessLisa>;
+}
+
+/** Runs `body` in a fresh world; stops every Lisa still running and closes the fakes afterwards. */
+export async function scenario(options: WorldOptions, body: (s: Scenario) => Promise<void>): Promise<void> {
+  const world = await createWorld(options);
+  const running = new Set<InProcessLisa>();
+  const launch = (): InProcessLisa => {
+    const lisa = startInProcess(world);
+    running.add(lisa);
+    void lisa.done.finally(() => running.delete(lisa));
+    return lisa;
+  };
+  try {
+    await body({
+      world,
+      launch,
+      start: async () => {
+        const lisa = launch();
+        await waitForBaseline(lisa.store, 15_000);
+        return lisa;
+      },
+    });
+  } finally {
+    for (const lisa of running) await lisa.stop();
+    await world.close();
+  }
 }
 
 /** Opens the ledger for writing (Lisa must be stopped) and closes it after `work`. */
