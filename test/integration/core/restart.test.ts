@@ -6,7 +6,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { StateStore } from "../../../src/state/types.ts";
 import { syncToken } from "../../support/fake-homeserver.ts";
-import { ALICE, BOB, CAROL, echoScript, lisaReplies, ROOM1, ROOM2, ROOM3, until, type World } from "../../support/lisa-harness.ts";
+import { jsonAnswer, type RecordedRequest, type ScriptedResponse } from "../../support/scripted-llm.ts";
+import { ALICE, BOB, CAROL, lisaReplies, ROOM1, ROOM2, ROOM3, until, type World } from "../../support/lisa-harness.ts";
 import { bodyOf, peekLedger, PROFILES, repliesTo, replyTargets, scenario, settle, waitForReply, withLedger } from "./helpers.ts";
 
 /** Records `eventId` as a candidate and moves the sync position past everything the server has. */
@@ -58,8 +59,8 @@ for (const profile of PROFILES) {
     });
 
     test("a stop during the LLM request returns the row to candidate; the restart answers it once", async () => {
-      const script = (request: Parameters<typeof echoScript>[0], index: number) =>
-        index === 0 ? { ...echoScript(request, index), delayMs: 60_000 } : echoScript(request, index);
+      const script = (_request: RecordedRequest, index: number): ScriptedResponse =>
+        ({ ...jsonAnswer(`Indeed, answer number ${index + 1}.`), ...(index === 0 ? { delayMs: 60_000 } : {}) });
       await scenario({ profile, llmScript: script, config: { runtime: { shutdown_grace_seconds: 0 } } }, async ({ world, start }) => {
         let lisa = await start();
         const invoking = world.hs.sendText(ROOM3, CAROL, "Lisa, a slow question");
