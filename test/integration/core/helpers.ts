@@ -162,3 +162,16 @@ export function gate(): Gate {
     },
   };
 }
+
+/** Resolves with `promise`, or rejects after `timeoutMs` (a deadline for the test, not an assertion on speed). */
+export async function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
