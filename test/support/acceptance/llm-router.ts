@@ -81,25 +81,24 @@ export function defaultAnswer(index: number): ScriptedResponse {
 /** A scripted-LLM script that dispatches on markers; unmatched requests get `defaultAnswer`. */
 export class LlmRouter {
   readonly #routes: { readonly marker: string; readonly route: Route }[] = [];
-  /** Requests answered per marker (and `""` for unmatched ones). */
-  readonly seen = new Map<string, RequestView[]>();
+  /** Every request so far, as the model saw it, in order. */
+  readonly views: RequestView[] = [];
 
   /** Answers requests whose invoking message contains `marker` with `route` (first added wins). */
   on(marker: string, route: Route): void {
     this.#routes.push({ marker, route });
   }
 
-  /** The views of the requests a marker's route answered. */
+  /** The requests whose invoking message contains `marker` (routed or not). */
   requestsFor(marker: string): RequestView[] {
-    return this.seen.get(marker) ?? [];
+    return this.views.filter((view) => view.invocationBody.includes(marker));
   }
 
   /** The function to pass to `startScriptedLlm`. */
   readonly script = (request: RecordedRequest, index: number): ScriptedResponse | Promise<ScriptedResponse> => {
     const view = viewOf(request);
+    this.views.push(view);
     const match = this.#routes.find((entry) => view.invocationBody.includes(entry.marker));
-    const key = match?.marker ?? "";
-    this.seen.set(key, [...(this.seen.get(key) ?? []), view]);
     return match === undefined ? defaultAnswer(index) : match.route(view, request);
   };
 }

@@ -84,12 +84,17 @@ export async function assertRepliesExactly(world: AcceptanceWorld, roomId: strin
   assert.deepEqual(counts, Object.fromEntries(expected.map((id) => [id, 1])), `Lisa's replies in ${roomId} by target`);
 }
 
+let syncNonce = 0;
+
 /** The user ids Synapse currently shows as typing in a room (a filtered initial /sync of `client`). */
 export async function typingUsers(client: MatrixTestClient, roomId: string): Promise<string[]> {
+  // Synapse caches identical /sync requests for a while; a unique filter makes every call fresh.
+  syncNonce += 1;
+  const timeline = { limit: 1, not_types: [`org.lisa.test.nonce.${syncNonce}`] };
   const filter = {
     presence: { types: [] },
     account_data: { types: [] },
-    room: { rooms: [roomId], timeline: { limit: 1 }, state: { types: [] }, account_data: { types: [] }, ephemeral: { types: ["m.typing"] } },
+    room: { rooms: [roomId], timeline, state: { types: [] }, account_data: { types: [] }, ephemeral: { types: ["m.typing"] } },
   };
   const sync = await client.request("GET", "/_matrix/client/v3/sync", { query: { filter: JSON.stringify(filter), timeout: 0 } });
   const joined = (sync["rooms"] as Record<string, unknown> | undefined)?.["join"] as Record<string, unknown> | undefined;
