@@ -68,9 +68,9 @@ describe("Lisa's replies carry context, persona, fallbacks, tools and threads (r
     const invoking = await world.alice.sendMention(room, LISA_ID, "Lisa", "[ctx] who is bringing the lemonade?");
     const reply = await waitForReply(world, room, invoking);
     const view = only(world.router.requestsFor("[ctx]"), "[ctx]");
-    const messages = contextMessages(view.user).map((m) => ({ ...m.attributes, body: m.body }));
-    const picnic = messages.find((m) => m.body === "The picnic is on Saturday at the lake.");
-    const lemonade = messages.find((m) => m.body === "I will bring the lemonade.");
+    const messages: Record<string, string>[] = contextMessages(view.user).map((m) => ({ ...m.attributes, body: m.body }));
+    const picnic = messages.find((m) => m["body"] === "The picnic is on Saturday at the lake.");
+    const lemonade = messages.find((m) => m["body"] === "I will bring the lemonade.");
     assert.equal(picnic?.["author_id"], world.alice.userId);
     assert.equal(picnic?.["author_name"], "Alice");
     assert.equal(lemonade?.["author_id"], world.bob.userId);
