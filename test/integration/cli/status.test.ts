@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -61,7 +61,9 @@ describe("lisa build", () => {
   test("npm run build's compiler emits a dist/ whose lisa binary runs", () => {
     const root = mkdtempSync(join(tmpdir(), "lisa-build-"));
     try {
+      // A package layout like an installed one: package.json beside dist/, dependencies reachable.
       copyFileSync(join(REPO, "package.json"), join(root, "package.json"));
+      symlinkSync(join(REPO, "node_modules"), join(root, "node_modules"), "dir");
       const tsc = spawnSync(NODE, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", join(REPO, "tsconfig.build.json"), "--outDir", join(root, "dist")], {
         encoding: "utf8", cwd: REPO,
       });
