@@ -17,7 +17,7 @@ import { runSyncLoop, type SyncCounters } from "./sync-loop.ts";
 /** How often the dispatcher polls the ledger for due retries and expired leases. */
 const DISPATCH_POLL_MS = 1_000;
 /** Give up on a failing candidate's processing after this many leases (then the fallback is sent). */
-const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 8;
 
 /** Exit statuses the service can end with. */
 export const SERVICE_EXIT = { ok: 0, failure: 1, config: 78 } as const;

@@ -36,7 +36,7 @@ export interface WorkerSettings extends ClassifierSettings {
   readonly invocationTimeoutMs: number;
   readonly genericError: string;
   readonly overloadError: string;
-  /** Attempts after which a candidate whose processing keeps failing gets the fallback. */
+  /** Leases after which a candidate is answered with the fallback (and deferrals stop). */
   readonly maxAttempts: number;
 }
 
@@ -104,7 +104,11 @@ async function processCandidate(deps: WorkerDeps, row: InvocationRow, signal: Ab
   let content: Record<string, unknown>;
   try {
     await typing.start(deadline);
-    const outcome = await respondSafely(deps.respond, verdict.event, deadline, log);
+    // A candidate leased this often keeps failing (crashes, kills): answer with
+    // the fallback instead of looping forever.
+    const outcome = row.attemptCount > deps.settings.maxAttempts
+      ? { ok: false as const, error: new LisaError("attempts_exhausted", "too many processing attempts") }
+      : await respondSafely(deps.respond, verdict.event, deadline, log);
     if (signal.aborted) {
       // Shutdown, not failure: hand the invocation back for the next start.
       deps.store.releaseLease(row.eventId, "shutdown");
