@@ -1,0 +1,91 @@
+// Timestamps of HTTP traffic at the fakes, taken inside the bench process
+// through Node's built-in diagnostics channels (no proxy hop, no change to
+// the fakes): a request's arrival ("http.server.request.start", headers
+// parsed) and a response's end ("http.server.response.finish", last byte
+// handed to the kernel).
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { performance } from "node:perf_hooks";
+
+/** Header the baseline scripts send so their requests can be told from Lisa's. */
+export const CLIENT_HEADER = "x-bench-client";
+
+/** One observed moment of one HTTP exchange. */
+export interface HttpMoment {
+  /** `performance.now()` of the bench process, in ms. */
+  readonly at: number;
+  readonly phase: "arrived" | "finished";
+  readonly method: string;
+  /** Path without the query string (still percent-encoded). */
+  readonly path: string;
+  /** Local port of the serving socket (tells the fakes apart). */
+  readonly port: number;
+  /** The `x-bench-client` header, or "lisa" when absent. */
+  readonly client: string;
+}
+
+interface ServerMessage {
+  readonly request: IncomingMessage;
+  readonly response?: ServerResponse;
+}
+
+/** Records every request arrival and response end of every node:http server in this process. */
+export class HttpObserver {
+  readonly moments: HttpMoment[] = [];
+  readonly #onStart = (message: unknown): void => this.#record(message as ServerMessage, "arrived");
+  readonly #onFinish = (message: unknown): void => this.#record(message as ServerMessage, "finished");
+
+  constructor() {
+    subscribe("http.server.request.start", this.#onStart);
+    subscribe("http.server.response.finish", this.#onFinish);
+  }
+
+  /** Stops recording. */
+  close(): void {
+    unsubscribe("http.server.request.start", this.#onStart);
+    unsubscribe("http.server.response.finish", this.#onFinish);
+  }
+
+  /** Forgets what was recorded so far. */
+  clear(): void {
+    this.moments.length = 0;
+  }
+
+  /** The first moment after `after` (ms) that satisfies `match`, or undefined. */
+  first(after: number, match: (moment: HttpMoment) => boolean): HttpMoment | undefined {
+    return this.moments.find((m) => m.at >= after && match(m));
+  }
+
+  /** Every moment after `after` that satisfies `match`. */
+  all(after: number, match: (moment: HttpMoment) => boolean): HttpMoment[] {
+    return this.moments.filter((m) => m.at >= after && match(m));
+  }
+
+  #record(message: ServerMessage, phase: HttpMoment["phase"]): void {
+    const at = performance.now();
+    const request = message.request;
+    const url = request.url ?? "/";
+    const query = url.indexOf("?");
+    const header = request.headers[CLIENT_HEADER];
+    this.moments.push({
+      at,
+      phase,
+      method: request.method ?? "GET",
+      path: query === -1 ? url : url.slice(0, query),
+      port: request.socket?.localPort ?? 0,
+      client: typeof header === "string" ? header : "lisa",
+    });
+  }
+}
+
+/** Matches one endpoint of the Matrix client-server API by the path's shape. */
+export function endpointIs(moment: HttpMoment, endpoint: "sync" | "send" | "typing" | "context" | "messages" | "login"): boolean {
+  switch (endpoint) {
+    case "sync": return moment.path.endsWith("/sync");
+    case "send": return moment.method === "PUT" && moment.path.includes("/send/");
+    case "typing": return moment.method === "PUT" && moment.path.includes("/typing/");
+    case "context": return moment.path.includes("/context/");
+    case "messages": return moment.path.endsWith("/messages");
+    case "login": return moment.path.endsWith("/login");
+  }
+}

@@ -1,0 +1,96 @@
+// Resident memory of the `lisa run` child (VmRSS from /proc/<pid>/status):
+// idle after start, and growth after 1,000 invocations driven with the
+// instant scripted LLM; baseline: `node -e` holding an HTTP server open.
+import { setTimeout as delay } from "node:timers/promises";
+import { ALICE } from "../test/support/lisa-harness.ts";
+import { quantile, type ReportRow } from "./lib/stats.ts";
+import type { BenchResult } from "./lib/types.ts";
+import { benchRooms, benchWorld, lisaMessageCount, residentMemory, spawnNode, startLisa, waitForHs, waitForLisaReady } from "./lib/world.ts";
+
+/** Options of the memory benchmark. */
+export interface MemoryBenchOptions {
+  readonly invocations: number;
+  readonly rooms: number;
+  /** How long a process is left alone before its RSS is read. */
+  readonly settleMs: number;
+  /** A built dist/main.js whose idle RSS is measured too, or null. */
+  readonly distEntry: string | null;
+}
+
+const MB = 1024 * 1024;
+const HTTP_SERVER = "require('node:http').createServer((q, s) => s.end()).listen(0, '127.0.0.1')";
+
+// Median of a few VmRSS readings 100 ms apart (a single reading can catch a GC in progress).
+async function settledRss(pid: number, settleMs: number): Promise<number> {
+  await delay(settleMs);
+  const readings: number[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    readings.push(residentMemory(pid).rss);
+    await delay(100);
+  }
+  return quantile(readings, 0.5);
+}
+
+// Idle RSS of Lisa started from `entry` in a world of its own.
+async function idleRss(entry: string, rooms: number, settleMs: number): Promise<number> {
+  const world = await benchWorld({ rooms: benchRooms(rooms) });
+  const lisa = startLisa(world, { entry });
+  try {
+    await waitForLisaReady(world, lisa);
+    return await settledRss(lisa.pid, settleMs);
+  } finally {
+    await lisa.stop();
+    await world.close();
+  }
+}
+
+/** Runs the benchmark. */
+export async function benchMemory(options: MemoryBenchOptions): Promise<BenchResult> {
+  const distIdle = options.distEntry === null ? null : await idleRss(options.distEntry, options.rooms, options.settleMs);
+  const rooms = benchRooms(options.rooms);
+  const world = await benchWorld({ rooms, config: { runtime: { max_concurrent_rooms: options.rooms } } });
+  const lisa = startLisa(world);
+  const server = spawnNode(["-e", HTTP_SERVER]);
+  try {
+    await waitForLisaReady(world, lisa);
+    const [idle, baseline] = await Promise.all([settledRss(lisa.pid, options.settleMs), settledRss(server.pid, options.settleMs)]);
+    const trace: string[] = [];
+    const perRoom = Math.ceil(options.invocations / rooms.length);
+    const roundSize = 10;
+    let sent = 0;
+    for (let round = 0; sent < options.invocations; round += 1) {
+      for (const roomId of rooms) {
+        for (let i = 0; i < roundSize && sent < options.invocations; i += 1) {
+          world.hs.sendText(roomId, ALICE, `Lisa, memory question ${(sent += 1)}?`);
+        }
+      }
+      const expected = sent;
+      await waitForHs(world.hs, (hs) => rooms.reduce((n, r) => n + lisaMessageCount(hs, r), 0) >= expected, 120_000, `${expected} replies`);
+      if (round % 3 === 2) trace.push(`${expected}: ${(residentMemory(lisa.pid).rss / MB).toFixed(1)} MB`);
+    }
+    const after = await settledRss(lisa.pid, options.settleMs);
+    const growth = after - idle;
+    const idleRow = (label: string, rss: number): ReportRow => ({
+      figure: `resident memory idle after start (${label})`, value: `${(rss / MB).toFixed(1)} MB`,
+      baseline: `node -e HTTP server ${(baseline / MB).toFixed(1)} MB`, ratio: rss / baseline, goal: "<= 60 MB", met: rss <= 60 * MB,
+    });
+    return {
+      rows: [
+        idleRow("node src/main.ts", idle),
+        ...(distIdle === null ? [] : [idleRow("built dist/main.js", distIdle)]),
+        {
+          figure: `resident memory growth after ${sent} invocations`, value: `${(growth / MB).toFixed(1)} MB (to ${(after / MB).toFixed(1)} MB)`,
+          baseline: "0 MB (idle)", ratio: Number.NaN, goal: "<= 5 MB", met: growth <= 5 * MB,
+        },
+      ],
+      notes: [
+        `memory: ${rooms.length} rooms, ${perRoom} invocations each, max_concurrent_rooms=${rooms.length}; RSS read ${options.settleMs} ms after the last reply`,
+        `memory: RSS during the run (invocations: RSS): ${trace.join(", ")}`,
+      ],
+    };
+  } finally {
+    await server.stop();
+    await lisa.stop();
+    await world.close();
+  }
+}

@@ -1,0 +1,94 @@
+// `npm run bench`: every benchmark of Lisa's own costs against a baseline
+// measured in the same run, on this machine, against the local fakes.
+// Prints one Markdown table (figure, baseline, ratio, goal) and notes.
+//   node bench/run.ts [--only=a,b] [--quick] [--json=FILE]
+// Benchmarks are never timed assertions in tests: this only reports.
+import { execFileSync } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { benchBurst } from "./burst.ts";
+import { benchHtml } from "./html.ts";
+import { benchInvocation } from "./invocation.ts";
+import { buildDist, type DistBuild } from "./lib/dist.ts";
+import { HttpObserver } from "./lib/observe.ts";
+import { markdownTable, type ReportRow } from "./lib/stats.ts";
+import type { Benchmark, BenchResult } from "./lib/types.ts";
+import { benchMemory } from "./memory.ts";
+import { benchPrompt } from "./prompt.ts";
+import { benchStartup } from "./startup.ts";
+
+const args = process.argv.slice(2);
+const flag = (name: string): string | undefined => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`))?.split("=").slice(1).join("=");
+const has = (name: string): boolean => args.some((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+const quick = has("quick");
+const only = flag("only")?.split(",").filter((n) => n !== "") ?? null;
+const jsonPath = flag("json");
+
+const observer = new HttpObserver();
+let dist: DistBuild | null = null;
+const distEntry = (): string => {
+  dist ??= buildDist();
+  return dist.entry;
+};
+
+const BENCHMARKS: readonly Benchmark[] = [
+  {
+    name: "prompt",
+    run: () => benchPrompt({ history: 60, limits: { max_events: 40, max_characters: 24_000, max_event_characters: 4_000, max_reply_depth: 2 } }),
+  },
+  { name: "startup", run: () => benchStartup(observer, { rounds: quick ? 4 : 12, distEntry: distEntry() }) },
+  { name: "invocation", run: () => benchInvocation(observer, { warmup: quick ? 10 : 30, samples: quick ? 40 : 200, history: 60 }) },
+  { name: "memory", run: () => benchMemory({ invocations: quick ? 300 : 1_000, rooms: 10, settleMs: 2_000, distEntry: distEntry() }) },
+  {
+    name: "burst",
+    run: () => benchBurst(observer, { rooms: 20, perRoom: 10, llmDelayMs: 200, maxConcurrentRooms: 3, repetitions: quick ? 1 : 3 }),
+  },
+  { name: "html", run: () => benchHtml({ pageBytes: 2 * 1024 * 1024, rounds: quick ? 2 : 6 }) },
+];
+
+function machine(): string {
+  let pandoc = "pandoc ?";
+  try {
+    pandoc = execFileSync("pandoc", ["--version"], { encoding: "utf8" }).split("\n")[0] ?? pandoc;
+  } catch {
+    pandoc = "pandoc missing";
+  }
+  return `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${pandoc}, ${new Date().toISOString()}`;
+}
+
+async function main(): Promise<number> {
+  const selected = BENCHMARKS.filter((b) => only === null || only.includes(b.name));
+  if (selected.length === 0) {
+    process.stderr.write(`unknown benchmark; choose from ${BENCHMARKS.map((b) => b.name).join(", ")}\n`);
+    return 2;
+  }
+  const results: { name: string; result: BenchResult; seconds: number }[] = [];
+  const started = Date.now();
+  try {
+    for (const benchmark of selected) {
+      process.stderr.write(`bench: ${benchmark.name} ...\n`);
+      const t0 = Date.now();
+      observer.clear();
+      const result = await benchmark.run();
+      results.push({ name: benchmark.name, result, seconds: (Date.now() - t0) / 1000 });
+      process.stderr.write(`bench: ${benchmark.name} done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+    }
+  } finally {
+    observer.close();
+    dist?.remove();
+  }
+  const rows: ReportRow[] = results.flatMap((r) => r.result.rows);
+  const lines = [
+    `Machine: ${machine()}${quick ? " (--quick)" : ""}`,
+    "",
+    markdownTable(rows),
+    "",
+    ...results.flatMap((r) => r.result.notes.map((n) => `- ${n}`)),
+    `- total: ${((Date.now() - started) / 1000).toFixed(0)} s (${results.map((r) => `${r.name} ${r.seconds.toFixed(0)} s`).join(", ")})`,
+  ];
+  process.stdout.write(`${lines.join("\n")}\n`);
+  if (jsonPath !== undefined) writeFileSync(jsonPath, JSON.stringify({ machine: machine(), results }, null, 2));
+  return 0;
+}
+
+process.exitCode = await main();
