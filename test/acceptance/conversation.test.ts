@@ -2,7 +2,7 @@
 // room context and authors, persona, in-character fallback, typing, the
 // research journey with sources, and threads.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, afterEach, before, describe, test } from "node:test";
 import {
   type AcceptanceWorld,
   assertNoCanary,
@@ -57,6 +57,10 @@ describe("Lisa's replies carry context, persona, fallbacks, tools and threads (r
     world.router.on("[research]", (view) => researchStep(world, view));
     world.lisa.start();
     await world.lisa.waitForLog("sync_baseline");
+  });
+
+  afterEach(async () => {
+    await assertNoCanary(world);
   });
 
   after(async () => {

@@ -1,7 +1,7 @@
 // Which messages Lisa answers, against a real Synapse with Lisa as a child
 // process: history, mentions, replies, non-invocations and restarts.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, afterEach, before, describe, test } from "node:test";
 import {
   type AcceptanceWorld,
   assertNoCanary,
@@ -37,6 +37,10 @@ describe("Lisa answers exactly the invocations (real Synapse, child process)", (
     historyEvents.push(await world.bob.sendReply(history, parent, "Welcome!", { mentions: {} }));
     world.lisa.start();
     await world.lisa.waitForLog("sync_baseline");
+  });
+
+  afterEach(async () => {
+    await assertNoCanary(world);
   });
 
   after(async () => {

@@ -3,7 +3,7 @@
 // expiring refresh tokens (password re-login, same device, no new baseline);
 // a password change (exit 78, nothing sent) and recovery after a restart.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, afterEach, before, describe, test } from "node:test";
 import {
   type AcceptanceWorld,
   assertNoCanary,
@@ -93,6 +93,11 @@ describe("token lifecycle (real Synapse, child process)", () => {
     await Promise.all([steady.lisa.waitForLog("sync_baseline"), expiring.lisa.waitForLog("sync_baseline")]);
     // The long steady run proceeds while the expiring-refresh scenarios run against the other homeserver.
     load = steadyLoad(steady, ["steady-1", "steady-2"]).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+  });
+
+  afterEach(async () => {
+    await assertNoCanary(steady);
+    await assertNoCanary(expiring);
   });
 
   after(async () => {
