@@ -75,7 +75,12 @@ export class SyncIngestor {
   }
 
   #commitBaseline(batch: SyncBatch): IngestOutcome {
-    const rooms = this.#settings.allowedRoomIds.map((roomId) => {
+    // Only rooms in the response (i.e. joined) are anchored. An allowed room
+    // Lisa has not joined yet gets its baseline in the batch where it first
+    // appears; anchoring it now would let that batch's timeline (messages sent
+    // before Lisa joined) through as new invocations.
+    const joined = this.#settings.allowedRoomIds.filter((roomId) => batch.rooms.some((r) => r.roomId === roomId));
+    const rooms = joined.map((roomId) => {
       const events = batch.rooms.find((r) => r.roomId === roomId)?.events ?? [];
       const last = events.at(-1);
       return { roomId, lastTimelineEventId: last?.event_id ?? null, baselineTsMs: last?.origin_server_ts ?? this.#now() };

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { matrixTransactionId } from "../../../src/state/txn-id.ts";
-import { ALICE, BOB, CAROL, ROOM1, ROOM2, until } from "../../support/lisa-harness.ts";
+import { ALICE, BOB, CAROL, LISA, ROOM1, ROOM2, ROOM3, until } from "../../support/lisa-harness.ts";
 import { logRecords, peekLedger, PROFILES, repliesTo, replyTargets, scenario, settle, waitForReply, withLedger } from "./helpers.ts";
 
 for (const profile of PROFILES) {
@@ -73,6 +73,23 @@ for (const profile of PROFILES) {
         const sends = world.hs.requests("send").filter((r) => r.path.endsWith(`/${txn}`));
         assert.deepEqual(sends.map((r) => r.status), ["dropped", 200], "one retry of the same transaction");
         assert.equal(repliesTo(world, ROOM1, invoking).length, 1);
+      });
+    });
+
+    test("an allowed room Lisa joins later is baselined on first sight: nothing said before she joined is answered", async () => {
+      const late = "!late:localhost";
+      await scenario({ profile, config: { matrix: { allowed_room_ids: [ROOM1, ROOM2, ROOM3, late] } } }, async ({ world, start }) => {
+        world.hs.createRoom(late, [ALICE, BOB]);
+        const ancient = world.hs.sendText(late, ALICE, "Lisa, said long before you were here");
+        const lisa = await start();
+        assert.equal(lisa.store.roomCursor(late), null, "a room Lisa is not in has no anchor yet");
+        const beforeJoin = world.hs.sendText(late, BOB, "Lisa, said after your start but before you joined");
+        world.hs.join(late, LISA, "Lisa");
+        await until(() => lisa.store.roomCursor(late) !== null, 15_000, "the late room's baseline");
+        await settle(world, late);
+        assert.equal(repliesTo(world, late, ancient).length, 0);
+        assert.equal(repliesTo(world, late, beforeJoin).length, 0);
+        assert.equal(lisa.store.invocation(beforeJoin), null);
       });
     });
 

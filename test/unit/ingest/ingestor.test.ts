@@ -44,12 +44,12 @@ describe("sync ingestor", () => {
   }
 
   async function baselineWith(events: readonly RawEvent[] = [ev(1)], target = ingestor()): Promise<void> {
-    sync.respond("s1", [room(ROOM_A, events)]);
+    sync.respond("s1", [room(ROOM_A, events), room(ROOM_B, [])]);
     assert.equal((await run(target)).kind, "baseline");
   }
 
   test("the first sync is a baseline: no since, no long-poll, every event discarded, anchors recorded", async () => {
-    sync.respond("s1", [room(ROOM_A, [mention(1), ev(2)]), room(ROOM_OUT, [mention(3)])]);
+    sync.respond("s1", [room(ROOM_A, [mention(1), ev(2)]), room(ROOM_B, []), room(ROOM_OUT, [mention(3)])]);
     assert.deepEqual(await run(), { kind: "baseline", rooms: 2 });
     assert.equal(sync.requests[0]?.since, null);
     assert.equal(sync.requests[0]?.timeoutMs, 0);
@@ -117,6 +117,18 @@ describe("sync ingestor", () => {
     assert.equal(sync.requests.at(-1)?.since, null);
     assert.equal(store.invocation(mention(7).event_id), null);
     assert.equal(store.roomCursor(ROOM_A)?.lastTimelineEventId, mention(7).event_id);
+  });
+
+  test("an allowed room missing from the baseline (not joined yet) is baselined where it first appears, not answered", async () => {
+    sync.respond("s1", [room(ROOM_A, [ev(1)])]);
+    assert.deepEqual(await run(), { kind: "baseline", rooms: 1 });
+    assert.equal(store.roomCursor(ROOM_B), null);
+    // Lisa joins: the room arrives with what was said before she was there.
+    sync.respond("s2", [room(ROOM_B, [mention(2), mention(3)], true, before(0))]).respond("s3", [room(ROOM_B, [mention(4)])]);
+    assert.deepEqual(await run(), { kind: "batch", inserted: [], roomsWithCandidates: [] });
+    assert.equal(store.roomCursor(ROOM_B)?.lastTimelineEventId, mention(3).event_id);
+    assert.equal(store.roomCursor(ROOM_B)?.baselineTsMs, mention(3).origin_server_ts);
+    assert.deepEqual(await run(), { kind: "batch", inserted: [mention(4).event_id], roomsWithCandidates: [ROOM_B] });
   });
 
   test("a newly allowed room is baselined on first sight, not answered, and answered afterwards", async () => {
