@@ -124,7 +124,7 @@ async function runLoops(
     log: log.child({ component: "worker" }),
   });
   const dispatcher = new RoomDispatcher({
-    store, handler: worker, log: log.child({ component: "dispatcher" }),
+    store, handler: worker, log: log.child({ component: "dispatcher" }), onFatal: (code) => failFatal(code, SERVICE_EXIT.failure),
     settings: { maxConcurrentRooms: config.runtime.max_concurrent_rooms, leaseMs: config.runtime.lease_seconds * 1000, pollIntervalMs: DISPATCH_POLL_MS },
   });
   const ingestor = new SyncIngestor({

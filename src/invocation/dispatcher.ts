@@ -1,4 +1,4 @@
-import { errorCode } from "../errors.ts";
+import { errorCode, StateStoreError } from "../errors.ts";
 import { roomHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import type { StateStore } from "../state/store.ts";
@@ -21,6 +21,15 @@ export interface DispatcherSettings {
 
 const CRASH_RETRY_MS = 5_000;
 
+// Ledger failures that mean the database itself is unusable: continuing could
+// duplicate or lose replies, so the service must stop (design 16.3).
+const FATAL_STATE_CODES = new Set(["state_corrupt", "state_io_failed", "state_disk_full", "state_readonly", "state_closed"]);
+
+/** True when a thrown value says the ledger can no longer be trusted. */
+export function isFatalStateError(error: unknown): boolean {
+  return error instanceof StateStoreError && FATAL_STATE_CODES.has(error.code);
+}
+
 /**
  * Per-room serial queues with a global limit on active rooms (design 4.1).
  * SQLite is the queue: a room loop leases the room's oldest due row, handles
@@ -32,6 +41,7 @@ export class RoomDispatcher {
   readonly #settings: DispatcherSettings;
   readonly #log: Logger;
   readonly #now: () => number;
+  readonly #onFatal: (code: string) => void;
   readonly #semaphore: Semaphore;
   readonly #loops = new Map<string, Promise<void>>();
   readonly #rewake = new Set<string>();
@@ -39,12 +49,17 @@ export class RoomDispatcher {
   readonly #work = new AbortController();
   #ticker: NodeJS.Timeout | null = null;
 
-  constructor(deps: { store: DispatcherStore; handler: WorkHandler; settings: DispatcherSettings; log: Logger; now?: () => number }) {
+  constructor(deps: {
+    store: DispatcherStore; handler: WorkHandler; settings: DispatcherSettings; log: Logger; now?: () => number;
+    /** Called when the ledger fails in a way the service must stop for. */
+    onFatal?: (code: string) => void;
+  }) {
     this.#store = deps.store;
     this.#handler = deps.handler;
     this.#settings = deps.settings;
     this.#log = deps.log;
     this.#now = deps.now ?? Date.now;
+    this.#onFatal = deps.onFatal ?? (() => undefined);
     this.#semaphore = new Semaphore(deps.settings.maxConcurrentRooms);
   }
 
@@ -102,6 +117,7 @@ export class RoomDispatcher {
       this.notify(this.#store.roomsWithWork());
     } catch (error) {
       this.#log.error("dispatcher_poll_failed", { code: errorCode(error) });
+      if (isFatalStateError(error)) this.#onFatal(errorCode(error));
     }
   }
 
@@ -123,6 +139,10 @@ export class RoomDispatcher {
         // A bug in one room must not stop the others: log, hand the row back
         // with a delay, and let the poller restart this room later.
         this.#log.error("room_worker_crashed", { room_id_hash: roomHash(roomId), code: errorCode(error) });
+        if (isFatalStateError(error)) {
+          this.#onFatal(errorCode(error));
+          return;
+        }
         if (item?.kind === "process") this.#releaseAfterCrash(item.invocation.eventId);
         return;
       } finally {
