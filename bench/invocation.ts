@@ -26,6 +26,8 @@ interface Sample {
   readonly typingMs: number;
   /** Requests the client made between the sync response and its reply PUT. */
   readonly calls: string;
+  /** The client's own time between one response and its next request ("context -> llm": ms). */
+  readonly gaps: Readonly<Record<string, number>>;
 }
 
 const SETTLE_MS = 30;
@@ -57,8 +59,33 @@ async function invokeOnce(world: World, observer: HttpObserver, target: Target, 
   const typing = observer.first(synced.at, (m) => mine(m) && m.phase === "arrived" && endpointIs(m, "typing"));
   const sent = observer.first(synced.at, (m) => mine(m) && m.phase === "arrived" && endpointIs(m, "send"));
   if (typing === undefined || sent === undefined) throw new Error(`no typing or send observed for ${client}`);
-  const calls = observer.all(synced.at, (m) => m.client === client && m.phase === "arrived" && m.at <= sent.at && !endpointIs(m, "sync"));
-  return { overheadMs: sent.at - synced.at, typingMs: typing.at - synced.at, calls: calls.map(callShape).join(",") };
+  const exchange = observer.all(synced.at, (m) => m.client === client && m.at <= sent.at && !endpointIs(m, "sync"));
+  const calls = exchange.filter((m) => m.phase === "arrived").map(callShape).join(",");
+  return { overheadMs: sent.at - synced.at, typingMs: typing.at - synced.at, calls, gaps: clientGaps(exchange, synced.at) };
+}
+
+// Splits the path into the client's own stretches: from each response's end to its next request.
+function clientGaps(exchange: readonly HttpMoment[], syncedAt: number): Record<string, number> {
+  const gaps: Record<string, number> = {};
+  let from = "sync";
+  let since = syncedAt;
+  for (const moment of exchange) {
+    if (moment.phase === "finished") {
+      from = callShape(moment);
+      since = moment.at;
+      continue;
+    }
+    const key = `${from} -> ${callShape(moment)}`;
+    gaps[key] = (gaps[key] ?? 0) + (moment.at - since);
+  }
+  return gaps;
+}
+
+function gapNote(lisa: readonly Sample[], base: readonly Sample[]): string {
+  const keys = [...new Set(lisa.flatMap((s) => Object.keys(s.gaps)))];
+  const median = (samples: readonly Sample[], key: string): number => quantile(samples.map((s) => s.gaps[key] ?? 0), 0.5);
+  const parts = keys.map((k) => `${k} ${median(lisa, k).toFixed(2)} vs ${median(base, k).toFixed(2)}`);
+  return `invocation: client's own time per stretch (median ms, Lisa vs baseline; HTTP time at the fakes excluded): ${parts.join("; ")}`;
 }
 
 function seedHistory(world: World, rooms: readonly string[], count: number): void {
@@ -135,6 +162,7 @@ export async function benchInvocation(observer: HttpObserver, options: Invocatio
       notes: [
         `invocation: p95 ratio of host overhead ${overheadP95Ratio.toFixed(2)}x; median ratio of typing ${(lisaTyping.median / baseTyping.median).toFixed(2)}x`,
         `invocation: calls between sync response and reply PUT, Lisa: ${lisaCalls}; baseline: ${baseSamples[0]?.calls ?? "?"}; samples whose call lists differ: ${mismatched}`,
+        gapNote(lisaSamples, baseSamples),
         `invocation: ${options.history} messages of history per room; LLM request body ${Math.round(quantile(llmBodies, 0.5))} B; reply content ${Math.round(quantile(replyBytes, 0.5))} B`,
       ],
     };

@@ -5,7 +5,7 @@
 // Benchmarks are never timed assertions in tests: this only reports.
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { cpus } from "node:os";
+import { cpus, loadavg } from "node:os";
 import { benchBurst } from "./burst.ts";
 import { benchHtml } from "./html.ts";
 import { benchInvocation } from "./invocation.ts";
@@ -43,7 +43,8 @@ const BENCHMARKS: readonly Benchmark[] = [
     name: "burst",
     run: () => benchBurst(observer, { rooms: 20, perRoom: 10, llmDelayMs: 200, maxConcurrentRooms: 3, repetitions: quick ? 1 : 3 }),
   },
-  { name: "html", run: () => benchHtml({ pageBytes: 2 * 1024 * 1024, rounds: quick ? 2 : 6 }) },
+  // 2 MB = web.max_download_bytes' default (2,000,000): the largest page fetch_web_page stores.
+  { name: "html", run: () => benchHtml({ pageBytes: 2_000_000, rounds: quick ? 2 : 6 }) },
 ];
 
 function machine(): string {
@@ -53,7 +54,8 @@ function machine(): string {
   } catch {
     pandoc = "pandoc missing";
   }
-  return `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${pandoc}, ${new Date().toISOString()}`;
+  const load = loadavg().map((l) => l.toFixed(2)).join(" ");
+  return `node ${process.version}, ${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${pandoc}, load average ${load}, ${new Date().toISOString()}`;
 }
 
 async function main(): Promise<number> {
@@ -64,12 +66,16 @@ async function main(): Promise<number> {
   }
   const results: { name: string; result: BenchResult; seconds: number }[] = [];
   const started = Date.now();
+  const before = machine();
   try {
     for (const benchmark of selected) {
       process.stderr.write(`bench: ${benchmark.name} ...\n`);
       const t0 = Date.now();
       observer.clear();
-      const result = await benchmark.run();
+      const result = await benchmark.run().catch((error: unknown): BenchResult => ({
+        rows: [{ figure: benchmark.name, value: "FAILED", baseline: "-", ratio: Number.NaN, goal: "-", met: false }],
+        notes: [`${benchmark.name}: failed: ${error instanceof Error ? error.message : String(error)}`],
+      }));
       results.push({ name: benchmark.name, result, seconds: (Date.now() - t0) / 1000 });
       process.stderr.write(`bench: ${benchmark.name} done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
     }
@@ -79,7 +85,8 @@ async function main(): Promise<number> {
   }
   const rows: ReportRow[] = results.flatMap((r) => r.result.rows);
   const lines = [
-    `Machine: ${machine()}${quick ? " (--quick)" : ""}`,
+    `Machine at start: ${before}${quick ? " (--quick)" : ""}`,
+    `Machine at end:   ${machine()}`,
     "",
     markdownTable(rows),
     "",
@@ -87,7 +94,7 @@ async function main(): Promise<number> {
     `- total: ${((Date.now() - started) / 1000).toFixed(0)} s (${results.map((r) => `${r.name} ${r.seconds.toFixed(0)} s`).join(", ")})`,
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
-  if (jsonPath !== undefined) writeFileSync(jsonPath, JSON.stringify({ machine: machine(), results }, null, 2));
+  if (jsonPath !== undefined) writeFileSync(jsonPath, JSON.stringify({ machine: before, results }, null, 2));
   return 0;
 }
 

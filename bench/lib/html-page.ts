@@ -35,7 +35,7 @@ function block(random: () => number, index: number): string {
   }
 }
 
-/** An HTML page of at least `bytes` UTF-8 bytes (a little more: whole blocks only). */
+/** An HTML page of at most `bytes` UTF-8 bytes (whole blocks only, so a little less). */
 export function articlePage(bytes: number, seed = 7): string {
   const random = prng(seed);
   const head = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Benchmark article</title>` +
@@ -44,8 +44,9 @@ export function articlePage(bytes: number, seed = 7): string {
   const tail = `</main><footer><p>&copy; 2026 Example. <a href="/privacy">Privacy</a></p></footer></body></html>`;
   const parts = [head];
   let size = head.length + tail.length;
-  for (let i = 0; size < bytes; i += 1) {
+  for (let i = 0; ; i += 1) {
     const next = `${paragraph(random, i)}\n${block(random, i)}\n`;
+    if (size + next.length > bytes) break;
     parts.push(next);
     size += next.length;
   }

@@ -57,7 +57,7 @@ export function fmtDist(d: Distribution, unit: string, digits = 2): string {
 export function markdownTable(rows: readonly ReportRow[]): string {
   const header = ["figure", "Lisa", "baseline (same run)", "ratio", "goal", "met"];
   const cells = rows.map((r) => [
-    r.figure, r.value, r.baseline, Number.isNaN(r.ratio) ? "-" : `${r.ratio.toFixed(2)}x`, r.goal, r.met ? "yes" : "NO",
+    r.figure, r.value, r.baseline, Number.isNaN(r.ratio) ? "-" : `${r.ratio.toFixed(3)}x`, r.goal, r.met ? "yes" : "NO",
   ]);
   const line = (values: readonly string[]): string => `| ${values.map((v) => v.replace(/\|/g, "\\|")).join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...cells.map(line)].join("\n");
