@@ -48,7 +48,7 @@ describe("token refresh (synapse, short-lived refreshable tokens)", () => {
       assert.ok(world.hs.refreshCount >= rooms.length);
       assert.equal(world.hs.loginCount, 1);
       assert.equal(baselineSyncs(world), 1, "the sync position survived every refresh");
-      assert.deepEqual(lisaDevices(world), ["LISATEST"]);
+      assert.deepEqual(world.hs.devices(LISA), [{ deviceId: "LISATEST", displayName: "Lisa bot" }], "the configured device and its display name");
     });
   });
 

@@ -123,6 +123,15 @@ for (const profile of PROFILES) {
       assert.equal(llmRequests(), llmBefore + 1, "only the sentinel reached the LLM");
     });
 
+    test("a reply in one room to Lisa's message from another room gets no reply", async () => {
+      const question = world.hs.sendText(ROOM1, ALICE, "Lisa, one more thing");
+      const answer = await waitForReply(world, ROOM1, question);
+      const crossRoom = world.hs.reply(ROOM2, BOB, answer.event_id, "replying across rooms");
+      await settle(world, ROOM2);
+      assert.equal(repliesTo(world, ROOM2, crossRoom).length, 0);
+      assert.equal(lisa.store.invocation(crossRoom)?.lastErrorCode, "reply_to_other");
+    });
+
     test("an ordinary message gets no reply and no LLM request", async () => {
       const llmBefore = llmRequests();
       const ordinary = world.hs.sendText(ROOM2, CAROL, "just chatting about the weekend");
