@@ -4,7 +4,7 @@
 import { performance } from "node:perf_hooks";
 import { ALICE } from "../test/support/lisa-harness.ts";
 import { jsonAnswer } from "../test/support/scripted-llm.ts";
-import { endpointIs, type HttpObserver } from "./lib/observe.ts";
+import { endpointIs, replySent, type HttpObserver } from "./lib/observe.ts";
 import { distribution, fmtDist } from "./lib/stats.ts";
 import type { BenchResult } from "./lib/types.ts";
 import { benchRooms, benchWorld, lisaMessageCount, startLisa, waitForHs, waitForLisaReady } from "./lib/world.ts";
@@ -57,12 +57,15 @@ export async function benchBurst(observer: HttpObserver, options: BurstBenchOpti
     await waitForLisaReady(world, lisa);
     for (let repetition = 1; repetition <= options.repetitions; repetition += 1) {
       await waitForHs(world.hs, (hs) => hs.activeSyncs >= 1, 10_000, "Lisa long-polling");
+      const total = rooms.length * options.perRoom;
+      const replied = observer.waitFor(replySent("lisa", hsPort), total, ideal * 5 + 30_000, "every burst reply");
       const started = performance.now();
       for (let i = 0; i < options.perRoom; i += 1) {
         for (const roomId of rooms) world.hs.sendText(roomId, ALICE, `Lisa, burst ${repetition} question ${i + 1}?`);
       }
+      await replied;
       const expected = repetition * options.perRoom;
-      await waitForHs(world.hs, (hs) => rooms.every((r) => lisaMessageCount(hs, r) >= expected), ideal * 5 + 30_000, "every burst reply");
+      if (!rooms.every((r) => lisaMessageCount(world.hs, r) === expected)) throw new Error("burst: not exactly one reply per invocation");
       const sends = observer.all(started, (m) => m.port === hsPort && m.phase === "arrived" && endpointIs(m, "send"));
       const last = sends.at(-1);
       if (last === undefined || sends.length < rooms.length * options.perRoom) throw new Error("burst: reply PUTs missing");

@@ -7,10 +7,10 @@ import { setTimeout as delay } from "node:timers/promises";
 import { ALICE, BOB, CAROL } from "../test/support/lisa-harness.ts";
 import type { BaselineInvocationOptions } from "./baselines/invocation.ts";
 import { typicalChat } from "./lib/chat.ts";
-import { endpointIs, type HttpMoment, type HttpObserver } from "./lib/observe.ts";
+import { endpointIs, replySent, type HttpMoment, type HttpObserver } from "./lib/observe.ts";
 import { distribution, fmtDist, interleave, quantile } from "./lib/stats.ts";
 import type { BenchResult } from "./lib/types.ts";
-import { BASE_PASSWORD, BASE_ROOM, BASE_USER, benchRooms, benchWorld, lisaMessageCount, spawnNode, startLisa, waitForHs, waitForLisaReady, type Child } from "./lib/world.ts";
+import { BASE_PASSWORD, BASE_ROOM, BASE_USER, benchRooms, benchWorld, spawnNode, startLisa, waitForHs, waitForLisaReady, type Child } from "./lib/world.ts";
 import type { World } from "../test/support/lisa-harness.ts";
 
 /** Options of the invocation benchmark. */
@@ -40,19 +40,18 @@ function callShape(moment: HttpMoment): string {
 interface Target {
   readonly client: "lisa" | "baseline";
   readonly roomId: string;
-  readonly replies: () => number;
 }
 
 // `pollers`: how many clients must be holding a /sync long-poll before the message is sent (all idle).
 async function invokeOnce(world: World, observer: HttpObserver, target: Target, pollers: number, text: string): Promise<Sample> {
-  const { client, roomId, replies } = target;
+  const { client, roomId } = target;
   await delay(SETTLE_MS);
   await waitForHs(world.hs, (hs) => hs.activeSyncs >= pollers, 10_000, "every client long-polling");
-  const before = replies();
+  const port = Number(new URL(world.hs.url).port);
+  const replied = observer.waitFor(replySent(client, port), 1, 15_000, `${client} reply`);
   const mark = performance.now();
   world.hs.sendText(roomId, ALICE, text);
-  await waitForHs(world.hs, () => replies() > before, 15_000, `${client} reply`);
-  const port = Number(new URL(world.hs.url).port);
+  await replied;
   const mine = (m: HttpMoment): boolean => m.client === client && m.port === port;
   const synced = observer.first(mark, (m) => mine(m) && m.phase === "finished" && endpointIs(m, "sync"));
   if (synced === undefined) throw new Error(`no sync response observed for ${client}`);
@@ -112,8 +111,8 @@ export async function benchInvocation(observer: HttpObserver, options: Invocatio
   let baseline: Child | null = null;
   try {
     await waitForLisaReady(world, lisa);
-    const lisaTarget: Target = { client: "lisa", roomId: room, replies: () => lisaMessageCount(world.hs, room) };
-    const baseTarget: Target = { client: "baseline", roomId: BASE_ROOM, replies: () => world.hs.eventsBy(BASE_USER, BASE_ROOM).length };
+    const lisaTarget: Target = { client: "lisa", roomId: room };
+    const baseTarget: Target = { client: "baseline", roomId: BASE_ROOM };
     let n = 0;
     const ask = (): string => `Lisa, what do you think about question ${(n += 1)}?`;
     // Lisa's warm-up also measures what the baseline must send: her prompt and reply sizes and her calls.

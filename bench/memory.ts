@@ -5,7 +5,8 @@ import { setTimeout as delay } from "node:timers/promises";
 import { ALICE } from "../test/support/lisa-harness.ts";
 import { quantile, type ReportRow } from "./lib/stats.ts";
 import type { BenchResult } from "./lib/types.ts";
-import { benchRooms, benchWorld, lisaMessageCount, residentMemory, spawnNode, startLisa, waitForHs, waitForLisaReady } from "./lib/world.ts";
+import { replySent, type HttpObserver } from "./lib/observe.ts";
+import { benchRooms, benchWorld, lisaMessageCount, residentMemory, spawnNode, startLisa, waitForLisaReady } from "./lib/world.ts";
 
 /** Options of the memory benchmark. */
 export interface MemoryBenchOptions {
@@ -46,7 +47,7 @@ async function idleRss(entry: string, rooms: number, settleMs: number): Promise<
 }
 
 /** Runs the benchmark. */
-export async function benchMemory(options: MemoryBenchOptions): Promise<BenchResult> {
+export async function benchMemory(observer: HttpObserver, options: MemoryBenchOptions): Promise<BenchResult> {
   const distIdle = options.distEntry === null ? null : await idleRss(options.distEntry, options.rooms, options.settleMs);
   const rooms = benchRooms(options.rooms);
   const world = await benchWorld({ rooms, config: { runtime: { max_concurrent_rooms: options.rooms } } });
@@ -59,16 +60,16 @@ export async function benchMemory(options: MemoryBenchOptions): Promise<BenchRes
     const perRoom = Math.ceil(options.invocations / rooms.length);
     const roundSize = 10;
     let sent = 0;
+    const port = Number(new URL(world.hs.url).port);
     for (let round = 0; sent < options.invocations; round += 1) {
-      for (const roomId of rooms) {
-        for (let i = 0; i < roundSize && sent < options.invocations; i += 1) {
-          world.hs.sendText(roomId, ALICE, `Lisa, memory question ${(sent += 1)}?`);
-        }
-      }
-      const expected = sent;
-      await waitForHs(world.hs, (hs) => rooms.reduce((n, r) => n + lisaMessageCount(hs, r), 0) >= expected, 120_000, `${expected} replies`);
-      if (round % 3 === 2) trace.push(`${expected}: ${(residentMemory(lisa.pid).rss / MB).toFixed(1)} MB`);
+      const count = Math.min(roundSize * rooms.length, options.invocations - sent);
+      const replied = observer.waitFor(replySent("lisa", port), count, 120_000, `${sent + count} replies`);
+      for (let i = 0; i < count; i += 1) world.hs.sendText(rooms[i % rooms.length] as string, ALICE, `Lisa, memory question ${(sent += 1)}?`);
+      await replied;
+      if (round % 3 === 2) trace.push(`${sent}: ${(residentMemory(lisa.pid).rss / MB).toFixed(1)} MB`);
     }
+    const replies = rooms.reduce((n, r) => n + lisaMessageCount(world.hs, r), 0);
+    if (replies !== sent) throw new Error(`memory: ${replies} replies to ${sent} invocations`);
     const after = await settledRss(lisa.pid, options.settleMs);
     const growth = after - idle;
     const idleRow = (label: string, rss: number): ReportRow => ({

@@ -38,7 +38,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   },
   { name: "startup", run: () => benchStartup(observer, { rounds: quick ? 4 : 12, distEntry: distEntry() }) },
   { name: "invocation", run: () => benchInvocation(observer, { warmup: quick ? 10 : 30, samples: quick ? 40 : 200, history: 60 }) },
-  { name: "memory", run: () => benchMemory({ invocations: quick ? 300 : 1_000, rooms: 10, settleMs: 2_000, distEntry: distEntry() }) },
+  { name: "memory", run: () => benchMemory(observer, { invocations: quick ? 300 : 1_000, rooms: 10, settleMs: 2_000, distEntry: distEntry() }) },
   {
     name: "burst",
     run: () => benchBurst(observer, { rooms: 20, perRoom: 10, llmDelayMs: 200, maxConcurrentRooms: 3, repetitions: quick ? 1 : 3 }),

@@ -24,6 +24,12 @@ export interface HttpMoment {
   readonly client: string;
 }
 
+interface Waiter {
+  readonly match: (moment: HttpMoment) => boolean;
+  remaining: number;
+  readonly resolve: () => void;
+}
+
 interface ServerMessage {
   readonly request: IncomingMessage;
   readonly response?: ServerResponse;
@@ -32,6 +38,7 @@ interface ServerMessage {
 /** Records every request arrival and response end of every node:http server in this process. */
 export class HttpObserver {
   readonly moments: HttpMoment[] = [];
+  readonly #waiters = new Set<Waiter>();
   readonly #onStart = (message: unknown): void => this.#record(message as ServerMessage, "arrived");
   readonly #onFinish = (message: unknown): void => this.#record(message as ServerMessage, "finished");
 
@@ -61,21 +68,58 @@ export class HttpObserver {
     return this.moments.filter((m) => m.at >= after && match(m));
   }
 
+  /**
+   * Resolves once `count` moments recorded from now on satisfy `match`. The
+   * check costs one predicate call per moment, so waiting never slows the
+   * fakes down (a predicate over the fake's whole room history would, and
+   * would delay the very timestamps being taken).
+   */
+  waitFor(match: (moment: HttpMoment) => boolean, count: number, timeoutMs: number, what: string): Promise<void> {
+    if (count <= 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiters.delete(waiter);
+        reject(new Error(`bench: timed out waiting for ${what}`));
+      }, timeoutMs);
+      const waiter: Waiter = {
+        match, remaining: count,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      this.#waiters.add(waiter);
+    });
+  }
+
   #record(message: ServerMessage, phase: HttpMoment["phase"]): void {
     const at = performance.now();
     const request = message.request;
     const url = request.url ?? "/";
     const query = url.indexOf("?");
     const header = request.headers[CLIENT_HEADER];
-    this.moments.push({
+    const moment: HttpMoment = {
       at,
       phase,
       method: request.method ?? "GET",
       path: query === -1 ? url : url.slice(0, query),
       port: request.socket?.localPort ?? 0,
       client: typeof header === "string" ? header : "lisa",
-    });
+    };
+    this.moments.push(moment);
+    for (const waiter of this.#waiters) {
+      if (!waiter.match(moment)) continue;
+      waiter.remaining -= 1;
+      if (waiter.remaining > 0) continue;
+      this.#waiters.delete(waiter);
+      waiter.resolve();
+    }
   }
+}
+
+/** A matcher of a finished reply `PUT /send` of `client` at the fake listening on `port`. */
+export function replySent(client: string, port: number): (moment: HttpMoment) => boolean {
+  return (m) => m.client === client && m.port === port && m.phase === "finished" && endpointIs(m, "send");
 }
 
 /** Matches one endpoint of the Matrix client-server API by the path's shape. */
