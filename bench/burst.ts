@@ -28,6 +28,12 @@ export function idealMakespanMs(rooms: number, perRoom: number, slots: number, w
   return Math.max(bySlots, byRoom);
 }
 
+// Average time an invocation held a permit beyond the LLM's own delay, assuming permits never idle.
+function permitOverhead(makespanMs: number, options: BurstBenchOptions): number {
+  const total = options.rooms * options.perRoom;
+  return (makespanMs * options.maxConcurrentRooms - total * options.llmDelayMs) / total;
+}
+
 // Highest number of LLM requests in flight at once, from arrivals and response ends.
 function peakConcurrency(observer: HttpObserver, since: number, port: number): number {
   let current = 0;
@@ -86,6 +92,7 @@ export async function benchBurst(observer: HttpObserver, options: BurstBenchOpti
     notes: [
       `burst: ideal = ceil(${options.rooms * options.perRoom} / ${options.maxConcurrentRooms}) x ${options.llmDelayMs} ms (rooms are serial, permits are released between invocations); p95 ratio ${(makespan.p95 / ideal).toFixed(3)}x`,
       `burst: peak LLM requests in flight per repetition: ${peaks.join(", ")} (limit ${options.maxConcurrentRooms})`,
+      `burst: non-LLM time per invocation while holding a permit (makespan x permits - LLM work) / invocations: ${permitOverhead(makespan.median, options).toFixed(1)} ms (median makespan)`,
     ],
   };
 }
