@@ -116,7 +116,8 @@ async function sendOne(world: AcceptanceWorld, rand: () => number, kind: Kind, l
       return otherEvent(await sender.sendReply(roomId, await sender.getEvent(roomId, parentId), `agreed ${n}`, { mentions: {} }), kind);
     }
     case "reaction":
-      if (target !== undefined) return otherEvent(await sender.react(roomId, target.eventId, "👀"), kind);
+      // Synapse refuses the same key twice on one event, so every key is unique.
+      if (target !== undefined) return otherEvent(await sender.react(roomId, target.eventId, `👀 ${n}`), kind);
       break;
     case "edit": {
       const own = earlier.filter((s) => s.kind !== "reply_to_lisa").at(-1);
@@ -158,6 +159,7 @@ describe("chaos: random SIGKILLs while invocations arrive (real Synapse, child p
     const killRand = prng(SEED + 1);
     const kinds = plan(sendRand);
     let sending = true;
+    let driverFailed = false;
     let kills = 0;
     const unexpectedExits: string[] = [];
     const driver = (async () => {
@@ -166,12 +168,15 @@ describe("chaos: random SIGKILLs while invocations arrive (real Synapse, child p
           await sleep(Math.floor(sendRand() * MAX_SEND_GAP_MS));
           await sendOne(world, sendRand, kind, ledger);
         }
+      } catch (error) {
+        driverFailed = true;
+        throw error;
       } finally {
         sending = false;
       }
     })();
     const monkey = (async () => {
-      while (sending || kills < MIN_KILLS) {
+      while (!driverFailed && (sending || kills < MIN_KILLS)) {
         await sleep(MIN_UPTIME_MS + Math.floor(killRand() * (MAX_UPTIME_MS - MIN_UPTIME_MS)));
         const run = world.lisa.current!;
         if (run.exit !== null) unexpectedExits.push(`run ${run.index}: ${JSON.stringify(run.exit)}\n${world.lisa.tail(run)}`);
@@ -181,7 +186,10 @@ describe("chaos: random SIGKILLs while invocations arrive (real Synapse, child p
         world.lisa.start();
       }
     })();
-    await Promise.all([driver, monkey]);
+    // Both loops end before anything is asserted, so no restart can outlive the test.
+    const [driven, monkeyed] = await Promise.allSettled([driver, monkey]);
+    if (driven.status === "rejected") throw driven.reason;
+    if (monkeyed.status === "rejected") throw monkeyed.reason;
     assert.deepEqual(unexpectedExits, [], "Lisa never exited on her own");
 
     // Settle: every invocation answered, then a barrier per room so late duplicates would show.

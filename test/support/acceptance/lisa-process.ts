@@ -81,6 +81,7 @@ export class LisaProcess {
   readonly #env: Readonly<Record<string, string>>;
   /** Every run so far, oldest first. */
   readonly runs: LisaRun[] = [];
+  #closed = false;
 
   constructor(configPath: string, env: Readonly<Record<string, string>>) {
     this.#configPath = configPath;
@@ -101,6 +102,7 @@ export class LisaProcess {
   /** Spawns `lisa run --config F` with only PATH and the world's environment. */
   start(): LisaRun {
     if (this.running) throw new Error("Lisa is already running");
+    if (this.#closed) throw new Error("this world is closed; Lisa must not start again");
     installGuard();
     const args = [join(REPO, "node_modules/.bin/node"), join(REPO, "src/main.ts"), "run", "--config", this.#configPath];
     // setpriv makes the kernel kill Lisa when the test process dies (it execs: same pid).
@@ -156,8 +158,9 @@ export class LisaProcess {
     return run.exited;
   }
 
-  /** Stops a running process, if any (for `after` hooks). */
+  /** Stops a running process, if any, and refuses later starts (for `after` hooks). */
   async close(): Promise<void> {
+    this.#closed = true;
     if (this.running) await this.stop();
   }
 
