@@ -12,6 +12,7 @@ import type { StateStore } from "../state/store.ts";
 import { createPipeline, type Pipeline } from "./pipeline.ts";
 import { Backoff, sleep } from "./sleep.ts";
 import { startSummaryLog } from "./summary.ts";
+import { EventTally } from "./tally.ts";
 import { runSyncLoop, type SyncCounters } from "./sync-loop.ts";
 
 /** How often the dispatcher polls the ledger for due retries and expired leases. */
@@ -38,7 +39,9 @@ export interface ServiceDeps {
  * 16.3 fault isolation, 16.4 shutdown). Resolves to the exit status.
  */
 export async function runService(deps: ServiceDeps): Promise<number> {
-  const { config, store, log } = deps;
+  const { config, store } = deps;
+  const tally = new EventTally();
+  const log = tally.wrap(deps.log);
   const fatal = new AbortController();
   let exitStatus: number = SERVICE_EXIT.ok;
   const stopAll = AbortSignal.any([deps.shutdown, fatal.signal]);
@@ -59,7 +62,7 @@ export async function runService(deps: ServiceDeps): Promise<number> {
   try {
     const loginStatus = await loginWithRetry(matrix, log, stopAll);
     if (loginStatus !== null) return loginStatus;
-    const built = await createPipeline(deps, deps.pipelineOverrides ?? {}, matrix);
+    const built = await createPipeline({ config, log }, deps.pipelineOverrides ?? {}, matrix);
     if (!built.ok) {
       log.error("startup_failed", { code: built.error.code });
       return SERVICE_EXIT.config;
@@ -67,7 +70,7 @@ export async function runService(deps: ServiceDeps): Promise<number> {
     pipeline = built.value;
     const requeued = store.requeueAllOnStartup();
     log.info("ledger_requeued", requeued);
-    return await runLoops(deps, matrix, pipeline, stopAll, failFatal).then(() => exitStatus);
+    return await runLoops({ ...deps, log }, tally, matrix, pipeline, stopAll, failFatal).then(() => exitStatus);
   } catch (error) {
     log.error("service_crashed", { code: errorCode(error) });
     return SERVICE_EXIT.failure;
@@ -100,7 +103,7 @@ async function loginWithRetry(matrix: MatrixClient, log: Logger, signal: AbortSi
 }
 
 async function runLoops(
-  deps: ServiceDeps, matrix: MatrixClient, pipeline: Pipeline, stopAll: AbortSignal,
+  deps: ServiceDeps, tally: EventTally, matrix: MatrixClient, pipeline: Pipeline, stopAll: AbortSignal,
   failFatal: (code: string, status: number) => void,
 ): Promise<void> {
   const { config, store, log } = deps;
@@ -135,7 +138,7 @@ async function runLoops(
     },
   });
   const counters: SyncCounters = { successes: 0, failures: 0, lastDelayMs: 0, unknownPositions: 0 };
-  const summary = startSummaryLog(store, counters, log);
+  const summary = startSummaryLog(store, counters, tally, log);
   dispatcher.start();
   log.info("service_started", { rooms: config.matrix.allowed_room_ids.length });
   try {

@@ -2,12 +2,17 @@ import { errorCode } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
 import type { StateStore } from "../state/store.ts";
 import type { SyncCounters } from "./sync-loop.ts";
+import type { EventTally } from "./tally.ts";
 
 /** How often the periodic summary line is written. */
 export const SUMMARY_INTERVAL_MS = 60_000;
+/** Most per-room queue lines written with one summary. */
+const MAX_ROOM_LINES = 20;
 
 /** Writes a content-free summary line (counts, ages, sync health) every minute (design 17.3). */
-export function startSummaryLog(store: Pick<StateStore, "status">, sync: SyncCounters, log: Logger, intervalMs = SUMMARY_INTERVAL_MS): { stop(): void } {
+export function startSummaryLog(
+  store: Pick<StateStore, "status">, sync: SyncCounters, tally: Pick<EventTally, "drain">, log: Logger, intervalMs = SUMMARY_INTERVAL_MS,
+): { stop(): void } {
   const timer = setInterval(() => {
     try {
       const status = store.status();
@@ -27,7 +32,12 @@ export function startSummaryLog(store: Pick<StateStore, "status">, sync: SyncCou
         busiest_room: rooms[0]?.roomHash ?? null,
         busiest_room_depth: rooms[0]?.queueDepth ?? 0,
         busiest_room_oldest_age_ms: rooms[0]?.oldestPendingAgeMs ?? 0,
+        ...tally.drain(),
       });
+      // Queue depth and oldest pending age per hashed room, busiest first (bounded).
+      for (const room of rooms.slice(0, MAX_ROOM_LINES)) {
+        log.info("room_queue", { room_id_hash: room.roomHash, queue_depth: room.queueDepth, oldest_pending_age_ms: room.oldestPendingAgeMs });
+      }
     } catch (error) {
       log.error("summary_failed", { code: errorCode(error) });
     }
