@@ -1,10 +1,12 @@
 // Timestamps of HTTP traffic at the fakes, taken inside the bench process
-// through Node's built-in diagnostics channels (no proxy hop, no change to
-// the fakes): a request's arrival ("http.server.request.start", headers
-// parsed) and a response's end ("http.server.response.finish", last byte
-// handed to the kernel).
+// (no proxy hop, no change to the fakes): a request's arrival through Node's
+// diagnostics channel "http.server.request.start" (headers parsed), and a
+// response's delivery as the moment the fake calls `res.end()` (the bytes go
+// to the kernel in that call or its uncork tick). The "finish" event would be
+// later by up to one event-loop turn of the bench process, which showed as
+// impossible sub-0.1 ms client round trips.
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { ServerResponse, type IncomingMessage } from "node:http";
 import { performance } from "node:perf_hooks";
 
 /** Header the baseline scripts send so their requests can be told from Lisa's. */
@@ -14,6 +16,7 @@ export const CLIENT_HEADER = "x-bench-client";
 export interface HttpMoment {
   /** `performance.now()` of the bench process, in ms. */
   readonly at: number;
+  /** "arrived": request headers parsed; "finished": the server called `res.end()`. */
   readonly phase: "arrived" | "finished";
   readonly method: string;
   /** Path without the query string (still percent-encoded). */
@@ -32,25 +35,33 @@ interface Waiter {
 
 interface ServerMessage {
   readonly request: IncomingMessage;
-  readonly response?: ServerResponse;
 }
+
+type End = ServerResponse["end"];
 
 /** Records every request arrival and response end of every node:http server in this process. */
 export class HttpObserver {
   readonly moments: HttpMoment[] = [];
   readonly #waiters = new Set<Waiter>();
-  readonly #onStart = (message: unknown): void => this.#record(message as ServerMessage, "arrived");
-  readonly #onFinish = (message: unknown): void => this.#record(message as ServerMessage, "finished");
+  readonly #onStart = (message: unknown): void => this.#record((message as ServerMessage).request, "arrived");
+  readonly #originalEnd: End;
 
+  /** Starts recording every node:http server of this process (one observer at a time). */
   constructor() {
     subscribe("http.server.request.start", this.#onStart);
-    subscribe("http.server.response.finish", this.#onFinish);
+    const original = ServerResponse.prototype.end;
+    this.#originalEnd = original;
+    const record = (request: IncomingMessage): void => this.#record(request, "finished");
+    ServerResponse.prototype.end = function end(this: ServerResponse, ...args: unknown[]) {
+      if (!this.writableEnded) record(this.req);
+      return (original as (...a: unknown[]) => ServerResponse).apply(this, args);
+    } as End;
   }
 
   /** Stops recording. */
   close(): void {
     unsubscribe("http.server.request.start", this.#onStart);
-    unsubscribe("http.server.response.finish", this.#onFinish);
+    ServerResponse.prototype.end = this.#originalEnd;
   }
 
   /** Forgets what was recorded so far. */
@@ -92,9 +103,8 @@ export class HttpObserver {
     });
   }
 
-  #record(message: ServerMessage, phase: HttpMoment["phase"]): void {
+  #record(request: IncomingMessage, phase: HttpMoment["phase"]): void {
     const at = performance.now();
-    const request = message.request;
     const url = request.url ?? "/";
     const query = url.indexOf("?");
     const header = request.headers[CLIENT_HEADER];
