@@ -9,8 +9,8 @@ import {
 const SERVER_NAME = String.raw`(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?`;
 /** Matrix user id syntax (`@localpart:server`). */
 export const USER_ID_PATTERN = new RegExp(String.raw`^@[\x21-\x39\x3B-\x7E]+:${SERVER_NAME}$`);
-/** Matrix room id syntax (`!opaque:server`). */
-export const ROOM_ID_PATTERN = new RegExp(String.raw`^![\x21-\x39\x3B-\x7E]+:${SERVER_NAME}$`);
+/** Matrix room id syntax: `!opaque:server`, or `!opaque` alone (room version 12 ids carry no server). */
+export const ROOM_ID_PATTERN = new RegExp(String.raw`^![\x21-\x39\x3B-\x7E]+(?::${SERVER_NAME})?$`);
 const ENV_REF = /^env:[A-Za-z_][A-Za-z0-9_]*$/;
 
 function bounded(key: keyof typeof BOUNDS, integer = true): z.ZodDefault<z.ZodNumber> {

@@ -97,11 +97,10 @@ export async function startPageServer(): Promise<PageServer> {
 }
 
 /**
- * Room version of every test room. Synapse 1.163 defaults to version 12, whose
- * room ids have no `:server` part, and Lisa's config schema (ROOM_ID_PATTERN in
- * src/config/schema.ts) still refuses such ids; version 11 ids carry the server name.
+ * Room version of every test room: Synapse 1.163's default, version 12, whose
+ * room ids have no `:server` part, so the suite proves Lisa works with them.
  */
-export const ROOM_VERSION = "11";
+export const ROOM_VERSION = "12";
 
 async function createSharedRoom(alice: MatrixTestClient, name: string, members: readonly MatrixTestClient[], invited: MatrixTestClient): Promise<string> {
   const body = { name, preset: "private_chat", room_version: ROOM_VERSION, invite: [...members.map((m) => m.userId), invited.userId] };

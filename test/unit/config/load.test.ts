@@ -104,6 +104,12 @@ describe("configuration", () => {
     assertProblem(problems, /^matrix\.allowed_room_ids\.0: must be a room id .*aliases are refused/);
   });
 
+  test("accepts room version 12 ids, which carry no server name", () => {
+    const { path } = writeConfig({ matrix: { allowed_room_ids: ["!EvYMa6WBuQdHFPvh_iuyB4w3P3wIgWZrfwBmJveW_xw", "!old:localhost"] } });
+    const result = loadConfig(path, CANARY_ENV);
+    assert.ok(result.ok, result.ok ? "" : result.error.problems.join("\n"));
+  });
+
   test("rejects an empty room allowlist and empty aliases", () => {
     const { path } = writeConfig({ matrix: { allowed_room_ids: [], mention_aliases: [" "] } });
     const problems = problemsOf(path);
