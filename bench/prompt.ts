@@ -87,7 +87,7 @@ export async function benchPrompt(options: PromptBenchOptions): Promise<BenchRes
     }],
     notes: [
       `prompt: average body ${bodies.toFixed(1)} chars; structure per message ${(perMessage - bodies).toFixed(1)} chars in the block vs ${(naivePerMessage - bodies).toFixed(1)} in the transcript`,
-      `prompt: one message element as rendered: ${block.split("\n").slice(1, 4).join(" \\n ")}`,
+      `prompt: one message element as rendered: \`${block.split("\n").slice(1, 4).join(" \\n ")}\``,
     ],
   };
 }

@@ -85,8 +85,8 @@ async function main(): Promise<number> {
   }
   const rows: ReportRow[] = results.flatMap((r) => r.result.rows);
   const lines = [
-    `Machine at start: ${before}${quick ? " (--quick)" : ""}`,
-    `Machine at end:   ${machine()}`,
+    `- Machine at start: ${before}${quick ? " (--quick)" : ""}`,
+    `- Machine at end: ${machine()}`,
     "",
     markdownTable(rows),
     "",
