@@ -4,7 +4,7 @@
 // Peak RSS: VmHWM from /proc/self/status after resetting it through
 // /proc/self/clear_refs, so it covers exactly the conversion.
 // Usage: node --expose-gc bench/children/html-to-markdown.ts PAGE.html
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { createLogger } from "../../src/log/logger.ts";
 import { createToolSessionFactory } from "../../src/tools/session.ts";
@@ -16,7 +16,7 @@ const pagePath = process.argv[2];
 if (pagePath === undefined) throw new Error("usage: html-to-markdown.ts PAGE.html");
 const PAGE_URL = "https://example.test/benchmark-article";
 const bytes = readFileSync(pagePath);
-const config = writeTestConfig().config;
+const { config, dir } = writeTestConfig();
 const log = createLogger({ level: "INFO", destination: { write: () => undefined } });
 const page: FetchedPage = { finalUrl: PAGE_URL, status: 200, contentType: "text/html", charset: "utf-8", bytes, redirects: 0 };
 const openSession = createToolSessionFactory({
@@ -37,6 +37,7 @@ const converted = await session.execute("html_to_markdown", JSON.stringify({ art
 const ms = performance.now() - started;
 const peak = residentMemory("self").hwm;
 session.close();
+rmSync(dir, { recursive: true, force: true });
 process.stdout.write(`${JSON.stringify({
   ok: converted.ok, code: converted.code, ms, rssBefore: before, peakRss: peak, growth: peak - before,
   markdownCharacters: converted.metadata["markdown_characters"] ?? null,

@@ -2,7 +2,7 @@
 // process (`node src/main.ts run --config F`, as test/support/lisa-harness.ts
 // starts it), and the helpers every benchmark shares.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import type { ConfigOverrides } from "../../test/support/config.ts";
@@ -37,7 +37,11 @@ export async function benchWorld(options: { rooms: readonly string[]; llmScript?
   });
   world.hs.addUser(BASE_USER, BASE_PASSWORD);
   world.hs.createRoom(BASE_ROOM, [{ userId: BASE_USER, displayName: "Base" }, { userId: ALICE, displayName: "Alice" }]);
-  return world;
+  // Closing also removes the world's temporary folder (config, persona, databases).
+  return { ...world, close: async () => {
+    await world.close();
+    rmSync(world.dir, { recursive: true, force: true });
+  } };
 }
 
 /** A child process whose output is drained (only the tail is kept, for diagnostics). */
