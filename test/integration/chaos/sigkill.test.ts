@@ -3,7 +3,9 @@
 // restarted each time. An oracle over the rooms' timelines then demands
 // exactly one reply per invocation, none to anything else and none to the
 // history that predates the first start (design 9, 16.4, 19.4; typescript.md 7).
-// The schedule comes from a seeded PRNG: set LISA_CHAOS_SEED to replay one.
+// The schedule comes from a seeded PRNG: set LISA_CHAOS_SEED to replay one;
+// LISA_CHAOS_PROFILE picks the homeserver profile (default continuwuity, what
+// users run; the acceptance suite kills Lisa against a real Synapse).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
@@ -74,7 +76,8 @@ test("Lisa killed with SIGKILL at random moments answers every accepted invocati
     ...jsonAnswer(`Indeed, chaos answer ${index + 1}.`),
     delayMs: Math.floor(llmRandom() * 400),
   });
-  const world = await createWorld({ profile: "synapse", llmScript: script, config: { runtime: { shutdown_grace_seconds: 1 } } });
+  const profile = process.env["LISA_CHAOS_PROFILE"] === "synapse" ? "synapse" : "continuwuity";
+  const world = await createWorld({ profile, llmScript: script, config: { runtime: { shutdown_grace_seconds: 1 } } });
   let lisa: ChildLisa | null = null;
   try {
     const history = ROOMS.flatMap((room, r) => [
@@ -153,7 +156,7 @@ test("Lisa killed with SIGKILL at random moments answers every accepted invocati
     }
     const strays = [...counts].filter(([target]) => target === null || !invocationSet.has(target));
     console.log(`chaos: invocations=${invocations.length} kills=${kills} replies=${total} duplicates=${duplicates} misses=${misses}`);
-    console.log(`chaos: seed=${seed} kills_while_processing=${killsMidWork} ordinary_events=${others.length} ledger_peek_failures=${peekFailures.length}`);
+    console.log(`chaos: profile=${profile} seed=${seed} kills_while_processing=${killsMidWork} ordinary_events=${others.length} ledger_peek_failures=${peekFailures.length}`);
     for (const failure of new Set(peekFailures)) console.log(`chaos: ledger peek failed: ${failure}`);
     assert.equal(duplicates, 0, "no invocation answered twice");
     assert.equal(misses, 0, "no invocation left unanswered");
