@@ -71,13 +71,22 @@ export function createInvocationWorker(deps: WorkerDeps): (item: WorkItem, signa
       await send(item.invocation, signal, log);
       return;
     }
-    const ready = await processCandidate(deps, item.invocation, signal, log, now);
-    if (ready !== null) await send(ready, signal, log);
+    // Typing stays on until the reply is sent, so the reply reaches the room
+    // one round trip sooner and the room never sees "not typing" before it.
+    const typing = new TypingLease(item.invocation.roomId, deps.room, log);
+    try {
+      const ready = await processCandidate(deps, item.invocation, signal, log, now, typing);
+      if (ready !== null) await send(ready, signal, log);
+    } finally {
+      await typing.stop();
+    }
   };
 }
 
 // Classifies and answers a leased candidate; returns the ready row to send, or null.
-async function processCandidate(deps: WorkerDeps, row: InvocationRow, signal: AbortSignal, log: Logger, now: () => number): Promise<InvocationRow | null> {
+async function processCandidate(
+  deps: WorkerDeps, row: InvocationRow, signal: AbortSignal, log: Logger, now: () => number, typing: TypingLease,
+): Promise<InvocationRow | null> {
   const event = parseStoredEvent(row.rawEventJson);
   const baselineTsMs = deps.store.roomCursor(row.roomId)?.baselineTsMs ?? null;
   const verdict = await classifyCandidate(event, row.roomId, deps.settings, {
@@ -99,32 +108,26 @@ async function processCandidate(deps: WorkerDeps, row: InvocationRow, signal: Ab
   }
   log.info("invocation_accepted", { reason: verdict.reason, attempt: row.attemptCount });
   const started = now();
-  const typing = new TypingLease(row.roomId, deps.room, log);
   const deadline = AbortSignal.any([signal, AbortSignal.timeout(deps.settings.invocationTimeoutMs)]);
-  let content: Record<string, unknown>;
-  try {
-    await typing.start(deadline);
+  await typing.start(deadline);
     // A candidate leased this often keeps failing (crashes, kills): answer with
     // the fallback instead of looping forever.
-    const outcome = row.attemptCount > deps.settings.maxAttempts
-      ? { ok: false as const, error: new LisaError("attempts_exhausted", "too many processing attempts") }
-      : await respondSafely(deps.respond, verdict.event, deadline, log);
-    if (signal.aborted) {
-      // Shutdown, not failure: hand the invocation back for the next start.
-      deps.store.releaseLease(row.eventId, "shutdown");
-      log.info("invocation_released", { reason: "shutdown" });
-      return null;
-    }
-    content = outcome.ok
-      ? deps.render.reply(outcome.value, verdict.event)
-      : deps.render.fallback(fallbackText(deps.settings, outcome.error.code), verdict.event);
-    const fields = outcome.ok
-      ? { llm_iterations: outcome.value.llmIterations ?? 0, tool_calls: outcome.value.toolCalls ?? 0 }
-      : { code: outcome.error.code };
-    log.info(outcome.ok ? "invocation_answered" : "invocation_failed", { duration_ms: now() - started, ...fields });
-  } finally {
-    await typing.stop();
+  const outcome = row.attemptCount > deps.settings.maxAttempts
+    ? { ok: false as const, error: new LisaError("attempts_exhausted", "too many processing attempts") }
+    : await respondSafely(deps.respond, verdict.event, deadline, log);
+  if (signal.aborted) {
+    // Shutdown, not failure: hand the invocation back for the next start.
+    deps.store.releaseLease(row.eventId, "shutdown");
+    log.info("invocation_released", { reason: "shutdown" });
+    return null;
   }
+  const content = outcome.ok
+    ? deps.render.reply(outcome.value, verdict.event)
+    : deps.render.fallback(fallbackText(deps.settings, outcome.error.code), verdict.event);
+  const fields = outcome.ok
+    ? { llm_iterations: outcome.value.llmIterations ?? 0, tool_calls: outcome.value.toolCalls ?? 0 }
+    : { code: outcome.error.code };
+  log.info(outcome.ok ? "invocation_answered" : "invocation_failed", { duration_ms: now() - started, ...fields });
   const payload = JSON.stringify(content);
   deps.store.commitReady(row.eventId, payload);
   return { ...row, status: "ready_to_send", responseJson: payload, lastErrorCode: null };

@@ -99,10 +99,10 @@ describe("invocation worker", () => {
 
   const live = new AbortController().signal;
 
-  test("an accepted mention types, answers, clears typing, then sends the committed payload under its transaction id", async () => {
+  test("an accepted mention types, answers, sends the committed payload under its transaction id, then clears typing", async () => {
     const event = mention(1);
     await worker(answer("Indeed."))(lease(event), live);
-    assert.deepEqual(room.calls, ["typing true", "typing false", `send ${ROOM}`]);
+    assert.deepEqual(room.calls, ["typing true", `send ${ROOM}`, "typing false"]);
     assert.deepEqual(room.sent, [{ txnId: matrixTransactionId(ROOM, event.event_id), content: { msgtype: "m.text", body: "Indeed." } }]);
     const row = store.invocation(event.event_id);
     assert.equal(row?.status, "sent");
