@@ -8,23 +8,40 @@ export type ArtifactKind = "html" | "text" | "markdown";
 const ID_PREFIX: Readonly<Record<ArtifactKind, string>> = { html: "html", text: "txt", markdown: "md" };
 const ID_RANDOM_BYTES = 18;
 
-/** One invocation-local artifact. */
-export interface Artifact {
+interface ArtifactFields {
   /** Opaque random handle such as `html_K7F4t2...`. */
   readonly id: string;
-  readonly kind: ArtifactKind;
   /** Media type without parameters, e.g. `text/html`. */
   readonly contentType: string;
-  /** Character encoding of `bytes` (`utf-8` for converted Markdown). */
+  /** Character encoding of the content (`utf-8` for converted Markdown). */
   readonly charset: string;
-  readonly bytes: Uint8Array;
   /** Normalised URL the content came from. */
   readonly sourceUrl: string;
   readonly title: string | null;
 }
 
+/** An artifact held as the bytes that were downloaded (any kind). */
+export interface BytesArtifact extends ArtifactFields {
+  readonly kind: ArtifactKind;
+  readonly bytes: Uint8Array;
+}
+
+/** Converted Markdown held as the one string the conversion produced, so it is never copied into a buffer. */
+export interface TextArtifact extends ArtifactFields {
+  readonly kind: "markdown";
+  readonly text: string;
+}
+
+/** One invocation-local artifact. */
+export type Artifact = BytesArtifact | TextArtifact;
+
 /** Fields of a new artifact; the store assigns its id. */
-export type NewArtifact = Omit<Artifact, "id">;
+export type NewArtifact = Omit<BytesArtifact, "id"> | Omit<TextArtifact, "id">;
+
+/** The artifact's size against the budget: its bytes, or its text's length in UTF-8 (counted without encoding it). */
+function artifactBytes(fields: NewArtifact): number {
+  return "bytes" in fields ? fields.bytes.byteLength : Buffer.byteLength(fields.text, "utf8");
+}
 
 /** In-memory artifacts of one invocation, with a total byte budget. */
 export class ArtifactStore {
@@ -38,7 +55,7 @@ export class ArtifactStore {
 
   /** Stores an artifact; `output_too_large` if it alone exceeds the budget, `invocation_limit` if the budget is used up. */
   add(fields: NewArtifact): Result<Artifact, ToolExecutionError> {
-    const size = fields.bytes.byteLength;
+    const size = artifactBytes(fields);
     if (size > this.#maxTotalBytes) return err(toolFailure("output_too_large"));
     if (this.#totalBytes + size > this.#maxTotalBytes) return err(toolFailure("invocation_limit"));
     const id = `${ID_PREFIX[fields.kind]}_${randomBytes(ID_RANDOM_BYTES).toString("base64url")}`;

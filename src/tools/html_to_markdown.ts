@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer";
 import { z } from "zod";
 import type { WebConfig } from "../config/types.ts";
 import { err, ok } from "../errors.ts";
@@ -33,6 +34,31 @@ const definition = {
   },
 } as const;
 
+/** The WHATWG encoding a charset label names, with `decodeText`'s fallback to UTF-8 for unknown labels. */
+function encodingName(charset: string): string {
+  try {
+    return new TextDecoder(charset).encoding;
+  } catch {
+    return "utf-8";
+  }
+}
+
+const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
+
+/**
+ * The page as UTF-8 for Pandoc's stdin, which reads UTF-8 only. Valid UTF-8 is
+ * passed as the stored bytes themselves (without a BOM, as decoding drops it).
+ * Other encodings, and invalid UTF-8 (which Pandoc would read as Latin-1
+ * instead of replacing with U+FFFD), are decoded and re-encoded.
+ */
+export function pandocInput(bytes: Uint8Array, charset: string): Uint8Array {
+  if (encodingName(charset) === "utf-8" && isUtf8(bytes)) {
+    const bom = UTF8_BOM.every((byte, index) => bytes[index] === byte);
+    return bom ? bytes.subarray(UTF8_BOM.length) : bytes;
+  }
+  return Buffer.from(decodeText(bytes, charset), "utf8");
+}
+
 const schema = z.strictObject({ artifact_id: textArgument({ min: 1, max: ARTIFACT_ID_MAX_CHARACTERS }) });
 
 /** Builds `html_to_markdown`: convert one of this session's HTML artifacts with the fixed Pandoc command. */
@@ -46,20 +72,19 @@ export function createHtmlToMarkdownTool(deps: { web: WebConfig; pandocExecutabl
       const artifact = context.artifacts.get(input.artifact_id);
       if (artifact === null) return err(toolFailure("artifact_not_found"));
       if (artifact.kind !== "html") return err(toolFailure("unsupported_content_type"));
-      // Pandoc reads UTF-8 only, so pages in other encodings are re-encoded first.
-      const html = Buffer.from(decodeText(artifact.bytes, artifact.charset), "utf8");
+      const html = pandocInput(artifact.bytes, artifact.charset);
       const maxStdoutBytes = Math.min(context.artifacts.remainingBytes(), PANDOC_STDOUT_HARD_MAX_BYTES);
       if (maxStdoutBytes <= 0) return err(toolFailure("invocation_limit"));
       const converted = await convertHtmlWithPandoc({
         executable: deps.pandocExecutable, html, timeoutMs, maxStdoutBytes, signal: context.signal, log: context.log,
       });
       if (!converted.ok) return converted;
-      const markdown = cleanText(decodeText(converted.value, "utf-8")).trim();
+      const markdown = cleanText(converted.value).trim();
       const stored = context.artifacts.add({
         kind: "markdown",
         contentType: "text/markdown",
         charset: "utf-8",
-        bytes: Buffer.from(markdown, "utf8"),
+        text: markdown,
         sourceUrl: artifact.sourceUrl,
         title: artifact.title,
       });

@@ -47,16 +47,17 @@ export function resolvePandocExecutable(configured = "pandoc"): string | null {
 export interface PandocRun {
   /** Absolute executable path, or null when Pandoc was not found. */
   readonly executable: string | null;
-  /** UTF-8 HTML. */
+  /** UTF-8 HTML, written to Pandoc's stdin as is. */
   readonly html: Uint8Array;
   readonly timeoutMs: number;
+  /** Pandoc is killed once its output crosses this many bytes. */
   readonly maxStdoutBytes: number;
   readonly signal: AbortSignal;
   readonly log: Logger;
 }
 
-/** Converts HTML to GitHub-flavoured Markdown bytes with the fixed Pandoc command line. */
-export async function convertHtmlWithPandoc(run: PandocRun): Promise<Result<Buffer, ToolExecutionError>> {
+/** Converts HTML to GitHub-flavoured Markdown (decoded from Pandoc's UTF-8 output) with the fixed Pandoc command line. */
+export async function convertHtmlWithPandoc(run: PandocRun): Promise<Result<string, ToolExecutionError>> {
   if (run.executable === null) {
     run.log.error("pandoc_missing", { hint: "install pandoc >= 2.15 and make it reachable on PATH" });
     return err(toolFailure("conversion_failed"));
@@ -120,7 +121,7 @@ export async function checkPandocVersion(
   if (outcome.kind !== "exited" || outcome.exitCode !== 0) {
     return err(new LisaError("pandoc_version_unreadable", "`pandoc --version` did not succeed."));
   }
-  const parsed = parsePandocVersion(outcome.stdout.toString("utf8"));
+  const parsed = parsePandocVersion(outcome.stdout);
   if (parsed === null) return err(new LisaError("pandoc_version_unreadable", "`pandoc --version` printed no version."));
   const { major, minor } = PANDOC_MIN_VERSION;
   if (parsed.major < major || (parsed.major === major && parsed.minor < minor)) {

@@ -10,7 +10,7 @@ export interface BoundedProcessOptions {
   readonly args: readonly string[];
   readonly input: Uint8Array;
   readonly timeoutMs: number;
-  /** The process is killed as soon as stdout grows beyond this. */
+  /** The process is killed as soon as stdout grows beyond this many bytes. */
   readonly maxStdoutBytes: number;
   /** Stderr beyond this is read and discarded (never kills the process). */
   readonly maxStderrBytes: number;
@@ -23,13 +23,52 @@ export type BoundedProcessOutcome =
     readonly kind: "exited";
     readonly exitCode: number | null;
     readonly exitSignal: string | null;
-    readonly stdout: Buffer;
+    /** Stdout decoded as UTF-8 (see `BoundedUtf8Text`). */
+    readonly stdout: string;
     readonly stderr: string;
   }
   | { readonly kind: "spawn_failed"; readonly errorCode: string }
   | { readonly kind: "timeout" | "stdout_too_large" | "aborted"; readonly stderr: string };
 
 type KillReason = "timeout" | "stdout_too_large" | "aborted";
+
+/**
+ * Decodes a byte stream as UTF-8 chunk by chunk, up to a byte cap, exactly as
+ * one `TextDecoder("utf-8")` pass over all the bytes would (a leading BOM is
+ * dropped, invalid sequences become U+FFFD, characters split between chunks
+ * are joined). Only the decoded pieces are kept, never the raw chunks, so a
+ * large output exists once as pieces and once as the joined string.
+ */
+export class BoundedUtf8Text {
+  readonly #decoder = new TextDecoder("utf-8", { fatal: false });
+  readonly #maxBytes: number;
+  #pieces: string[] = [];
+  #bytes = 0;
+
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Adds a chunk; false (and everything kept so far dropped) once the total crosses the cap. */
+  push(chunk: Uint8Array): boolean {
+    this.#bytes += chunk.byteLength;
+    if (this.#bytes > this.#maxBytes) {
+      this.#pieces = [];
+      return false;
+    }
+    const piece = this.#decoder.decode(chunk, { stream: true });
+    if (piece.length > 0) this.#pieces.push(piece);
+    return true;
+  }
+
+  /** The whole text; ends the stream (an incomplete trailing sequence becomes U+FFFD). */
+  finish(): string {
+    this.#pieces.push(this.#decoder.decode());
+    const text = this.#pieces.join("");
+    this.#pieces = [];
+    return text;
+  }
+}
 
 /**
  * Runs an executable with an empty environment in a fresh, empty temporary
@@ -65,9 +104,8 @@ function supervise(options: BoundedProcessOptions, cwd: string, resolve: (outcom
     detached: true, // its own process group, so a kill reaches any grandchildren too
     windowsHide: true,
   });
-  const stdout: Buffer[] = [];
+  const stdout = new BoundedUtf8Text(options.maxStdoutBytes);
   const stderr: Buffer[] = [];
-  let stdoutBytes = 0;
   let stderrBytes = 0;
   let killedFor: KillReason | null = null;
   let settled = false;
@@ -93,9 +131,7 @@ function supervise(options: BoundedProcessOptions, cwd: string, resolve: (outcom
   options.signal.addEventListener("abort", onAbort, { once: true });
 
   child.stdout?.on("data", (chunk: Buffer) => {
-    stdoutBytes += chunk.byteLength;
-    if (stdoutBytes > options.maxStdoutBytes) kill("stdout_too_large");
-    else stdout.push(chunk);
+    if (killedFor === null && !stdout.push(chunk)) kill("stdout_too_large");
   });
   child.stderr?.on("data", (chunk: Buffer) => {
     const room = options.maxStderrBytes - stderrBytes;
@@ -110,7 +146,7 @@ function supervise(options: BoundedProcessOptions, cwd: string, resolve: (outcom
   });
   child.on("close", (exitCode, exitSignal) => {
     if (killedFor !== null) finish({ kind: killedFor, stderr: stderrText() });
-    else finish({ kind: "exited", exitCode, exitSignal, stdout: Buffer.concat(stdout), stderr: stderrText() });
+    else finish({ kind: "exited", exitCode, exitSignal, stdout: stdout.finish(), stderr: stderrText() });
   });
   child.stdin?.end(options.input);
 }
