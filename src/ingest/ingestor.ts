@@ -93,6 +93,7 @@ export class SyncIngestor {
   async #commitIncremental(batch: SyncBatch, lastSuccessMs: number | null, signal: AbortSignal): Promise<Result<IngestOutcome, MatrixError>> {
     const cursors: SyncRoomCursor[] = [];
     const candidates: CandidateInput[] = [];
+    const redacted: string[] = [];
     for (const room of batch.rooms) {
       if (!this.#allowed.has(room.roomId)) continue; // the local allowlist is the real filter
       const cursor = this.#store.roomCursor(room.roomId);
@@ -112,7 +113,10 @@ export class SyncIngestor {
       const baseline = cursor === null ? { baselineTsMs: last?.origin_server_ts ?? this.#now() } : {};
       cursors.push({ roomId: room.roomId, lastTimelineEventId: last?.event_id ?? cursor?.lastTimelineEventId ?? null, ...baseline });
       if (cursor === null) continue; // a room seen for the first time is baselined, not answered
-      for (const event of events) {
+      redacted.push(...redactionTargets(events));
+      // After Lisa rejoins a room, what was said while she was away is history.
+      const rejoin = lastRejoinIndex(events, this.#settings.selfUserId);
+      for (const event of events.slice(rejoin + 1)) {
         if (!isCandidate(event, this.#filter)) continue;
         candidates.push({
           eventId: event.event_id,
@@ -123,9 +127,33 @@ export class SyncIngestor {
         });
       }
     }
-    const { inserted } = this.#store.commitSyncBatch({ nextBatch: batch.nextBatch, rooms: cursors, candidates });
+    const { inserted } = this.#store.commitSyncBatch({ nextBatch: batch.nextBatch, rooms: cursors, candidates, redactedEventIds: redacted });
     const rooms = [...new Set(candidates.filter((c) => inserted.includes(c.eventId)).map((c) => c.roomId))];
     if (inserted.length > 0) this.#log.info("sync_candidates", { inserted: inserted.length, rooms: rooms.length });
     return ok({ kind: "batch", inserted, roomsWithCandidates: rooms });
   }
+}
+
+/** Targets of the redaction events in a timeline (`content.redacts` from room v11, top-level before). */
+export function redactionTargets(events: readonly RawEvent[]): string[] {
+  const targets: string[] = [];
+  for (const event of events) {
+    if (event.type !== "m.room.redaction") continue;
+    const target = typeof event.content["redacts"] === "string" ? event.content["redacts"] : event.redacts;
+    if (typeof target === "string") targets.push(target);
+  }
+  return targets;
+}
+
+/** Index of Lisa's last (re)join in the timeline: a join whose previous membership was not a join; -1 if none. */
+export function lastRejoinIndex(events: readonly RawEvent[], selfUserId: string): number {
+  for (let index = events.length - 1; index >= 0; index -= 1) {
+    const event = events[index];
+    if (event === undefined || event.type !== "m.room.member" || event.state_key !== selfUserId) continue;
+    if (event.content["membership"] !== "join") continue;
+    const previous = event.unsigned?.["prev_content"];
+    const wasJoined = typeof previous === "object" && previous !== null && (previous as Record<string, unknown>)["membership"] === "join";
+    if (!wasJoined) return index;
+  }
+  return -1;
 }

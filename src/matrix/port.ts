@@ -12,6 +12,8 @@ export interface RawEvent {
   readonly origin_server_ts: number;
   readonly room_id?: string | undefined;
   readonly state_key?: string | undefined;
+  /** Target of a redaction event in room versions 1-10 (later versions use `content.redacts`). */
+  readonly redacts?: string | undefined;
   readonly content: Readonly<Record<string, unknown>>;
   readonly unsigned?: Readonly<Record<string, unknown>> | undefined;
 }

@@ -22,6 +22,7 @@ export const rawEventSchema = z.object({
   origin_server_ts: z.number().int().nonnegative(),
   room_id: id.optional(),
   state_key: z.string().optional(),
+  redacts: z.string().optional(),
   content: jsonObject,
   unsigned: jsonObject.optional(),
 });
@@ -115,11 +116,12 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): Result
 }
 
 function toRawEvent(parsed: z.output<typeof rawEventSchema>): RawEvent {
-  const { room_id, state_key, unsigned, ...required } = parsed;
+  const { room_id, state_key, unsigned, redacts, ...required } = parsed;
   return {
     ...required,
     ...(room_id === undefined ? {} : { room_id }),
     ...(state_key === undefined ? {} : { state_key }),
+    ...(redacts === undefined ? {} : { redacts }),
     ...(unsigned === undefined ? {} : { unsigned }),
   };
 }

@@ -1,7 +1,7 @@
 import type { LedgerConnection } from "./connection.ts";
 import { invalidInput, invalidTransition, STATE_ERROR_CODES } from "./errors.ts";
 import { nextForRoom, nextWakeAtMs, roomsWithWork } from "./queue.ts";
-import { INVOCATION_COLUMNS, toInvocationRow } from "./rows.ts";
+import { INVOCATION_COLUMNS, PENDING_SQL, toInvocationRow } from "./rows.ts";
 import { summarizeStatus } from "./status.ts";
 import { matrixTransactionId } from "./txn-id.ts";
 import type {
@@ -21,6 +21,11 @@ const INSERT_CANDIDATE = `
     matrix_txn_id, sent_event_id, attempt_count, available_at_ms, last_error_code, updated_at_ms)
   VALUES (?, ?, ?, ?, 'candidate', ?, NULL, ?, NULL, 0, ?, NULL, ?)
   ON CONFLICT(event_id) DO NOTHING`;
+
+// Only a candidate not yet leased is retracted; content is cleared as for any ignored row.
+const RETRACT_CANDIDATE = `
+  UPDATE invocations SET status = 'ignored', last_error_code = 'redacted', raw_event_json = NULL, response_json = NULL,
+    updated_at_ms = ? WHERE event_id = ? AND status = 'candidate'`;
 
 // A null event id or baseline never erases what the cursor already knows.
 const UPSERT_ROOM_CURSOR = `
@@ -88,7 +93,13 @@ export class SqliteStateStore implements StateStore {
         if (!isRoomId(room.roomId)) throw invalidInput("baseline room id");
         if (!isInteger(room.baselineTsMs)) throw invalidInput("baseline timestamp");
         const last = requireTimelineEventId(room.lastTimelineEventId);
-        this.#conn.stmt(UPSERT_ROOM_CURSOR).run(room.roomId, last, now, room.baselineTsMs);
+        // A new baseline (e.g. after M_UNKNOWN_POS) must not turn invocations
+        // already recorded by an incremental sync into "history".
+        const oldest = this.#conn.stmt(
+          `SELECT MIN(received_at_ms) AS oldest FROM invocations WHERE room_id = ? AND status IN ${PENDING_SQL}`,
+        ).get(room.roomId)?.["oldest"];
+        const baseline = typeof oldest === "number" ? Math.min(oldest, room.baselineTsMs) : room.baselineTsMs;
+        this.#conn.stmt(UPSERT_ROOM_CURSOR).run(room.roomId, last, now, baseline);
       }
       this.#conn.stmt(UPSERT_SYNC_POSITION).run(nextBatch, now, now);
     });
@@ -108,6 +119,11 @@ export class SqliteStateStore implements StateStore {
         const result = this.#conn.stmt(INSERT_CANDIDATE)
           .run(c.eventId, c.roomId, c.senderId, c.receivedAtMs, c.rawEventJson, txnId, now, now);
         if (result.changes === 1) inserted.push(c.eventId);
+      }
+      // A candidate redacted before it was processed is no longer an invocation.
+      for (const redacted of input.redactedEventIds ?? []) {
+        if (!isEventId(redacted)) throw invalidInput("redacted event id");
+        this.#conn.stmt(RETRACT_CANDIDATE).run(now, redacted);
       }
       for (const room of input.rooms) {
         if (!isRoomId(room.roomId)) throw invalidInput("room cursor room id");

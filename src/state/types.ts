@@ -75,6 +75,8 @@ export interface SyncBatchInput {
   readonly nextBatch: string;
   readonly rooms: readonly SyncRoomCursor[];
   readonly candidates: readonly CandidateInput[];
+  /** Events redacted in this batch: matching candidates not yet leased become `ignored` (`redacted`). */
+  readonly redactedEventIds?: readonly string[];
 }
 
 /** One row of the invocation ledger. */
