@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { readConfigFile } from "../config/load.ts";
 import { openStateStore } from "../state/store.ts";
 import { assessHealth } from "../state/health.ts";
+import type { StatusSummary } from "../state/types.ts";
 import { EXIT } from "./exit-codes.ts";
 import type { Output } from "./output.ts";
 
@@ -36,6 +37,27 @@ export function statusCommand(configPath: string, json: boolean, output: Output)
   }
 }
 
-function describeSummary(summary: ReturnType<import("../state/store.ts").StateStore["status"]>): string[] {
-  return Object.entries(summary).map(([key, value]) => `${key}: ${typeof value === "object" && value !== null ? JSON.stringify(value) : String(value)}`);
+function age(ms: number | null): string {
+  if (ms === null) return "none";
+  return ms < 1_000 ? `${ms} ms` : ms < 120_000 ? `${(ms / 1_000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`;
+}
+
+function codes(list: readonly { code: string; count: number }[]): string {
+  return list.length === 0 ? "none" : list.map((c) => `${c.code} x${c.count}`).join(", ");
+}
+
+// Operator-readable lines: counts, ages and codes only, never content.
+function describeSummary(summary: StatusSummary): string[] {
+  const counts = Object.entries(summary.countsByStatus).map(([status, n]) => `${n} ${status}`).join(", ");
+  const rooms = summary.rooms.map((r) => `${r.roomHash} (${r.queueDepth} pending, oldest ${age(r.oldestPendingAgeMs)})`);
+  return [
+    `database: ${summary.database}${summary.database === "present" ? ` (schema ${summary.schemaVersion})` : ""}`,
+    `sync: ${summary.syncInitialized ? "initialized" : "not initialized"}, last success ${summary.syncCursorAgeMs === null ? "never" : `${age(summary.syncCursorAgeMs)} ago`}`,
+    `invocations: ${counts}`,
+    `oldest reply waiting to be sent: ${age(summary.oldestReadyToSendAgeMs)}`,
+    `oldest unprocessed candidate: ${age(summary.oldestCandidateAgeMs)}`,
+    `recent error codes: ${codes(summary.lastErrorCodes)}`,
+    `recent ignore reasons: ${codes(summary.ignoredReasons)}`,
+    `rooms with work: ${rooms.length === 0 ? "none" : rooms.join("; ")}`,
+  ];
 }
