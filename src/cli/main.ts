@@ -1,10 +1,10 @@
 import { parseCommand, USAGE } from "./args.ts";
-import { checkCommand } from "./check.ts";
 import { EXIT } from "./exit-codes.ts";
 import { processOutput, type Output } from "./output.ts";
-import { runCommand } from "./run.ts";
-import { statusCommand } from "./status.ts";
 import { lisaVersion } from "./version.ts";
+
+// Each command loads only its own modules: `--version`, `status` and
+// `check --offline` start without the service's HTTP, Markdown and HTML stacks.
 
 /** Runs the `lisa` command line and resolves to the process exit status. */
 export async function runCli(argv: readonly string[], output: Output = processOutput): Promise<number> {
@@ -21,10 +21,10 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       output.err(USAGE);
       return EXIT.usage;
     case "check":
-      return checkCommand(command.configPath, command.offline, output);
+      return (await import("./check.ts")).checkCommand(command.configPath, command.offline, output);
     case "status":
-      return statusCommand(command.configPath, command.json, output);
+      return (await import("./status.ts")).statusCommand(command.configPath, command.json, output);
     case "run":
-      return runCommand(command.configPath, command.pretty, output);
+      return (await import("./run.ts")).runCommand(command.configPath, command.pretty, output);
   }
 }
