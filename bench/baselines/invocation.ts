@@ -4,8 +4,8 @@
 // fsync'd SQLite commits (node:sqlite, WAL, synchronous=FULL):
 //   /sync -> commit (store candidate + position) -> next /sync in parallel
 //   PUT typing -> commit (lease) -> GET /context [-> GET /messages]
-//   -> POST chat/completions -> PUT typing false -> commit (ready)
-//   -> PUT send -> commit (sent)
+//   -> POST chat/completions -> commit (ready)
+//   -> PUT send -> commit (sent) -> PUT typing false (as Lisa: typing stays on until the reply is sent)
 // Usage: node bench/baselines/invocation.ts '<json BaselineInvocationOptions>'
 import { rmSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
@@ -84,13 +84,13 @@ async function answer(event: { event_id: string }): Promise<void> {
   }
   const completion = await call(llmAgent, llm.origin, "POST", `${llm.pathname}/chat/completions`, llmBody);
   if (!Array.isArray(completion["choices"])) throw new Error("baseline: no choices");
-  await matrix("PUT", `/rooms/${room}/typing/${user}`, { typing: false });
   const content = { msgtype: "m.text", body: replyText, "m.relates_to": { "m.in_reply_to": { event_id: event.event_id } } };
   const payload = JSON.stringify(content);
   commit(() => setStatus.run("ready", payload, null, event.event_id));
   txn += 1;
   const sent = await matrix("PUT", `/rooms/${room}/send/m.room.message/base_${process.pid}_${txn}`, content);
   commit(() => setStatus.run("sent", null, String(sent["event_id"]), event.event_id));
+  await matrix("PUT", `/rooms/${room}/typing/${user}`, { typing: false });
 }
 
 // One worker, like one room's serial queue.
