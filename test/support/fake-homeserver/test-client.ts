@@ -1,7 +1,9 @@
 // A deliberately plain HTTP client (global fetch) for tests that check the fake
 // homeserver itself, independent of Lisa's Matrix client.
 
-import type { FakeHomeserver } from "../fake-homeserver.ts";
+import { after, before } from "node:test";
+import { startFakeHomeserver, type FakeHomeserver } from "../fake-homeserver.ts";
+import type { HomeserverProfile } from "./types.ts";
 
 /** A decoded response. `body` is loosely typed JSON so tests can assert on wire shapes. */
 export interface RawResponse {
@@ -51,4 +53,22 @@ export async function login(server: FakeHomeserver, user: string, password: stri
 /** `GET /sync` with the given query; returns the raw response. */
 export function sync(server: FakeHomeserver, token: string, query: Readonly<Record<string, string | number>> = {}): Promise<RawResponse> {
   return call(server, "GET", `${V3}/sync`, { token, query });
+}
+
+/** A fake homeserver shared by one describe block, with `userId` logged in (device LISADEV); set in `before`. */
+export interface LoggedInServer {
+  hs: FakeHomeserver;
+  token: string;
+}
+
+/** Registers before/after hooks that start the server, log `userId` in (password "pw") and close it. */
+export function loggedInServer(profile: HomeserverProfile, userId: string): LoggedInServer {
+  const ctx = {} as LoggedInServer;
+  before(async () => {
+    ctx.hs = await startFakeHomeserver({ profile });
+    ctx.hs.addUser(userId, "pw");
+    ctx.token = (await login(ctx.hs, userId, "pw", { device_id: "LISADEV" })).access_token;
+  });
+  after(() => ctx.hs.close());
+  return ctx;
 }

@@ -1,34 +1,19 @@
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { startFakeHomeserver } from "../../support/fake-homeserver.ts";
 import type { FakeHomeserver, HomeserverProfile } from "../../support/fake-homeserver.ts";
-import { V3, call, login, seg, sync } from "../../support/fake-homeserver/test-client.ts";
+import { V3, call, login, seg, sync, loggedInServer } from "../../support/fake-homeserver/test-client.ts";
 
 const LISA = "@lisa:localhost";
 const ALICE = "@alice:localhost";
 
-interface Ctx {
-  hs: FakeHomeserver;
-  token: string;
-}
-
-function setup(profile: HomeserverProfile): Ctx {
-  const ctx = {} as Ctx;
-  before(async () => {
-    ctx.hs = await startFakeHomeserver({ profile });
-    ctx.hs.addUser(LISA, "pw");
-    ctx.token = (await login(ctx.hs, LISA, "pw", { device_id: "LISADEV" })).access_token;
-  });
-  after(() => ctx.hs.close());
-  return ctx;
-}
 
 const sendPath = (roomId: string, txnId: string): string => `${V3}/rooms/${seg(roomId)}/send/m.room.message/${seg(txnId)}`;
 const whoami = (hs: FakeHomeserver, token: string) => call(hs, "GET", `${V3}/account/whoami`, { token });
 
 for (const profile of ["synapse", "continuwuity"] as const satisfies readonly HomeserverProfile[]) {
   describe(`fake homeserver faults (${profile})`, () => {
-    const ctx = setup(profile);
+    const ctx = loggedInServer(profile, LISA);
 
     test("a status fault answers 429 M_LIMIT_EXCEEDED with retry_after_ms and Retry-After, once", async () => {
       const { hs, token } = ctx;

@@ -1,36 +1,20 @@
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { startFakeHomeserver } from "../../support/fake-homeserver.ts";
 import type { FakeHomeserver, HomeserverProfile } from "../../support/fake-homeserver.ts";
-import { V3, call, login, seg, sync } from "../../support/fake-homeserver/test-client.ts";
+import { V3, call, login, seg, sync, loggedInServer } from "../../support/fake-homeserver/test-client.ts";
 
 const LISA = "@lisa:localhost";
 const ALICE = "@alice:localhost";
 const BOB = "@bob:localhost";
 const V1 = "/_matrix/client/v1";
 
-interface Ctx {
-  hs: FakeHomeserver;
-  token: string;
-}
-
-function setup(profile: HomeserverProfile): Ctx {
-  const ctx = {} as Ctx;
-  before(async () => {
-    ctx.hs = await startFakeHomeserver({ profile });
-    ctx.hs.addUser(LISA, "pw");
-    ctx.token = (await login(ctx.hs, LISA, "pw", { device_id: "LISADEV" })).access_token;
-  });
-  after(() => ctx.hs.close());
-  return ctx;
-}
 
 const sendPath = (roomId: string, txnId: string): string => `${V3}/rooms/${seg(roomId)}/send/m.room.message/${seg(txnId)}`;
 const bodyOf = (e: { content: { body?: unknown } }): unknown => e.content.body;
 
 for (const profile of ["synapse", "continuwuity"] as const satisfies readonly HomeserverProfile[]) {
   describe(`fake homeserver rooms (${profile})`, () => {
-    const ctx = setup(profile);
+    const ctx = loggedInServer(profile, LISA);
 
     test("/context splits the limit, returns events_before newest first, and member state with display names", async () => {
       const { hs, token } = ctx;

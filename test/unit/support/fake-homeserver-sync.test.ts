@@ -1,8 +1,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { startFakeHomeserver } from "../../support/fake-homeserver.ts";
 import type { FakeHomeserver, HomeserverProfile } from "../../support/fake-homeserver.ts";
-import { V3, call, login, seg, sync } from "../../support/fake-homeserver/test-client.ts";
+import { V3, call, login, seg, sync, loggedInServer } from "../../support/fake-homeserver/test-client.ts";
 
 const LISA = "@lisa:localhost";
 const ALICE = "@alice:localhost";
@@ -11,22 +10,6 @@ const BOB = "@bob:localhost";
 const limitFilter = (limit: number, extra: Record<string, unknown> = {}): string =>
   JSON.stringify({ room: { timeline: { limit }, ...extra } });
 
-interface Ctx {
-  hs: FakeHomeserver;
-  token: string;
-}
-
-/** A server with Lisa logged in; each test uses its own rooms. */
-function setup(profile: HomeserverProfile): Ctx {
-  const ctx = {} as Ctx;
-  before(async () => {
-    ctx.hs = await startFakeHomeserver({ profile });
-    ctx.hs.addUser(LISA, "pw");
-    ctx.token = (await login(ctx.hs, LISA, "pw", { device_id: "LISADEV" })).access_token;
-  });
-  after(() => ctx.hs.close());
-  return ctx;
-}
 
 function bodies(events: readonly { content: { body?: unknown } }[]): unknown[] {
   return events.map((e) => e.content.body);
@@ -34,7 +17,7 @@ function bodies(events: readonly { content: { body?: unknown } }[]): unknown[] {
 
 for (const profile of ["synapse", "continuwuity"] as const satisfies readonly HomeserverProfile[]) {
   describe(`fake homeserver sync (${profile})`, () => {
-    const ctx = setup(profile);
+    const ctx = loggedInServer(profile, LISA);
 
     test("initial sync returns only joined rooms with the newest events, limited with prev_batch when truncated", async () => {
       const { hs, token } = ctx;
@@ -217,7 +200,7 @@ for (const profile of ["synapse", "continuwuity"] as const satisfies readonly Ho
 }
 
 describe("fake homeserver sync: synapse specifics", () => {
-  const ctx = setup("synapse");
+  const ctx = loggedInServer("synapse", LISA);
 
   test("filter.room.rooms restricts the response to the listed rooms", async () => {
     const { hs, token } = ctx;
@@ -262,7 +245,7 @@ describe("fake homeserver sync: synapse specifics", () => {
 });
 
 describe("fake homeserver sync: continuwuity quirks", () => {
-  const ctx = setup("continuwuity");
+  const ctx = loggedInServer("continuwuity", LISA);
 
   test("room filters are ignored: non-allowlisted joined rooms come back too", async () => {
     const { hs, token } = ctx;
