@@ -76,7 +76,8 @@ export function createHtmlToMarkdownTool(deps: { web: WebConfig; pandocExecutabl
       const maxStdoutBytes = Math.min(context.artifacts.remainingBytes(), PANDOC_STDOUT_HARD_MAX_BYTES);
       if (maxStdoutBytes <= 0) return err(toolFailure("invocation_limit"));
       const converted = await convertHtmlWithPandoc({
-        executable: deps.pandocExecutable, html, timeoutMs, maxStdoutBytes, signal: context.signal, log: context.log,
+        executable: deps.pandocExecutable, html, timeoutMs, maxStdoutBytes, maxMemoryMb: deps.web.pandoc_max_memory_mb,
+        signal: context.signal, log: context.log,
       });
       if (!converted.ok) return converted;
       const markdown = cleanText(converted.value).trim();

@@ -8,6 +8,12 @@ import { runBoundedProcess } from "./subprocess.ts";
 
 /** The fixed Pandoc arguments; nothing the model or a page says can change them. */
 export const PANDOC_ARGUMENTS = ["--from=html", "--to=gfm", "--wrap=none", "--sandbox"] as const;
+/** GHC runtime options capping Pandoc's heap; a page too complex for the cap fails instead of exhausting the host. */
+export function pandocMemoryArguments(maxMemoryMb: number): readonly string[] {
+  return ["+RTS", `-M${Math.floor(maxMemoryMb)}m`, "-RTS"];
+}
+/** Exit status of a GHC program whose heap hit its `-M` cap. */
+export const GHC_HEAP_EXHAUSTED_EXIT = 251;
 /** Oldest Pandoc with `--sandbox`. */
 export const PANDOC_MIN_VERSION = { major: 2, minor: 15 } as const;
 /** Stderr kept from one Pandoc run, for operator debug logs only. */
@@ -15,6 +21,7 @@ export const PANDOC_STDERR_MAX_BYTES = 8_192;
 /** Hard ceiling of Pandoc's stdout, whatever the artifact budget allows. */
 export const PANDOC_STDOUT_HARD_MAX_BYTES = 32_000_000;
 const VERSION_TIMEOUT_MS = 10_000;
+const VERSION_CHECK_MEMORY_MB = 64;
 const VERSION_OUTPUT_MAX_BYTES = 65_536;
 
 function isExecutableFile(path: string): boolean {
@@ -52,6 +59,8 @@ export interface PandocRun {
   readonly timeoutMs: number;
   /** Pandoc is killed once its output crosses this many bytes. */
   readonly maxStdoutBytes: number;
+  /** Cap of Pandoc's heap in MiB (`+RTS -M`). */
+  readonly maxMemoryMb: number;
   readonly signal: AbortSignal;
   readonly log: Logger;
 }
@@ -64,7 +73,7 @@ export async function convertHtmlWithPandoc(run: PandocRun): Promise<Result<stri
   }
   const outcome = await runBoundedProcess({
     executable: run.executable,
-    args: PANDOC_ARGUMENTS,
+    args: [...pandocMemoryArguments(run.maxMemoryMb), ...PANDOC_ARGUMENTS],
     input: run.html,
     timeoutMs: run.timeoutMs,
     maxStdoutBytes: run.maxStdoutBytes,
@@ -85,6 +94,10 @@ export async function convertHtmlWithPandoc(run: PandocRun): Promise<Result<stri
       return err(toolFailure("output_too_large"));
     case "exited":
       if (outcome.exitCode === 0) return ok(outcome.stdout);
+      if (outcome.exitCode === GHC_HEAP_EXHAUSTED_EXIT) {
+        run.log.warn("pandoc_memory_limit", { max_memory_mb: run.maxMemoryMb, hint: "raise web.pandoc_max_memory_mb to convert larger pages" });
+        return err(toolFailure("conversion_failed"));
+      }
       run.log.warn("pandoc_failed", { exit_code: outcome.exitCode, exit_signal: outcome.exitSignal });
       // Raw stderr only at debug level: it may echo page content.
       run.log.debug("pandoc_stderr", { stderr: cleanText(outcome.stderr) });
@@ -101,7 +114,10 @@ export function parsePandocVersion(output: string): { version: string; major: nu
   return { version: `${match[1]}.${match[2]}${match[3] ?? ""}`, major, minor };
 }
 
-/** Checks that Pandoc runs and is at least 2.15 (for `--sandbox`); used at startup and by `lisa check`. */
+/**
+ * Checks that Pandoc runs, is at least 2.15 (for `--sandbox`) and honours the
+ * `+RTS -M` memory cap (the version query runs under it); used at startup and by `lisa check`.
+ */
 export async function checkPandocVersion(
   executable?: string,
   signal: AbortSignal = new AbortController().signal,
@@ -110,7 +126,7 @@ export async function checkPandocVersion(
   if (path === null) return err(new LisaError("pandoc_missing", "Pandoc was not found; install pandoc >= 2.15."));
   const outcome = await runBoundedProcess({
     executable: path,
-    args: ["--version"],
+    args: [...pandocMemoryArguments(VERSION_CHECK_MEMORY_MB), "--version"],
     input: new Uint8Array(),
     timeoutMs: VERSION_TIMEOUT_MS,
     maxStdoutBytes: VERSION_OUTPUT_MAX_BYTES,
@@ -119,7 +135,10 @@ export async function checkPandocVersion(
   });
   if (outcome.kind === "spawn_failed") return err(new LisaError("pandoc_missing", "Pandoc could not be started."));
   if (outcome.kind !== "exited" || outcome.exitCode !== 0) {
-    return err(new LisaError("pandoc_version_unreadable", "`pandoc --version` did not succeed."));
+    return err(new LisaError(
+      "pandoc_version_unreadable",
+      "`pandoc +RTS -M64m -RTS --version` did not succeed (a Pandoc built without RTS options cannot be memory-capped).",
+    ));
   }
   const parsed = parsePandocVersion(outcome.stdout);
   if (parsed === null) return err(new LisaError("pandoc_version_unreadable", "`pandoc --version` printed no version."));

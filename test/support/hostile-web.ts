@@ -250,6 +250,7 @@ export function hostileWebConfig(overrides: Partial<WebConfig> = {}): WebConfig 
     max_tool_output_characters: 30_000,
     max_total_artifact_bytes: 4_000_000,
     pandoc_timeout_seconds: 10,
+    pandoc_max_memory_mb: 1_024,
     user_agent: "LisaBot/Test",
     allow_private_networks: true,
     allowed_hosts: [],

@@ -3,7 +3,9 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { checkPandocVersion, PANDOC_ARGUMENTS, parsePandocVersion, resolveExecutable } from "../../../src/tools/pandoc.ts";
+import {
+  checkPandocVersion, PANDOC_ARGUMENTS, pandocMemoryArguments, parsePandocVersion, resolveExecutable,
+} from "../../../src/tools/pandoc.ts";
 import { call, fakeFetcher, htmlPage, openSession, toolConfig, untrustedBody } from "../../unit/tools/support.ts";
 
 const REAL_PANDOC = "/usr/bin/pandoc";
@@ -63,12 +65,13 @@ describe("html_to_markdown with real Pandoc", () => {
 });
 
 describe("html_to_markdown failure modes (stand-in executables)", () => {
-  test("runs exactly the fixed arguments with an empty environment in a fresh, removed directory", async () => {
+  test("runs exactly the fixed arguments, under the configured memory cap, with an empty environment in a fresh, removed directory", async () => {
     const probe = standIn("probe", 'for a in "$@"; do echo "ARG $a"; done\nexport -p\necho "CWD $(pwd)"');
-    const { converted } = await fetchThenConvert(probe);
+    const { converted } = await fetchThenConvert(probe, { pandoc_max_memory_mb: 300 });
     const body = untrustedBody(converted);
     const args = body.split("\n").filter((line) => line.startsWith("ARG ")).map((line) => line.slice(4));
-    assert.deepEqual(args, [...PANDOC_ARGUMENTS]);
+    assert.deepEqual(args, ["+RTS", "-M300m", "-RTS", ...PANDOC_ARGUMENTS]);
+    assert.deepEqual(pandocMemoryArguments(300), ["+RTS", "-M300m", "-RTS"]);
     const exported = body.split("\n").filter((line) => line.startsWith("export "));
     assert.deepEqual(exported.map((line) => line.split("=")[0]), ["export PWD"], "only the shell's own PWD");
     const cwd = body.split("\n").find((line) => line.startsWith("CWD "))?.slice(4) ?? "";
@@ -93,6 +96,21 @@ describe("html_to_markdown failure modes (stand-in executables)", () => {
     const failure = lines.find((line) => line.event === "pandoc_failed");
     assert.equal(failure?.fields["exit_code"], 3);
     assert.ok(lines.filter((line) => line.level !== "debug").every((line) => !JSON.stringify(line).includes("STDERR-SECRET")));
+  });
+
+  test("a page too complex for the memory cap is conversion_failed with an operator hint", async () => {
+    const exhausted = standIn("exhausted", 'echo "pandoc: Heap exhausted;" >&2\nexit 251');
+    const { converted, lines } = await fetchThenConvert(exhausted);
+    assert.equal(converted.code, "conversion_failed");
+    const hint = lines.find((line) => line.event === "pandoc_memory_limit");
+    assert.equal(hint?.fields["max_memory_mb"], 1_024);
+  });
+
+  test("real Pandoc stops at the memory cap instead of growing without bound", async () => {
+    const rows = Array.from({ length: 10_000 }, (_, i) => `<p>Paragraph ${i} with <a href="https://example.test/${i}">a link</a> and <b>bold</b>.</p>`);
+    const { converted, lines } = await fetchThenConvert(REAL_PANDOC, { pandoc_max_memory_mb: 64, max_download_bytes: 1_000_000 }, `<html><body>${rows.join("")}</body></html>`);
+    assert.equal(converted.code, "conversion_failed");
+    assert.ok(lines.some((line) => line.event === "pandoc_memory_limit"));
   });
 
   test("timeout kills the process at the Pandoc deadline", async () => {
