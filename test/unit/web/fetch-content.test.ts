@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { Readable } from "node:stream";
-import { after, before, describe, test } from "node:test";
-import type { WebConfig } from "../../../src/config/types.ts";
-import { createWebFetcher, type WebFetcher } from "../../../src/web/fetch.ts";
+import { describe, test } from "node:test";
+import type { WebFetcher } from "../../../src/web/fetch.ts";
+import { webSuite } from "../../support/web-suite.ts";
 import { checkResponseHeaders, parseContentType, readCappedBody } from "../../../src/web/response.ts";
 import {
   CHUNK_COUNT,
@@ -12,41 +12,18 @@ import {
   PAGE_HTML,
   PLAIN_TEXT,
   ROUTES,
-  hostileWebConfig,
   recordingLogger,
-  startHostileWeb,
-  type HostileWeb,
 } from "../../support/hostile-web.ts";
 
-let web: HostileWeb;
-const fetchers: WebFetcher[] = [];
-const log = recordingLogger();
-
-function fetcher(overrides: Partial<WebConfig> = {}): WebFetcher {
-  const created = createWebFetcher(hostileWebConfig(overrides), { log });
-  fetchers.push(created);
-  return created;
-}
-
-async function failureCode(f: WebFetcher, path: string): Promise<string> {
-  const result = await f.fetch(`${web.url}${path}`, AbortSignal.timeout(10_000));
-  assert.equal(result.ok, false, `expected ${path} to fail`);
-  return result.ok ? "" : result.error.code;
-}
-
-before(async () => {
-  web = await startHostileWeb();
-});
-after(async () => {
-  for (const f of fetchers) await f.close();
-  await web.close();
-});
+const suite = webSuite();
+const { fetcher, failureOf } = suite;
+const failureCode = async (f: WebFetcher, path: string): Promise<string> => (await failureOf(f, `${suite.web.url}${path}`)).code;
 
 describe("fetch: accepted content", () => {
   test("downloads an HTML page with its media type, charset, status and bytes", async () => {
-    const result = await fetcher().fetch(`${web.url}${ROUTES.page}#fragment`, AbortSignal.timeout(10_000));
+    const result = await fetcher().fetch(`${suite.web.url}${ROUTES.page}#fragment`, AbortSignal.timeout(10_000));
     assert.ok(result.ok);
-    assert.equal(result.value.finalUrl, `${web.url}${ROUTES.page}`);
+    assert.equal(result.value.finalUrl, `${suite.web.url}${ROUTES.page}`);
     assert.equal(result.value.status, 200);
     assert.equal(result.value.contentType, "text/html");
     assert.equal(result.value.charset, "utf-8");
@@ -55,7 +32,7 @@ describe("fetch: accepted content", () => {
   });
 
   test("downloads plain text and lower-cases its charset", async () => {
-    const result = await fetcher().fetch(`${web.url}${ROUTES.plain}`, AbortSignal.timeout(10_000));
+    const result = await fetcher().fetch(`${suite.web.url}${ROUTES.plain}`, AbortSignal.timeout(10_000));
     assert.ok(result.ok);
     assert.equal(result.value.contentType, "text/plain");
     assert.equal(result.value.charset, "utf-8");
@@ -63,27 +40,27 @@ describe("fetch: accepted content", () => {
   });
 
   test("downloads a chunked response without Content-Length", async () => {
-    const result = await fetcher().fetch(`${web.url}${ROUTES.chunked}`, AbortSignal.timeout(10_000));
+    const result = await fetcher().fetch(`${suite.web.url}${ROUTES.chunked}`, AbortSignal.timeout(10_000));
     assert.ok(result.ok);
     const text = Buffer.from(result.value.bytes).toString("utf8");
     for (let i = 0; i < CHUNK_COUNT; i += 1) assert.ok(text.includes(`<p>part ${i}</p>`));
   });
 
   test("returns prompt-injection text as inert bytes without acting on it", async () => {
-    const result = await fetcher().fetch(`${web.url}${ROUTES.injection}`, AbortSignal.timeout(10_000));
+    const result = await fetcher().fetch(`${suite.web.url}${ROUTES.injection}`, AbortSignal.timeout(10_000));
     assert.ok(result.ok);
     assert.ok(Buffer.from(result.value.bytes).toString("utf8").includes(INJECTION_TEXT));
-    assert.equal(web.requests.filter((r) => r.includes("passwd")).length, 0);
+    assert.equal(suite.web.requests.filter((r) => r.includes("passwd")).length, 0);
   });
 
   test("downloads a 2 MB page when the limit allows it", async () => {
-    const result = await fetcher({ max_download_bytes: LARGE_PAGE_BYTES }).fetch(`${web.url}${ROUTES.large}`, AbortSignal.timeout(10_000));
+    const result = await fetcher({ max_download_bytes: LARGE_PAGE_BYTES }).fetch(`${suite.web.url}${ROUTES.large}`, AbortSignal.timeout(10_000));
     assert.ok(result.ok);
     assert.equal(result.value.bytes.length, LARGE_PAGE_BYTES);
   });
 
   test("sends only the fixed User-Agent, Accept and identity Accept-Encoding headers", async () => {
-    const result = await fetcher().fetch(`${web.url}${ROUTES.echoHeaders}`, AbortSignal.timeout(10_000));
+    const result = await fetcher().fetch(`${suite.web.url}${ROUTES.echoHeaders}`, AbortSignal.timeout(10_000));
     assert.ok(result.ok);
     const headers = JSON.parse(Buffer.from(result.value.bytes).toString("utf8")) as Record<string, string>;
     assert.equal(headers["user-agent"], "LisaBot/Test");
@@ -99,7 +76,7 @@ describe("fetch: accepted content", () => {
     process.env.HTTPS_PROXY = "http://127.0.0.1:9";
     process.env.http_proxy = "http://127.0.0.1:9";
     try {
-      const result = await fetcher().fetch(`${web.url}${ROUTES.page}`, AbortSignal.timeout(10_000));
+      const result = await fetcher().fetch(`${suite.web.url}${ROUTES.page}`, AbortSignal.timeout(10_000));
       assert.ok(result.ok);
     } finally {
       for (const [key, value] of [["HTTP_PROXY", saved.http], ["HTTPS_PROXY", saved.https], ["http_proxy", saved.lower]] as const) {
@@ -129,14 +106,14 @@ describe("fetch: size limits", () => {
   });
 
   test("reads no more than a Content-Length shorter than the body", async () => {
-    const result = await fetcher().fetch(`${web.url}${ROUTES.lyingShorter}`, AbortSignal.timeout(10_000));
+    const result = await fetcher().fetch(`${suite.web.url}${ROUTES.lyingShorter}`, AbortSignal.timeout(10_000));
     assert.ok(result.ok);
     assert.equal(result.value.bytes.length, LYING.shorterClaim);
   });
 
   test("accepts a body of exactly the limit and refuses one byte more", async () => {
     const exact = Buffer.byteLength(PAGE_HTML);
-    const atLimit = await fetcher({ max_download_bytes: exact }).fetch(`${web.url}${ROUTES.page}`, AbortSignal.timeout(10_000));
+    const atLimit = await fetcher({ max_download_bytes: exact }).fetch(`${suite.web.url}${ROUTES.page}`, AbortSignal.timeout(10_000));
     assert.ok(atLimit.ok);
     assert.equal(await failureCode(fetcher({ max_download_bytes: exact - 1 }), ROUTES.page), "download_too_large");
   });
@@ -175,10 +152,10 @@ describe("fetch: refused responses", () => {
   });
 
   test("reports non-success statuses as http_error with the status; 5xx is retryable", async () => {
-    const notFound = await fetcher().fetch(`${web.url}${ROUTES.notFound}`, AbortSignal.timeout(10_000));
+    const notFound = await fetcher().fetch(`${suite.web.url}${ROUTES.notFound}`, AbortSignal.timeout(10_000));
     assert.ok(!notFound.ok);
     assert.deepEqual([notFound.error.code, notFound.error.status, notFound.error.retryable], ["http_error", 404, false]);
-    const broken = await fetcher().fetch(`${web.url}${ROUTES.serverError}`, AbortSignal.timeout(10_000));
+    const broken = await fetcher().fetch(`${suite.web.url}${ROUTES.serverError}`, AbortSignal.timeout(10_000));
     assert.ok(!broken.ok);
     assert.deepEqual([broken.error.code, broken.error.status, broken.error.retryable], ["http_error", 500, true]);
   });
@@ -207,10 +184,9 @@ describe("fetch: refused responses", () => {
 describe("fetch: logging", () => {
   test("logs codes, status classes, byte counts and a hashed host, never the URL or its query", async () => {
     const lines = recordingLogger();
-    const f = createWebFetcher(hostileWebConfig(), { log: lines });
-    fetchers.push(f);
-    await f.fetch(`${web.url}${ROUTES.page}?token=secret-query-value`, AbortSignal.timeout(10_000));
-    await f.fetch(`${web.url}${ROUTES.notFound}?token=secret-query-value`, AbortSignal.timeout(10_000));
+    const f = fetcher({}, undefined, lines);
+    await f.fetch(`${suite.web.url}${ROUTES.page}?token=secret-query-value`, AbortSignal.timeout(10_000));
+    await f.fetch(`${suite.web.url}${ROUTES.notFound}?token=secret-query-value`, AbortSignal.timeout(10_000));
     const text = JSON.stringify(lines.lines);
     assert.equal(lines.lines.length, 2);
     assert.ok(!text.includes("secret-query-value"));

@@ -5,63 +5,42 @@ import { createServer as createHttpsServer } from "node:https";
 import { createServer as createNetServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
-import type { WebConfig } from "../../../src/config/types.ts";
+import { describe, test } from "node:test";
 import { createAddressPolicy, type LookupFn } from "../../../src/web/address-policy.ts";
 import { connectorOptions, webAgentOptions, WEB_CONNECTIONS_PER_ORIGIN } from "../../../src/web/connector.ts";
-import { createWebFetcher, type WebFetcher } from "../../../src/web/fetch.ts";
-import { PAGE_HTML, ROUTES, fixedLookup, hostileWebConfig, recordingLogger, startHostileWeb, type HostileWeb } from "../../support/hostile-web.ts";
+import { webSuite } from "../../support/web-suite.ts";
+import { PAGE_HTML, ROUTES, fixedLookup, hostileWebConfig, startHostileWeb } from "../../support/hostile-web.ts";
 
-let web: HostileWeb;
-const fetchers: WebFetcher[] = [];
-
-function fetcher(overrides: Partial<WebConfig> = {}, lookup?: LookupFn): WebFetcher {
-  const created = createWebFetcher(hostileWebConfig(overrides), lookup === undefined ? { log: recordingLogger() } : { log: recordingLogger(), lookup });
-  fetchers.push(created);
-  return created;
-}
-
-async function failure(f: WebFetcher, url: string, signal: AbortSignal = AbortSignal.timeout(10_000)) {
-  const result = await f.fetch(url, signal);
-  assert.equal(result.ok, false, `expected ${url} to fail`);
-  if (result.ok) throw new Error("unreachable");
-  return result.error;
-}
-
-before(async () => {
-  web = await startHostileWeb();
-});
-after(async () => {
-  for (const f of fetchers) await f.close();
-  await web.close();
-});
+const suite = webSuite();
+const { fetcher, failureOf } = suite;
+const failure = failureOf;
 
 describe("fetch: deadlines", () => {
   test("slow headers end with a retryable timeout after the read timeout", async () => {
-    const error = await failure(fetcher({ read_timeout_seconds: 0.2 }), `${web.url}${ROUTES.slowHeaders}`);
+    const error = await failure(fetcher({ read_timeout_seconds: 0.2 }), `${suite.web.url}${ROUTES.slowHeaders}`);
     assert.equal(error.code, "timeout");
     assert.equal(error.retryable, true);
   });
 
   test("a stalled body ends with a timeout after the read timeout", async () => {
-    const error = await failure(fetcher({ read_timeout_seconds: 0.2 }), `${web.url}${ROUTES.stalledBody}`);
+    const error = await failure(fetcher({ read_timeout_seconds: 0.2 }), `${suite.web.url}${ROUTES.stalledBody}`);
     assert.equal(error.code, "timeout");
   });
 
   test("a trickling body that never idles is stopped by the total deadline", async () => {
-    const error = await failure(fetcher({ read_timeout_seconds: 2, total_timeout_seconds: 0.4 }), `${web.url}${ROUTES.trickleBody}`);
+    const error = await failure(fetcher({ read_timeout_seconds: 2, total_timeout_seconds: 0.4 }), `${suite.web.url}${ROUTES.trickleBody}`);
     assert.equal(error.code, "timeout");
   });
 
   test("a name resolution that never answers is stopped by the connect timeout", async () => {
     const hanging: LookupFn = () => new Promise(() => undefined);
-    const error = await failure(fetcher({ connect_timeout_seconds: 0.2 }, hanging), `http://hang.test:${web.port}${ROUTES.page}`);
+    const error = await failure(fetcher({ connect_timeout_seconds: 0.2 }, hanging), `http://hang.test:${suite.web.port}${ROUTES.page}`);
     assert.equal(error.code, "timeout");
   });
 
   test("the caller's abort cancels a download in progress", async () => {
     const controller = new AbortController();
-    const pending = fetcher({ read_timeout_seconds: 5 }).fetch(`${web.url}${ROUTES.slowHeaders}`, controller.signal);
+    const pending = fetcher({ read_timeout_seconds: 5 }).fetch(`${suite.web.url}${ROUTES.slowHeaders}`, controller.signal);
     setTimeout(() => controller.abort(), 20);
     const result = await pending;
     assert.ok(!result.ok);
@@ -69,21 +48,21 @@ describe("fetch: deadlines", () => {
   });
 
   test("a caller signal that is already aborted fails without a request", async () => {
-    const before = web.requests.length;
-    const error = await failure(fetcher(), `${web.url}${ROUTES.page}`, AbortSignal.abort());
+    const before = suite.web.requests.length;
+    const error = await failure(fetcher(), `${suite.web.url}${ROUTES.page}`, AbortSignal.abort());
     assert.equal(error.code, "cancelled");
-    assert.equal(web.requests.length, before);
+    assert.equal(suite.web.requests.length, before);
   });
 
   test("a caller timeout signal reports a timeout", async () => {
-    const error = await failure(fetcher({ read_timeout_seconds: 5, total_timeout_seconds: 5 }), `${web.url}${ROUTES.slowHeaders}`, AbortSignal.timeout(100));
+    const error = await failure(fetcher({ read_timeout_seconds: 5, total_timeout_seconds: 5 }), `${suite.web.url}${ROUTES.slowHeaders}`, AbortSignal.timeout(100));
     assert.equal(error.code, "timeout");
   });
 });
 
 describe("fetch: network failures", () => {
   test("an unknown host name is a network_error", async () => {
-    const error = await failure(fetcher({}, fixedLookup({})), `http://unknown.test:${web.port}${ROUTES.page}`);
+    const error = await failure(fetcher({}, fixedLookup({})), `http://unknown.test:${suite.web.port}${ROUTES.page}`);
     assert.equal(error.code, "network_error");
   });
 

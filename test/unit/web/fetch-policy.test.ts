@@ -1,44 +1,32 @@
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import type { WebConfig } from "../../../src/config/types.ts";
 import type { LookupFn, ResolvedAddress } from "../../../src/web/address-policy.ts";
-import { createWebFetcher, type WebFetcher } from "../../../src/web/fetch.ts";
-import { ROUTES, fixedLookup, hostileWebConfig, recordingLogger, startHostileWeb, type HostileWeb } from "../../support/hostile-web.ts";
+import type { WebFetcher } from "../../../src/web/fetch.ts";
+import { webSuite } from "../../support/web-suite.ts";
+import { ROUTES, fixedLookup, startHostileWeb } from "../../support/hostile-web.ts";
 
-let web: HostileWeb;
-const fetchers: WebFetcher[] = [];
+const suite = webSuite();
+const { fetcher } = suite;
+
 const DEFAULT_POLICY: Partial<WebConfig> = { allow_private_networks: false, allowed_hosts: [] };
-
-function fetcher(overrides: Partial<WebConfig>, lookup?: LookupFn): WebFetcher {
-  const created = createWebFetcher(hostileWebConfig(overrides), lookup === undefined ? { log: recordingLogger() } : { log: recordingLogger(), lookup });
-  fetchers.push(created);
-  return created;
-}
 
 /** Fetches and requires address_blocked with no request reaching the hostile server. */
 async function assertBlocked(f: WebFetcher, url: string, allowedRequests = 0): Promise<void> {
-  const before = web.requests.length;
+  const before = suite.web.requests.length;
   const result = await f.fetch(url, AbortSignal.timeout(10_000));
   assert.equal(result.ok, false, `expected ${url} to be refused`);
   if (!result.ok) {
     assert.equal(result.error.code, "address_blocked", url);
     assert.equal(result.error.retryable, false);
   }
-  assert.equal(web.requests.length - before, allowedRequests, `requests reached the server for ${url}`);
+  assert.equal(suite.web.requests.length - before, allowedRequests, `requests reached the server for ${url}`);
 }
 
 async function assertFetched(f: WebFetcher, url: string): Promise<void> {
   const result = await f.fetch(url, AbortSignal.timeout(10_000));
   assert.ok(result.ok, `expected ${url} to be fetched, got ${result.ok ? "" : result.error.code}`);
 }
-
-before(async () => {
-  web = await startHostileWeb();
-});
-after(async () => {
-  for (const f of fetchers) await f.close();
-  await web.close();
-});
 
 // Literal probes. The non-loopback ones are refused before any connection is
 // attempted; a connection there would be the bug under test.
@@ -61,35 +49,35 @@ function literalProbes(port: number): readonly string[] {
 describe("fetch: address policy by default", () => {
   test("refuses every loopback, private, link-local, unique-local and unspecified literal before connecting", async () => {
     const f = fetcher(DEFAULT_POLICY);
-    for (const url of literalProbes(web.port)) await assertBlocked(f, url);
+    for (const url of literalProbes(suite.web.port)) await assertBlocked(f, url);
   });
 
   test("refuses localhost resolved by the system resolver", async () => {
-    await assertBlocked(fetcher(DEFAULT_POLICY), `http://localhost:${web.port}${ROUTES.page}`);
+    await assertBlocked(fetcher(DEFAULT_POLICY), `http://localhost:${suite.web.port}${ROUTES.page}`);
   });
 
   test("refuses a name that resolves to loopback, checking after DNS resolution", async () => {
     const lookup = fixedLookup({ "rebind.test": ["127.0.0.1"] });
-    await assertBlocked(fetcher(DEFAULT_POLICY, lookup), `http://rebind.test:${web.port}${ROUTES.page}`);
+    await assertBlocked(fetcher(DEFAULT_POLICY, lookup), `http://rebind.test:${suite.web.port}${ROUTES.page}`);
     assert.equal(lookup.calls.get("rebind.test"), 1);
   });
 
   test("refuses an https name that resolves to loopback (the TLS connection uses the same guarded lookup)", async () => {
     const lookup = fixedLookup({ "secure.test": ["::1"] });
-    await assertBlocked(fetcher(DEFAULT_POLICY, lookup), `https://secure.test:${web.port}${ROUTES.page}`);
+    await assertBlocked(fetcher(DEFAULT_POLICY, lookup), `https://secure.test:${suite.web.port}${ROUTES.page}`);
     assert.equal(lookup.calls.get("secure.test"), 1);
   });
 
   test("refuses a name when any of its addresses is blocked, without connecting to the public one", async () => {
     const lookup = fixedLookup({ "mixed.test": ["93.184.216.34", "127.0.0.1"] });
-    await assertBlocked(fetcher(DEFAULT_POLICY, lookup), `http://mixed.test:${web.port}${ROUTES.page}`);
+    await assertBlocked(fetcher(DEFAULT_POLICY, lookup), `http://mixed.test:${suite.web.port}${ROUTES.page}`);
   });
 });
 
 describe("fetch: redirects re-checked against the address policy", () => {
   const allowedOnly: Partial<WebConfig> = { allow_private_networks: false, allowed_hosts: ["allowed.test"] };
   const lookup = (): ReturnType<typeof fixedLookup> => fixedLookup({ "allowed.test": ["127.0.0.1"], "evil.test": ["127.0.0.1"] });
-  const viaAllowed = (path: string): string => `http://allowed.test:${web.port}${path}`;
+  const viaAllowed = (path: string): string => `http://allowed.test:${suite.web.port}${path}`;
   const redirectTo = (target: string): string => viaAllowed(`${ROUTES.redirectTo}?target=${encodeURIComponent(target)}`);
 
   test("an allowed host name is fetched even though it resolves to loopback", async () => {
@@ -99,8 +87,8 @@ describe("fetch: redirects re-checked against the address policy", () => {
   test("refuses a redirect from an allowed host to a loopback literal", async () => {
     const f = fetcher(allowedOnly, lookup());
     await assertBlocked(f, viaAllowed(ROUTES.redirectLoopback), 1);
-    await assertBlocked(f, redirectTo(`http://127.0.0.2:${web.port}${ROUTES.page}`), 1);
-    await assertBlocked(f, redirectTo(`http://[::1]:${web.port}${ROUTES.page}`), 1);
+    await assertBlocked(f, redirectTo(`http://127.0.0.2:${suite.web.port}${ROUTES.page}`), 1);
+    await assertBlocked(f, redirectTo(`http://[::1]:${suite.web.port}${ROUTES.page}`), 1);
   });
 
   test("refuses a redirect from an allowed host to the cloud metadata address", async () => {
@@ -109,7 +97,7 @@ describe("fetch: redirects re-checked against the address policy", () => {
 
   test("refuses a redirect from an allowed host to another name that resolves to loopback", async () => {
     const names = lookup();
-    await assertBlocked(fetcher(allowedOnly, names), redirectTo(`http://evil.test:${web.port}${ROUTES.page}`), 1);
+    await assertBlocked(fetcher(allowedOnly, names), redirectTo(`http://evil.test:${suite.web.port}${ROUTES.page}`), 1);
     assert.equal(names.calls.get("evil.test"), 1);
   });
 
@@ -120,7 +108,7 @@ describe("fetch: redirects re-checked against the address policy", () => {
     const rebinding: LookupFn = async () => answers.shift() ?? [];
     const f = fetcher({ allow_private_networks: false, allowed_hosts: ["127.0.0.1"] }, rebinding);
     const target = `http://flip.test:${second.port}${ROUTES.page}`;
-    await assertBlocked(f, `http://flip.test:${web.port}${ROUTES.redirectTo}?target=${encodeURIComponent(target)}`, 1);
+    await assertBlocked(f, `http://flip.test:${suite.web.port}${ROUTES.redirectTo}?target=${encodeURIComponent(target)}`, 1);
     assert.equal(second.requests.length, 0);
   });
 });
@@ -135,24 +123,24 @@ describe("fetch: address policy opt-ins", () => {
 
   test("allow_private_networks allows loopback in every spelling, localhost and a name resolving to loopback", async () => {
     const f = fetcher({ allow_private_networks: true }, fixedLookup({ "rebind.test": ["127.0.0.1"], localhost: ["127.0.0.1"] }));
-    for (const url of loopbackForms(web.port)) await assertFetched(f, url);
-    await assertFetched(f, `http://localhost:${web.port}${ROUTES.page}`);
-    await assertFetched(f, `http://rebind.test:${web.port}${ROUTES.page}`);
+    for (const url of loopbackForms(suite.web.port)) await assertFetched(f, url);
+    await assertFetched(f, `http://localhost:${suite.web.port}${ROUTES.page}`);
+    await assertFetched(f, `http://rebind.test:${suite.web.port}${ROUTES.page}`);
   });
 
   test("allowed_hosts with 127.0.0.1 allows that address only", async () => {
     const f = fetcher({ allow_private_networks: false, allowed_hosts: ["127.0.0.1"] }, fixedLookup({ "rebind.test": ["127.0.0.1"] }));
-    for (const url of loopbackForms(web.port)) await assertFetched(f, url);
-    await assertFetched(f, `http://rebind.test:${web.port}${ROUTES.page}`);
-    await assertBlocked(f, `http://127.0.0.2:${web.port}${ROUTES.page}`);
-    await assertBlocked(f, `http://10.0.0.1:${web.port}/`);
+    for (const url of loopbackForms(suite.web.port)) await assertFetched(f, url);
+    await assertFetched(f, `http://rebind.test:${suite.web.port}${ROUTES.page}`);
+    await assertBlocked(f, `http://127.0.0.2:${suite.web.port}${ROUTES.page}`);
+    await assertBlocked(f, `http://10.0.0.1:${suite.web.port}/`);
   });
 
   test("allowed_hosts with a name allows that name only, not its subdomains", async () => {
     const lookup = fixedLookup({ "rebind.test": ["127.0.0.1"], "sub.rebind.test": ["127.0.0.1"] });
     const f = fetcher({ allow_private_networks: false, allowed_hosts: ["rebind.test"] }, lookup);
-    await assertFetched(f, `http://REBIND.test:${web.port}${ROUTES.page}`);
-    await assertBlocked(f, `http://sub.rebind.test:${web.port}${ROUTES.page}`);
-    await assertBlocked(f, `http://127.0.0.1:${web.port}${ROUTES.page}`);
+    await assertFetched(f, `http://REBIND.test:${suite.web.port}${ROUTES.page}`);
+    await assertBlocked(f, `http://sub.rebind.test:${suite.web.port}${ROUTES.page}`);
+    await assertBlocked(f, `http://127.0.0.1:${suite.web.port}${ROUTES.page}`);
   });
 });
