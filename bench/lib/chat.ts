@@ -2,17 +2,7 @@
 // replies, one-sentence messages and a few longer ones, as small private
 // rooms have them.
 
-/** A tiny deterministic PRNG (mulberry32), so every run sees the same messages. */
-export function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { seededRandom } from "../../test/support/prng.ts";
 
 const SHORT = ["ok", "lol", "true", "same here", "nice!", "thanks :)", "agreed", "hm, not sure", "yes", "on my way"];
 const SENTENCES = [
@@ -41,7 +31,7 @@ export interface ChatLine {
 
 /** `count` deterministic messages from `senders`: ~35% short, ~50% one sentence, ~15% long. */
 export function typicalChat(count: number, senders: readonly string[], seed = 42): ChatLine[] {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
   return Array.from({ length: count }, () => {
     const roll = random();

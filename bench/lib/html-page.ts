@@ -1,7 +1,7 @@
 // A deterministic, article-like HTML page of a given size: navigation,
 // headings, paragraphs with inline markup and links, lists, tables, code
 // blocks and a footer, as real pages mix them.
-import { prng } from "./chat.ts";
+import { seededRandom } from "../../test/support/prng.ts";
 
 const WORDS = (
   "the of and to in is that for it as was with be by on not he this are or his from at which but have an they you were " +
@@ -37,7 +37,7 @@ function block(random: () => number, index: number): string {
 
 /** An HTML page of at most `bytes` UTF-8 bytes (whole blocks only, so a little less). */
 export function articlePage(bytes: number, seed = 7): string {
-  const random = prng(seed);
+  const random = seededRandom(seed);
   const head = `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Benchmark article</title>` +
     `<style>body{font-family:sans-serif}</style><script>window.analytics=function(){};</script></head><body>` +
     `<nav><a href="/">Home</a> | <a href="/blog">Blog</a> | <a href="/about">About</a></nav><main><h1>Benchmark article</h1>`;

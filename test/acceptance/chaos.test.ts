@@ -16,6 +16,7 @@ import {
 } from "../support/acceptance-world.ts";
 import { jsonAnswer } from "../support/scripted-llm.ts";
 import { type MatrixTestClient, type TimelineEvent } from "../support/synapse.ts";
+import { seededRandom } from "../support/prng.ts";
 
 const SEED = Number(process.env["LISA_CHAOS_SEED"] ?? 0x5eed);
 const INVOCATIONS = 100;
@@ -32,18 +33,6 @@ const MAX_LLM_DELAY_MS = 300;
 type Kind = "mention" | "alias" | "reply_to_lisa" | "chatter" | "notice" | "reply_to_member" | "reaction" | "edit";
 const INVOCATION_KINDS: readonly Kind[] = ["mention", "alias", "reply_to_lisa"];
 const OTHER_KINDS: readonly Kind[] = ["chatter", "notice", "reply_to_member", "reaction", "edit"];
-
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed with LISA_CHAOS_SEED. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 function pick<T>(rand: () => number, items: readonly T[]): T {
   return items[Math.floor(rand() * items.length)]!;
@@ -139,7 +128,7 @@ describe("chaos: random SIGKILLs while invocations arrive (real Synapse, child p
 
   before(async () => {
     world = await startAcceptanceWorld({ rooms: ROOMS });
-    const llmRand = prng(SEED + 2);
+    const llmRand = seededRandom(SEED + 2);
     world.router.on("", (_view) => ({ ...jsonAnswer("Indeed, noted."), delayMs: Math.floor(llmRand() * MAX_LLM_DELAY_MS) }));
     for (const name of ROOMS) {
       const roomId = world.room(name);
@@ -155,8 +144,8 @@ describe("chaos: random SIGKILLs while invocations arrive (real Synapse, child p
   });
 
   test("every accepted invocation is answered exactly once across at least 20 kills, and nothing else is", async () => {
-    const sendRand = prng(SEED);
-    const killRand = prng(SEED + 1);
+    const sendRand = seededRandom(SEED);
+    const killRand = seededRandom(SEED + 1);
     const kinds = plan(sendRand);
     let sending = true;
     let driverFailed = false;

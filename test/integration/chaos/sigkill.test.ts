@@ -15,23 +15,12 @@ import {
   ALICE, BOB, CAROL, createWorld, LISA, repliedTo, ROOM1, ROOM2, ROOM3, startChild, until, type ChildLisa, type World,
 } from "../../support/lisa-harness.ts";
 import { jsonAnswer, type ScriptedResponse } from "../../support/scripted-llm.ts";
+import { seededRandom } from "../../support/prng.ts";
 
 const ROOMS = [ROOM1, ROOM2, ROOM3] as const;
 const SENDERS = [ALICE, BOB, CAROL] as const;
 const INVOCATIONS = 60;
 const MIN_KILLS = 12;
-
-/** mulberry32: a small, well-distributed seeded PRNG returning [0, 1). */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Reads the ledger read-only (the child holds the run lock). */
 function ledger<T>(world: World, read: (store: ReturnType<typeof open>) => T): T {
