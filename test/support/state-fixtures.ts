@@ -2,6 +2,7 @@
 // clock, candidate builders, fixture databases at a given schema version, and
 // a child process that holds the run lock.
 
+import { afterEach, beforeEach } from "node:test";
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +20,29 @@ export const NODE_BIN = join(REPO_ROOT, "node_modules/.bin/node");
 export function tempDatabase(): { dir: string; path: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), "lisa-state-"));
   return { dir, path: join(dir, "lisa.sqlite3"), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Registers beforeEach/afterEach hooks giving every test a fresh temp database; `path` and `dir` read the current one. */
+export function databasePerTest(): { readonly path: string; readonly dir: string } {
+  let current: ReturnType<typeof tempDatabase> | undefined;
+  beforeEach(() => {
+    current = tempDatabase();
+  });
+  afterEach(() => {
+    current?.cleanup();
+  });
+  const active = (): ReturnType<typeof tempDatabase> => {
+    if (current === undefined) throw new Error("the temp database exists only inside a test");
+    return current;
+  };
+  return {
+    get path() {
+      return active().path;
+    },
+    get dir() {
+      return active().dir;
+    },
+  };
 }
 
 /** A manually advanced clock for deterministic lease and backoff tests. */

@@ -1,21 +1,13 @@
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { afterEach, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { openStateStore } from "../../../src/state/store.ts";
 import {
-  baseline, candidate, exited, ingest, openReadonly, openRun, spawnLockHolder, tempDatabase, testClock,
+  baseline, candidate, exited, ingest, openReadonly, openRun, spawnLockHolder, databasePerTest, testClock,
 } from "../../support/state-fixtures.ts";
 
-let db: ReturnType<typeof tempDatabase>;
+const db = databasePerTest();
 const clock = testClock();
-
-beforeEach(() => {
-  db = tempDatabase();
-});
-
-afterEach(() => {
-  db.cleanup();
-});
 
 describe("single running instance", () => {
   test("a second process opening the database for run is refused with state_locked", async (t) => {

@@ -1,20 +1,12 @@
 import assert from "node:assert/strict";
-import { afterEach, beforeEach, test } from "node:test";
+import { test } from "node:test";
 import {
-  baseline, candidate, ingest, openRun, replyPayload, tempDatabase, testClock,
+  baseline, candidate, ingest, openRun, replyPayload, databasePerTest, testClock,
 } from "../../support/state-fixtures.ts";
 
 const A = "!room-a:example.org";
-let db: ReturnType<typeof tempDatabase>;
+const db = databasePerTest();
 const clock = testClock();
-
-beforeEach(() => {
-  db = tempDatabase();
-});
-
-afterEach(() => {
-  db.cleanup();
-});
 
 test("a ready payload survives a restart byte for byte and is sent, not regenerated", () => {
   const payload = replyPayload("exact reply ✓ with \"quotes\"");

@@ -1,22 +1,14 @@
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
-import { afterEach, beforeEach, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { LATEST_SCHEMA_VERSION, LATEST_TABLE_COLUMNS, MIGRATIONS, readSchemaVersion } from "../../../src/state/migrations.ts";
 import { openStateStore } from "../../../src/state/store.ts";
 import {
-  openRun, PRIOR_VERSION_FIXTURES, tempDatabase, testClock, withRawDatabase,
+  openRun, PRIOR_VERSION_FIXTURES, databasePerTest, testClock, withRawDatabase,
 } from "../../support/state-fixtures.ts";
 
-let db: ReturnType<typeof tempDatabase>;
+const db = databasePerTest();
 const clock = testClock();
-
-beforeEach(() => {
-  db = tempDatabase();
-});
-
-afterEach(() => {
-  db.cleanup();
-});
 
 describe("migrations", () => {
   test("migrations are numbered consecutively from 1", () => {
