@@ -51,6 +51,11 @@ interface StoredPage {
   readonly bytes: Uint8Array;
 }
 
+// The metadata the model sees for a stored page (and may use to cite it).
+function pageMetadata(artifactId: string, page: StoredPage, title: string | null) {
+  return { artifact_id: artifactId, final_url: page.finalUrl, content_type: page.mime, byte_count: page.bytes.byteLength, title };
+}
+
 function htmlOutcome(page: StoredPage, artifacts: ArtifactStore): ToolOutcome {
   const charset = detectHtmlCharset(page.bytes, page.charset);
   const title = extractHtmlTitle(decodeText(page.bytes, charset));
@@ -58,13 +63,7 @@ function htmlOutcome(page: StoredPage, artifacts: ArtifactStore): ToolOutcome {
     kind: "html", contentType: "text/html", charset, bytes: page.bytes, sourceUrl: page.finalUrl, title,
   });
   if (!stored.ok) return stored;
-  const metadata = {
-    artifact_id: stored.value.id,
-    final_url: page.finalUrl,
-    content_type: page.mime,
-    byte_count: page.bytes.byteLength,
-    title,
-  };
+  const metadata = pageMetadata(stored.value.id, page, title);
   return ok({ data: JSON.stringify(metadata), metadata, sources: [{ url: page.finalUrl, title }], material: true });
 }
 
@@ -74,13 +73,7 @@ function textOutcome(page: StoredPage, artifacts: ArtifactStore): ToolOutcome {
     kind: "text", contentType: page.mime, charset, bytes: page.bytes, sourceUrl: page.finalUrl, title: null,
   });
   if (!stored.ok) return stored;
-  const metadata = {
-    artifact_id: stored.value.id,
-    final_url: page.finalUrl,
-    content_type: page.mime,
-    byte_count: page.bytes.byteLength,
-    title: null,
-  };
+  const metadata = pageMetadata(stored.value.id, page, null);
   const text = cleanText(decodeText(page.bytes, page.charset));
   return ok({ data: `${JSON.stringify(metadata)}\n\n${text}`, metadata, sources: [{ url: page.finalUrl, title: null }], material: true });
 }
