@@ -53,6 +53,9 @@ for (const profile of PROFILES) {
         held.open();
         await waitForReply(world, ROOM1, first);
         await waitForReply(world, ROOM1, queued);
+        // The reply is visible in the room as soon as the homeserver accepts the PUT;
+        // Lisa records `sent` only after reading the response, so wait for that commit.
+        await until(() => peekLedger(world, (s) => s.invocation(queued))?.status === "sent", 15_000, "the queued reply recorded as sent");
         assert.equal(peekLedger(world, (s) => s.invocation(queued))?.status, "sent");
       });
     });
