@@ -25,10 +25,10 @@ export interface ReplyDraft {
 /** Produces the answer to one accepted invocation (context, model, tools). */
 export type Responder = (event: RawEvent, signal: AbortSignal) => Promise<Result<ReplyDraft, LisaError>>;
 
-/** Turns a draft or a fallback text into the exact Matrix content to persist. */
+/** Turns a draft or a fallback text into the exact Matrix content to persist (possibly after loading the renderer). */
 export interface ContentRenderer {
-  reply(draft: ReplyDraft, invoking: RawEvent): Record<string, unknown>;
-  fallback(text: string, invoking: RawEvent): Record<string, unknown>;
+  reply(draft: ReplyDraft, invoking: RawEvent): Record<string, unknown> | Promise<Record<string, unknown>>;
+  fallback(text: string, invoking: RawEvent): Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
 /** Worker settings. */
@@ -122,8 +122,8 @@ async function processCandidate(
     return null;
   }
   const content = outcome.ok
-    ? deps.render.reply(outcome.value, verdict.event)
-    : deps.render.fallback(fallbackText(deps.settings, outcome.error.code), verdict.event);
+    ? await deps.render.reply(outcome.value, verdict.event)
+    : await deps.render.fallback(fallbackText(deps.settings, outcome.error.code), verdict.event);
   const fields = outcome.ok
     ? { llm_iterations: outcome.value.llmIterations ?? 0, tool_calls: outcome.value.toolCalls ?? 0 }
     : { code: outcome.error.code };

@@ -119,6 +119,11 @@ describe("deploy/lisa.service", () => {
     assert.equal(serviceDirectives().has("MemoryDenyWriteExecute"), false, "MemoryDenyWriteExecute breaks V8");
   });
 
+  test("gives the compile cache a private cache directory instead of the shared temp folder", () => {
+    assert.equal(directive("CacheDirectory"), "lisa");
+    assert.equal(directive("CacheDirectoryMode"), "0700");
+  });
+
   test("waits longer for a stop than Lisa's shutdown grace period", () => {
     const grace = Number((parseToml(read("config.toml")) as { runtime: { shutdown_grace_seconds: number } }).runtime.shutdown_grace_seconds);
     assert.ok(Number(directive("TimeoutStopSec")) >= grace + 10, "TimeoutStopSec must exceed shutdown_grace_seconds by at least 10 s");
