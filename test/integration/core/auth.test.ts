@@ -8,7 +8,7 @@ import { matrixTransactionId } from "../../../src/state/txn-id.ts";
 import { CANARY } from "../../support/config.ts";
 import { ALICE, BOB, CAROL, lisaReplies, LISA, ROOM1, ROOM2, startChild, until, type World } from "../../support/lisa-harness.ts";
 import { jsonAnswer, type ScriptedResponse } from "../../support/scripted-llm.ts";
-import { logRecords, peekLedger, PROFILES, repliesTo, scenario, settle, waitForReply, within } from "./helpers.ts";
+import { logRecords, outputEnded, peekLedger, PROFILES, repliesTo, scenario, settle, waitForReply, within } from "./helpers.ts";
 
 /** Sync requests made without `since` (each one is a baseline). */
 function baselineSyncs(world: World): number {
@@ -167,6 +167,7 @@ describe("permanent failures of the `lisa run` child process", () => {
         world.hs.setPassword(LISA, "rotated-by-the-operator", { logoutDevices: true });
         world.hs.sendText(ROOM1, ALICE, "Lisa, are you there?");
         const exit = await within(lisa.exited, 30_000, "the child to exit");
+        await outputEnded(lisa.child);
         assert.equal(exit.code, 78);
         assert.equal(lisaReplies(world, ROOM1).length, 0);
         assertNoCanary(world, lisa.output.stdout + lisa.output.stderr);
@@ -182,6 +183,7 @@ describe("permanent failures of the `lisa run` child process", () => {
       const lisa = startChild(world);
       try {
         const exit = await within(lisa.exited, 30_000, "the child to exit");
+        await outputEnded(lisa.child);
         assert.equal(exit.code, 78);
         assert.equal(world.hs.requests("sync").length, 0);
         assert.equal(world.hs.requests("send").length, 0);

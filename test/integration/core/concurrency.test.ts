@@ -34,8 +34,9 @@ function overlapMeter(options: { holdMs: number; holdUntilInFlight?: number }) {
     meter.maxPerRoom = Math.max(meter.maxPerRoom, perRoom.get(tag) ?? 0);
     try {
       // Optionally hold until the expected overlap is reached (bounded, so a
-      // broken limit shows up as a wrong maximum rather than a hang).
-      const holdDeadline = Date.now() + 5_000;
+      // broken limit shows up as a wrong maximum rather than a hang; generous,
+      // so a loaded machine still gets the other room's request here in time).
+      const holdDeadline = Date.now() + 15_000;
       while (options.holdUntilInFlight !== undefined && meter.maxInFlight < options.holdUntilInFlight && Date.now() < holdDeadline) await delay(10);
       await delay(options.holdMs);
     } finally {

@@ -4,6 +4,7 @@
 // (rooms are strictly FIFO, so once a later mention is answered every earlier
 // event of that room has been decided).
 
+import type { ChildProcess } from "node:child_process";
 import { setTimeout as delay } from "node:timers/promises";
 import { openStateStore } from "../../../src/state/store.ts";
 import type { InvocationRow, StateStore } from "../../../src/state/types.ts";
@@ -174,4 +175,13 @@ export async function within<T>(promise: Promise<T>, timeoutMs: number, what: st
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Waits until a child's stdout and stderr have been read to the end: its
+ * `exit` event can arrive before the last piped output has been read.
+ */
+export async function outputEnded(child: ChildProcess, timeoutMs = 15_000): Promise<void> {
+  const ended = (): boolean => [child.stdout, child.stderr].every((stream) => stream === null || stream.readableEnded);
+  await until(ended, timeoutMs, "the child's output read to the end");
 }

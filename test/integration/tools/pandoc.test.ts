@@ -108,7 +108,9 @@ describe("html_to_markdown failure modes (stand-in executables)", () => {
 
   test("real Pandoc stops at the memory cap instead of growing without bound", async () => {
     const rows = Array.from({ length: 10_000 }, (_, i) => `<p>Paragraph ${i} with <a href="https://example.test/${i}">a link</a> and <b>bold</b>.</p>`);
-    const { converted, lines } = await fetchThenConvert(REAL_PANDOC, { pandoc_max_memory_mb: 64, max_download_bytes: 1_000_000 }, `<html><body>${rows.join("")}</body></html>`);
+    // A generous deadline: on a loaded machine the memory cap, not the clock, must be what stops Pandoc.
+    const web = { pandoc_max_memory_mb: 64, max_download_bytes: 1_000_000, pandoc_timeout_seconds: 120 };
+    const { converted, lines } = await fetchThenConvert(REAL_PANDOC, web, `<html><body>${rows.join("")}</body></html>`);
     assert.equal(converted.code, "conversion_failed");
     assert.ok(lines.some((line) => line.event === "pandoc_memory_limit"));
   });

@@ -16,8 +16,12 @@ after(async () => {
   await redirectTarget.close();
 });
 
+// Generous, so a loaded machine never turns an answer (or a 2.5 MB body being
+// cut off) into a timeout; only the timeout test itself uses the short one.
+const SEARCH_TIMEOUT_SECONDS = 15;
+
 function searchSession(search: Record<string, unknown> = {}) {
-  return openSession(toolConfig({ search: { endpoint: searx.endpoint, timeout_seconds: 1, ...search } }));
+  return openSession(toolConfig({ search: { endpoint: searx.endpoint, timeout_seconds: SEARCH_TIMEOUT_SECONDS, ...search } }));
 }
 
 describe("web_search against SearXNG", () => {
@@ -110,7 +114,7 @@ describe("web_search against SearXNG", () => {
 
   test("timeout: a SearXNG that never answers gives a retryable timeout", async () => {
     searx.respondWith({ kind: "slow" });
-    const { session, lines } = searchSession();
+    const { session, lines } = searchSession({ timeout_seconds: 1 });
     const result = await call(session, "web_search", { query: "x" });
     assert.equal(result.code, "timeout");
     assert.equal(result.retryable, true);
@@ -145,7 +149,7 @@ describe("web_search against SearXNG", () => {
     const long = Array.from({ length: 8 }, (_, i) => sampleResult(i, { title: "T".repeat(5_000), content: "S ".repeat(50_000) }));
     searx.respondWith({ kind: "results", results: long });
     const { session } = openSession(toolConfig({
-      search: { endpoint: searx.endpoint, timeout_seconds: 1 }, web: { max_tool_output_characters: 2_000 },
+      search: { endpoint: searx.endpoint, timeout_seconds: SEARCH_TIMEOUT_SECONDS }, web: { max_tool_output_characters: 2_000 },
     }));
     const result = await call(session, "web_search", { query: "x" });
     assert.equal(result.ok, true);
@@ -189,7 +193,7 @@ describe("web_search against SearXNG", () => {
   });
 
   test("an unreachable endpoint is a retryable search_unavailable", async () => {
-    const { session } = openSession(toolConfig({ search: { endpoint: "http://127.0.0.1:1/search", timeout_seconds: 1 } }));
+    const { session } = openSession(toolConfig({ search: { endpoint: "http://127.0.0.1:1/search", timeout_seconds: SEARCH_TIMEOUT_SECONDS } }));
     const result = await call(session, "web_search", { query: "x" });
     assert.equal(result.code, "search_unavailable");
     assert.equal(result.retryable, true);
