@@ -17,6 +17,7 @@ import {
 import { jsonAnswer } from "../support/scripted-llm.ts";
 import { type MatrixTestClient, type TimelineEvent } from "../support/synapse.ts";
 import { seededRandom } from "../support/prng.ts";
+import { stopAndReadOutput } from "./output.ts";
 
 const SEED = Number(process.env["LISA_CHAOS_SEED"] ?? 0x5eed);
 const INVOCATIONS = 100;
@@ -189,7 +190,7 @@ describe("chaos: random SIGKILLs while invocations arrive (real Synapse, child p
       await waitForReplies(world, roomId, ids, 180_000);
       barriers.add(await barrier(world, roomId));
     }
-    const exit = await world.lisa.stop();
+    const exit = await stopAndReadOutput(world);
 
     const invocationIds = new Set(ledger.invocations.map((s) => s.eventId));
     const otherIds = new Set(ledger.others.map((s) => s.eventId));

@@ -20,6 +20,7 @@ import {
 } from "../support/acceptance-world.ts";
 import { errorReply, jsonAnswer, toolCallsReply } from "../support/scripted-llm.ts";
 import { relatesTo } from "../support/synapse.ts";
+import { stopAndReadOutput } from "./output.ts";
 
 const ROOMS = ["context", "failure", "typing", "research", "threads"] as const;
 const PERSONA = "You are Lisa, a retired lighthouse keeper who ends every answer with 'Fair winds!' (persona-7c1d).";
@@ -154,7 +155,7 @@ describe("Lisa's replies carry context, persona, fallbacks, tools and threads (r
   });
 
   test("no canary secret appears in Lisa's output or any room message", async () => {
-    await world.lisa.stop();
+    await stopAndReadOutput(world);
     await assertNoCanary(world);
   });
 });

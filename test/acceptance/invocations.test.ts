@@ -18,6 +18,7 @@ import {
   waitForReply,
 } from "../support/acceptance-world.ts";
 import { relatesTo, type TimelineEvent } from "../support/synapse.ts";
+import { stopAndReadOutput } from "./output.ts";
 
 const ROOMS = ["history", "mention", "replies", "ignored", "restart"] as const;
 
@@ -124,7 +125,7 @@ describe("Lisa answers exactly the invocations (real Synapse, child process)", (
         assert.ok(!historyEvents.includes(target), "no reply to history");
       }
     }
-    await world.lisa.stop();
+    await stopAndReadOutput(world);
     await assertNoCanary(world);
   });
 });

@@ -20,6 +20,7 @@ import {
 import { CANARY } from "../support/config.ts";
 import { jsonAnswer } from "../support/scripted-llm.ts";
 import { resetPassword } from "../support/synapse.ts";
+import { outputRead, stopAndReadOutput } from "./output.ts";
 
 const ACCESS_TOKEN_LIFETIME_MS = 3_000;
 // Shorter than the access token: every refresh Lisa tries is refused, so she logs in again.
@@ -130,6 +131,8 @@ describe("token lifecycle (real Synapse, child process)", () => {
     await resetPassword(expiring.admin, LISA_ID, CHANGED_PASSWORD, { logoutDevices: true });
     releaseSlow();
     const exit = await expiring.lisa.current!.exited;
+    // The exit can be seen before the run's last log lines have been read from its pipe.
+    await outputRead(expiring);
     assert.deepEqual(exit, { code: 78, signal: null }, `exit status 78\n${expiring.lisa.tail()}`);
     assert.ok(expiring.lisa.count("matrix_auth_failed_permanently") >= 1);
     const whileDown = await expiring.bob.sendMention(room, LISA_ID, "Lisa", "are you there after the password change?");
@@ -164,8 +167,8 @@ describe("token lifecycle (real Synapse, child process)", () => {
   });
 
   test("no canary secret appears in Lisa's output or any room message", async () => {
-    assert.deepEqual(await steady.lisa.stop(), { code: 0, signal: null });
-    assert.deepEqual(await expiring.lisa.stop(), { code: 0, signal: null });
+    assert.deepEqual(await stopAndReadOutput(steady), { code: 0, signal: null });
+    assert.deepEqual(await stopAndReadOutput(expiring), { code: 0, signal: null });
     await assertNoCanary(steady);
     await assertNoCanary(expiring);
   });
