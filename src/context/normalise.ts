@@ -1,7 +1,11 @@
 import type { RawEvent } from "../matrix/port.ts";
 import { htmlToText } from "./html-to-text.ts";
+import { TextMemo } from "./text-memo.ts";
 import { cleanText, countChars, truncateText } from "./text.ts";
 import type { Turn } from "./types.ts";
+
+// Formatted bodies seen in recent contexts (about 1 MB of text at most).
+const formattedText = new TextMemo(htmlToText, { maxEntries: 512, maxCharacters: 500_000 });
 
 // Turns raw Matrix events into conversational turns (design 11.2): only
 // m.room.message events become turns; edits and redactions found in the same
@@ -99,7 +103,7 @@ function contentText(content: Readonly<Record<string, unknown>>, isReply: boolea
   if (!TEXT_MSGTYPES.has(msgtype) || typeof body !== "string") return null;
   const html = content["formatted_body"];
   if (content["format"] === "org.matrix.custom.html" && typeof html === "string") {
-    const text = htmlToText(html);
+    const text = formattedText.get(html);
     if (text.length > 0) return { msgtype, text };
   }
   const plain = cleanText(isReply ? stripReplyFallback(body) : body).trim();
