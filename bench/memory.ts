@@ -60,12 +60,16 @@ export async function benchMemory(observer: HttpObserver, options: MemoryBenchOp
     const perRoom = Math.ceil(options.invocations / rooms.length);
     const roundSize = 10;
     let sent = 0;
+    let warm = Number.NaN;
     const port = Number(new URL(world.hs.url).port);
     for (let round = 0; sent < options.invocations; round += 1) {
       const count = Math.min(roundSize * rooms.length, options.invocations - sent);
       const replied = observer.waitFor(replySent("lisa", port), count, 120_000, `${sent + count} replies`);
       for (let i = 0; i < count; i += 1) world.hs.sendText(rooms[i % rooms.length] as string, ALICE, `Lisa, memory question ${(sent += 1)}?`);
       await replied;
+      // After the first round the answer stack (loaded on the first invocation) and
+      // the per-room state exist: later growth is what 1,000 invocations leave behind.
+      if (round === 0) warm = await settledRss(lisa.pid, options.settleMs);
       if (round % 3 === 2) trace.push(`${sent}: ${(residentMemory(lisa.pid).rss / MB).toFixed(1)} MB`);
     }
     const replies = rooms.reduce((n, r) => n + lisaMessageCount(world.hs, r), 0);
@@ -88,6 +92,7 @@ export async function benchMemory(observer: HttpObserver, options: MemoryBenchOp
       notes: [
         `memory: ${rooms.length} rooms, ${perRoom} invocations each, max_concurrent_rooms=${rooms.length}; RSS read ${options.settleMs} ms after the last reply`,
         `memory: RSS during the run (invocations: RSS): ${trace.join(", ")}`,
+        `memory: after the first ${Math.min(roundSize * rooms.length, sent)} invocations (answer stack loaded) ${(warm / MB).toFixed(1)} MB; growth from there to the end ${((after - warm) / MB).toFixed(1)} MB`,
       ],
     };
   } finally {
