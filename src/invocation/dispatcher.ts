@@ -8,8 +8,13 @@ import { Semaphore } from "./semaphore.ts";
 /** The ledger operations the dispatcher needs. */
 export type DispatcherStore = Pick<StateStore, "roomsWithWork" | "nextForRoom" | "recoverExpiredLeases" | "releaseLease">;
 
-/** Processes one leased work item to a durable state; must not throw for expected failures. */
-export type WorkHandler = (item: WorkItem, signal: AbortSignal) => Promise<void>;
+/**
+ * Processes one leased work item to a durable state; must not throw for
+ * expected failures. `releasePermit` hands the room's permit back early, once
+ * the reply is durable (design 4.1): sending it needs no permit, but the room
+ * stays serial because its loop waits for the handler.
+ */
+export type WorkHandler = (item: WorkItem, signal: AbortSignal, releasePermit: () => void) => Promise<void>;
 
 /** Dispatcher settings. */
 export interface DispatcherSettings {
@@ -134,7 +139,7 @@ export class RoomDispatcher {
         if (this.#stop.signal.aborted) return;
         item = this.#store.nextForRoom(roomId, this.#settings.leaseMs);
         if (item === null) return;
-        await this.#handler(item, this.#work.signal);
+        await this.#handler(item, this.#work.signal, release);
       } catch (error) {
         // A bug in one room must not stop the others: log, hand the row back
         // with a delay, and let the poller restart this room later.

@@ -61,13 +61,15 @@ export interface WorkerDeps {
 }
 
 /** Builds the handler that takes one leased work item to a durable state (design 9, 16.2). */
-export function createInvocationWorker(deps: WorkerDeps): (item: WorkItem, signal: AbortSignal) => Promise<void> {
+export function createInvocationWorker(deps: WorkerDeps): (item: WorkItem, signal: AbortSignal, releasePermit?: () => void) => Promise<void> {
   const now = deps.now ?? Date.now;
   const sendFailures = new Map<string, number>();
   const send = (row: InvocationRow, signal: AbortSignal, log: Logger): Promise<void> => sendStored(deps, row, signal, log, now, sendFailures);
-  return async (item, signal) => {
+  return async (item, signal, releasePermit = () => undefined) => {
     const log = deps.log.child({ invocation_id: invocationHash(item.invocation.eventId), room_id_hash: roomHash(item.invocation.roomId) });
     if (item.kind === "send") {
+      // A stored reply is already durable: resending it is not processing.
+      releasePermit();
       await send(item.invocation, signal, log);
       return;
     }
@@ -76,6 +78,9 @@ export function createInvocationWorker(deps: WorkerDeps): (item: WorkItem, signa
     const typing = new TypingLease(item.invocation.roomId, deps.room, log);
     try {
       const ready = await processCandidate(deps, item.invocation, signal, log, now, typing);
+      // The reply is durable (ready_to_send) or the candidate is decided: the
+      // permit may serve another room while this one sends (design 4.1).
+      releasePermit();
       if (ready !== null) await send(ready, signal, log);
     } finally {
       await typing.stop();

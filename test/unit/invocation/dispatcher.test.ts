@@ -36,6 +36,8 @@ class RecordingHandler {
   maxActive = 0;
   maxPerRoom = 0;
   hold: (item: WorkItem) => boolean = () => false;
+  /** Items whose permit is handed back before holding (a durable reply being sent). */
+  releaseEarly: (item: WorkItem) => boolean = () => false;
   crash: (item: WorkItem, call: number) => boolean = () => false;
   readonly #perRoom = new Map<string, number>();
   readonly #store: StateStore;
@@ -44,7 +46,7 @@ class RecordingHandler {
     this.#store = store;
   }
 
-  readonly handle = async (item: WorkItem, signal: AbortSignal): Promise<void> => {
+  readonly handle = async (item: WorkItem, signal: AbortSignal, releasePermit: () => void): Promise<void> => {
     const room = item.invocation.roomId;
     this.calls.push(item);
     this.signals.push(signal);
@@ -55,6 +57,10 @@ class RecordingHandler {
     try {
       await delay(1);
       if (this.crash(item, this.calls.length)) throw new Error("handler bug");
+      if (this.releaseEarly(item)) {
+        this.active -= 1;
+        releasePermit();
+      }
       while (this.hold(item) && !signal.aborted) await delay(2);
       if (signal.aborted) {
         this.#store.releaseLease(item.invocation.eventId, "shutdown");
@@ -63,7 +69,7 @@ class RecordingHandler {
       if (item.kind === "send") this.#store.markSent(item.invocation.eventId, `$sent-${item.invocation.eventId.slice(1)}`);
       else this.#store.markIgnored(item.invocation.eventId, "no_mention");
     } finally {
-      this.active -= 1;
+      if (!this.releaseEarly(item)) this.active -= 1;
       this.#perRoom.set(room, (this.#perRoom.get(room) ?? 1) - 1);
     }
   };
@@ -158,6 +164,25 @@ describe("room dispatcher", () => {
     await until(() => handler.calls.length === 3 && d.activeRooms === 0, "room D served");
     assert.deepEqual(handler.handled(), [1, 2, 4].map(eventOf));
     assert.equal(handler.maxActive, 1);
+  });
+
+  test("a permit handed back once the reply is durable serves another room while the first still sends, and that room stays serial", async () => {
+    const d = makeDispatcher({ maxConcurrentRooms: 1 });
+    add(A, 1, 2);
+    handler.releaseEarly = (item) => item.invocation.eventId === eventOf(1);
+    handler.hold = (item) => item.invocation.eventId === eventOf(1);
+    d.notify([A]);
+    await until(() => handler.calls.length === 1, "room A's first item");
+    add(B, 3);
+    d.notify([B]);
+    await until(() => handler.handled(B).length === 1, "room B served on the handed-back permit");
+    await delay(30); // give a broken dispatcher the chance to start room A's second item early
+    assert.deepEqual(handler.handled(A), [eventOf(1)], "room A's next item waits for its first to finish");
+    handler.hold = () => false;
+    await until(() => handler.calls.length === 3 && d.activeRooms === 0, "all served");
+    assert.deepEqual(handler.handled(A), [1, 2].map(eventOf));
+    assert.equal(handler.maxPerRoom, 1);
+    assert.equal(handler.maxActive, 1, "processing never exceeded the one permit");
   });
 
   test("one notification drains a large backlog without losing or repeating a row", async () => {

@@ -110,6 +110,42 @@ describe("invocation worker", () => {
     assert.ok(store.isBotEvent("$reply1:example.org", ROOM));
   });
 
+  test("the permit is handed back once the reply is durable, before it is sent (design 4.1)", async () => {
+    const event = mention(11);
+    const seen: string[] = [];
+    const releasePermit = (): void => {
+      seen.push(`permit released with the row ${store.invocation(event.event_id)?.status ?? "missing"}`);
+    };
+    const send = room.sendMessage.bind(room);
+    room.sendMessage = async (...args) => {
+      seen.push("send");
+      return send(...args);
+    };
+    await worker(answer("Indeed."))(lease(event), live, releasePermit);
+    assert.deepEqual(seen, ["permit released with the row ready_to_send", "send"]);
+    assert.equal(store.invocation(event.event_id)?.status, "sent");
+  });
+
+  test("a stored reply being resent holds no permit, and an ignored candidate hands it back too", async () => {
+    const ignoredEvent = eventOf(12, { msgtype: "m.text", body: "no mention here" });
+    let released = 0;
+    await worker(answer("never"))(lease(ignoredEvent), live, () => (released += 1));
+    assert.equal(released, 1);
+    const event = mention(13);
+    lease(event);
+    store.commitReady(event.event_id, replyPayload("stored"));
+    const stored = store.invocation(event.event_id);
+    if (stored === null) throw new Error("row missing");
+    let releasedBeforeSend = false;
+    room.sendResult = () => {
+      releasedBeforeSend = released === 2;
+      return ok("$resent:example.org");
+    };
+    await worker(answer("never"))({ kind: "send", invocation: stored }, live, () => (released += 1));
+    assert.equal(releasedBeforeSend, true);
+    assert.equal(store.invocation(event.event_id)?.status, "sent");
+  });
+
   test("a candidate that is no invocation is ignored with its reason: no typing, no LLM, no send", async () => {
     const event = eventOf(2, { msgtype: "m.text", body: "Elisabeth, hello" });
     await worker(answer("never"))(lease(event), live);
