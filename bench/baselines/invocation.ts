@@ -3,7 +3,7 @@
 // Agent for Matrix and one for the LLM, as Lisa) and the same number of
 // fsync'd SQLite commits (node:sqlite, WAL, synchronous=FULL):
 //   /sync -> commit (store candidate + position) -> next /sync in parallel
-//   PUT typing -> commit (lease) -> GET /context [-> GET /messages]
+//   PUT typing (not awaited, as Lisa) -> commit (lease) -> GET /context [-> GET /messages]
 //   -> POST chat/completions -> commit (ready)
 //   -> PUT send -> commit (sent) -> PUT typing false (as Lisa: typing stays on until the reply is sent)
 // Usage: node bench/baselines/invocation.ts '<json BaselineInvocationOptions>'
@@ -74,7 +74,8 @@ let txn = 0;
 async function answer(event: { event_id: string }): Promise<void> {
   const id = encodeURIComponent(event.event_id);
   // Typing first: the typing figure's baseline is one commit (the sync batch) and one PUT.
-  await matrix("PUT", `/rooms/${room}/typing/${user}`, { typing: true, timeout: 30_000 });
+  // As Lisa, the work does not wait for the advisory notification; the clear does.
+  const typingOn = matrix("PUT", `/rooms/${room}/typing/${user}`, { typing: true, timeout: 30_000 });
   commit(() => setStatus.run("processing", null, null, event.event_id));
   const context = await matrix("GET", `/rooms/${room}/context/${id}?limit=${options.contextLimit}`);
   let from = typeof context["start"] === "string" ? context["start"] : null;
@@ -90,6 +91,7 @@ async function answer(event: { event_id: string }): Promise<void> {
   txn += 1;
   const sent = await matrix("PUT", `/rooms/${room}/send/m.room.message/base_${process.pid}_${txn}`, content);
   commit(() => setStatus.run("sent", null, String(sent["event_id"]), event.event_id));
+  await typingOn;
   await matrix("PUT", `/rooms/${room}/typing/${user}`, { typing: false });
 }
 

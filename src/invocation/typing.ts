@@ -21,6 +21,7 @@ export class TypingLease {
   readonly #refreshMs: number;
   #timer: NodeJS.Timeout | null = null;
   #active = false;
+  #starting: Promise<void> | null = null;
 
   constructor(roomId: string, port: Pick<RoomWritePort, "setTyping">, log: Logger, refreshMs = TYPING_REFRESH_MS) {
     this.#room = roomId;
@@ -29,13 +30,18 @@ export class TypingLease {
     this.#refreshMs = refreshMs;
   }
 
-  /** Sends `typing: true` and schedules refreshes until `stop()`. */
-  async start(signal: AbortSignal): Promise<void> {
+  /**
+   * Sends `typing: true` and schedules refreshes until `stop()`. The work need
+   * not wait for it (the notification is advisory); `stop()` does.
+   */
+  start(signal: AbortSignal): Promise<void> {
     this.#active = true;
-    await this.#send(true, signal);
-    if (!this.#active) return;
-    this.#timer = setInterval(() => void this.#send(true, signal), this.#refreshMs);
-    this.#timer.unref();
+    this.#starting = this.#send(true, signal).then(() => {
+      if (!this.#active) return;
+      this.#timer = setInterval(() => void this.#send(true, signal), this.#refreshMs);
+      this.#timer.unref();
+    });
+    return this.#starting;
   }
 
   /** Cancels refreshing and clears the notification (best effort, own short deadline). */
@@ -44,6 +50,8 @@ export class TypingLease {
     this.#active = false;
     if (this.#timer !== null) clearInterval(this.#timer);
     this.#timer = null;
+    // "Not typing" must reach the server after "typing", never before it.
+    if (this.#starting !== null) await this.#starting;
     if (wasActive) await this.#send(false, AbortSignal.timeout(CLEAR_DEADLINE_MS));
   }
 

@@ -114,7 +114,8 @@ async function processCandidate(
   log.info("invocation_accepted", { reason: verdict.reason, attempt: row.attemptCount });
   const started = now();
   const deadline = AbortSignal.any([signal, AbortSignal.timeout(deps.settings.invocationTimeoutMs)]);
-  await typing.start(deadline);
+  // Typing goes out alongside the context fetch; the lease's stop() waits for it.
+  void typing.start(deadline);
     // A candidate leased this often keeps failing (crashes, kills): answer with
     // the fallback instead of looping forever.
   const outcome = row.attemptCount > deps.settings.maxAttempts

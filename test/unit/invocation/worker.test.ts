@@ -296,6 +296,26 @@ describe("typing lease", () => {
     assert.ok(port.calls.slice(0, -1).every((c) => c === "typing true"));
   });
 
+  test("work does not wait for the typing notification, and 'not typing' never overtakes 'typing'", async () => {
+    const completed: string[] = [];
+    let answerStart: (() => void) | null = null;
+    const port: Pick<RoomWritePort, "setTyping"> = {
+      setTyping: async (_room, typing) => {
+        if (typing) await new Promise<void>((resolve) => (answerStart = resolve));
+        completed.push(`typing ${typing}`);
+        return ok(undefined);
+      },
+    };
+    const lease = new TypingLease(ROOM, port, recordingLogger());
+    void lease.start(new AbortController().signal);
+    const stopped = lease.stop(); // the work finished before the server answered "typing"
+    await delay(20);
+    assert.deepEqual(completed, [], "the clear waits for the start");
+    (answerStart as (() => void) | null)?.();
+    await stopped;
+    assert.deepEqual(completed, ["typing true", "typing false"]);
+  });
+
   test("a lease that never started clears nothing", async () => {
     const port = new FakeRoom();
     await new TypingLease(ROOM, port, recordingLogger()).stop();
