@@ -76,6 +76,9 @@ async function answer(event: { event_id: string }): Promise<void> {
   // Typing first: the typing figure's baseline is one commit (the sync batch) and one PUT.
   // As Lisa, the work does not wait for the advisory notification; the clear does.
   const typingOn = matrix("PUT", `/rooms/${room}/typing/${user}`, { typing: true, timeout: 30_000 });
+  // Let the request reach the socket before the blocking commit, so the typing
+  // figure's baseline stays one commit and one PUT.
+  await new Promise<void>((resolve) => setImmediate(resolve));
   commit(() => setStatus.run("processing", null, null, event.event_id));
   const context = await matrix("GET", `/rooms/${room}/context/${id}?limit=${options.contextLimit}`);
   let from = typeof context["start"] === "string" ? context["start"] : null;
