@@ -1,6 +1,6 @@
 import { buildRoomContext } from "../context/build.ts";
-import { err, LisaError, ok, type Result } from "../errors.ts";
-import type { ReplyDraft, Responder } from "../invocation/worker.ts";
+import { ok } from "../errors.ts";
+import type { ContentRenderer, ReplyDraft, Responder } from "../invocation/worker.ts";
 import { createLlmClient } from "../llm/client.ts";
 import { createAnswerer } from "../llm/orchestrator.ts";
 import { invocationHash } from "../log/hash.ts";
@@ -15,15 +15,9 @@ import type { AppConfig } from "../config/types.ts";
 /** The loaded answer stack: context, model and tools, rendering, and the sockets to close. */
 export interface AnswerStack {
   readonly respond: Responder;
-  readonly render: SyncRenderer;
+  readonly render: ContentRenderer;
   /** Closes the LLM and web clients' sockets. */
   close(): Promise<void>;
-}
-
-/** The renderer once loaded: plain synchronous functions. */
-export interface SyncRenderer {
-  reply(draft: ReplyDraft, invoking: RawEvent): Record<string, unknown>;
-  fallback(text: string, invoking: RawEvent): Record<string, unknown>;
 }
 
 /** Test seams of the pipeline (real parts are used unless overridden). */
@@ -38,8 +32,8 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The thread an event belongs to (design gap filled by the threads issue), or null. */
-export function threadOf(event: RawEvent): { rootId: string } | null {
+// The thread an event belongs to (design gap filled by the threads issue), or null.
+function threadOf(event: RawEvent): { rootId: string } | null {
   const relates = event.content["m.relates_to"];
   if (!isRecord(relates) || relates["rel_type"] !== "m.thread" || typeof relates["event_id"] !== "string") return null;
   return { rootId: relates["event_id"] };
@@ -97,7 +91,7 @@ export function createAnswerStack(
       tools.close();
     }
   };
-  const render: SyncRenderer = {
+  const render: ContentRenderer = {
     reply: (draft, event) => renderReply({
       markdown: draft.markdown, sources: draft.sources, invoking: invokingMessage(event), thread: threadOf(event),
       maxCharacters: config.llm.max_response_characters,
