@@ -1,14 +1,5 @@
-import { setTimeout as delay } from "node:timers/promises";
-
-/** Waits `ms` unless `signal` aborts first; resolves false when aborted (never rejects). */
-export async function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  try {
-    await delay(ms, undefined, { signal });
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** Waits `ms` unless aborted (false then): the Matrix client's sleep; llm keeps its own copy, as it may not import matrix. */
+export { abortableSleep as sleep } from "../matrix/retry.ts";
 
 /** Exponential backoff with jitter and a cap. */
 export class Backoff {
