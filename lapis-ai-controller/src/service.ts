@@ -9,7 +9,6 @@ import type { Clock } from "./domain/ports.ts";
 import { PROTOCOL_VERSION } from "./domain/protocol.ts";
 import type { Json, RetentionProfile } from "./domain/records.ts";
 import { openSqliteStore, type SqliteStore } from "./persistence/sqlite-store.ts";
-import type { VolatileLimits } from "./persistence/volatile-payloads.ts";
 
 /** A step run after the store is open and validated; a failure stops startup. */
 export type StartupStep = (store: SqliteStore) => Result<void> | Promise<Result<void>>;
@@ -18,7 +17,6 @@ export type StartupStep = (store: SqliteStore) => Result<void> | Promise<Result<
 export interface ServiceOptions {
   readonly databasePath: string;
   readonly retention: RetentionProfile;
-  readonly volatile?: Partial<VolatileLimits>;
   readonly clock?: Clock;
   readonly lockWaitMs?: number;
   /** Steps after validation, in order (recovery, executors, transport). */
@@ -39,7 +37,6 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
   const storeOptions = {
     path: options.databasePath,
     retention: options.retention,
-    ...(options.volatile === undefined ? {} : { volatile: options.volatile }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
   };

@@ -7,16 +7,13 @@
 import { readFileSync } from "node:fs";
 import { controllerError, err, ok, type Result } from "../domain/errors.ts";
 import { RETENTION_PROFILES, type Json, type RetentionProfile } from "../domain/records.ts";
-import { volatileLimits, type VolatileLimits } from "../persistence/volatile-payloads.ts";
 
 /** The parsed config. */
 export interface ControllerConfig {
   readonly exists: boolean;
   readonly workspace?: string;
   readonly retention: RetentionProfile;
-  /** `limits.volatile`: bounds of volatile payload capture (validated and capped). */
-  readonly volatile: VolatileLimits;
-  /** Sections owned by later issues, passed on unvalidated here (`limits` too, apart from `limits.volatile`). */
+  /** Sections owned by later issues, passed on unvalidated here. */
   readonly sections: Readonly<Record<string, Json>>;
 }
 
@@ -34,7 +31,7 @@ export function loadConfig(path: string): Result<ControllerConfig> {
     if (bytes.length > CONFIG_MAX_BYTES) return err(controllerError("config_invalid", { where: "config" }));
     text = bytes.toString("utf8");
   } catch (error) {
-    if ((error as { code?: unknown }).code === "ENOENT") return ok({ exists: false, retention: "full", volatile: defaultVolatile(), sections: {} });
+    if ((error as { code?: unknown }).code === "ENOENT") return ok({ exists: false, retention: "full", sections: {} });
     return err(controllerError("config_unreadable", { where: "config" }));
   }
   let parsed: unknown;
@@ -64,38 +61,11 @@ export function parseConfig(parsed: unknown): Result<ControllerConfig> {
   if (typeof retention !== "string" || !(RETENTION_PROFILES as readonly string[]).includes(retention)) {
     return err(controllerError("config_invalid", { where: "config.retention" }));
   }
-  const volatile = parseVolatile(record.limits);
-  if (!volatile.ok) return volatile;
-  const config: { exists: boolean; workspace?: string; retention: RetentionProfile; volatile: VolatileLimits; sections: Record<string, Json> } = {
+  const config: { exists: boolean; workspace?: string; retention: RetentionProfile; sections: Record<string, Json> } = {
     exists: true,
     retention: retention as RetentionProfile,
-    volatile: volatile.value,
     sections,
   };
   if (workspace !== undefined) config.workspace = workspace;
   return ok(config);
-}
-
-function defaultVolatile(): VolatileLimits {
-  const limits = volatileLimits();
-  if (!limits.ok) throw new Error("the volatile defaults are invalid");
-  return limits.value;
-}
-
-/** Reads `limits.volatile` ({maxEntries, maxChars}); other `limits` keys belong to later issues. */
-function parseVolatile(limits: Json | undefined): Result<VolatileLimits> {
-  if (limits === undefined) return ok(defaultVolatile());
-  if (limits === null || typeof limits !== "object" || Array.isArray(limits)) return err(controllerError("config_invalid", { where: "config.limits" }));
-  const section = (limits as { readonly [key: string]: Json }).volatile;
-  if (section === undefined) return ok(defaultVolatile());
-  if (section === null || typeof section !== "object" || Array.isArray(section)) return err(controllerError("config_invalid", { where: "config.limits.volatile" }));
-  const input: { maxEntries?: number; maxChars?: number } = {};
-  for (const [key, value] of Object.entries(section)) {
-    if ((key !== "maxEntries" && key !== "maxChars") || typeof value !== "number") {
-      return err(controllerError("config_invalid", { where: `config.limits.volatile.${key.slice(0, 64)}` }));
-    }
-    input[key] = value;
-  }
-  const parsed = volatileLimits(input);
-  return parsed.ok ? parsed : err(controllerError("config_invalid", { where: `config.limits.${parsed.error.where ?? "volatile"}` }));
 }

@@ -4,8 +4,6 @@
 import process from "node:process";
 import type { ControllerError, Result } from "../domain/errors.ts";
 import type { Json, RetentionProfile } from "../domain/records.ts";
-import type { VolatileLimits } from "../persistence/volatile-payloads.ts";
-import type { ControllerConfig } from "./config.ts";
 import { CliError, EXIT, exitClassOf, type ExitClass } from "./errors.ts";
 import type { ControllerPaths } from "./paths.ts";
 import type { RuntimeHost } from "./runtime-host.ts";
@@ -17,11 +15,7 @@ export interface RunningService {
 }
 
 /** The port through which the composition root hands the service to the CLI. */
-export type StartService = (options: {
-  databasePath: string;
-  retention: RetentionProfile;
-  volatile: VolatileLimits;
-}) => Promise<Result<RunningService, ControllerError>>;
+export type StartService = (options: { databasePath: string; retention: RetentionProfile }) => Promise<Result<RunningService, ControllerError>>;
 
 /** Longest wait for the service to stop after a signal. */
 export const STOP_DEADLINE_MS = 10_000;
@@ -30,10 +24,10 @@ export const STOP_DEADLINE_MS = 10_000;
 export async function serve(
   host: RuntimeHost,
   paths: ControllerPaths,
-  config: Pick<ControllerConfig, "retention" | "volatile">,
+  retention: RetentionProfile,
   startService: StartService,
 ): Promise<ExitClass> {
-  const started = await startService({ databasePath: paths.databasePath, retention: config.retention, volatile: config.volatile });
+  const started = await startService({ databasePath: paths.databasePath, retention });
   if (!started.ok) throw new CliError(started.error.code, exitClassOf(started.error.code));
   const service = started.value;
   const readiness = { ...service.readiness, instance: paths.instance, runtime: host.name, pid: process.pid };

@@ -85,12 +85,3 @@ test("P-STO-03 config: later sections pass through, unknown keys and bad values 
   assert.deepEqual(parseConfig({ version: 2 }), { ok: false, error: { code: "config_invalid", retryable: false, where: "config.version" } });
   assert.deepEqual(parseConfig([]), { ok: false, error: { code: "config_invalid", retryable: false, where: "config" } });
 });
-
-test("P-STO-09 config limits.volatile bounds volatile capture: validated, capped, key path only on failure", () => {
-  const parsed = parseConfig({ limits: { volatile: { maxEntries: 500 }, other: { later: true } } });
-  assert.ok(parsed.ok);
-  assert.deepEqual(parsed.value.volatile, { maxEntries: 500, maxChars: 64 * 1024 * 1024 });
-  assert.deepEqual(parseConfig({ limits: { volatile: { maxEntries: 0 } } }), { ok: false, error: { code: "config_invalid", retryable: false, where: "config.limits.volatile.maxEntries" } });
-  assert.deepEqual(parseConfig({ limits: { volatile: { maxChars: 2 ** 40 } } }), { ok: false, error: { code: "config_invalid", retryable: false, where: "config.limits.volatile.maxChars" } });
-  assert.deepEqual(parseConfig({ limits: { volatile: { bytes: 1 } } }), { ok: false, error: { code: "config_invalid", retryable: false, where: "config.limits.volatile.bytes" } });
-});
