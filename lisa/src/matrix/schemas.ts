@@ -62,7 +62,7 @@ export const joinedRoomSchema = z.object({ timeline: timelineSchema.nullish() })
 /** `GET /sync`: `next_batch` is mandatory; only `rooms.join` is read. */
 export const syncResponseSchema = z.object({
   next_batch: id,
-  rooms: z.object({ join: jsonObject.nullish(), invite: z.unknown(), leave: z.unknown() }).nullish(),
+  rooms: z.object({ join: jsonObject.nullish(), invite: z.unknown().optional(), leave: z.unknown().optional() }).nullish(),
 });
 
 /** `GET /rooms/{id}/context/{event}`. */
@@ -164,12 +164,17 @@ export function normalizeSync(body: unknown, onDrop: DropReporter): Result<SyncB
       events,
       limited: timeline?.limited ?? false,
       prevBatch: timeline?.prev_batch ?? null,
-      encrypted: showsEncryption(value, events),
+      // Present only when true, so unencrypted rooms keep their plain shape.
+      ...(showsEncryption(value, events) ? { encrypted: true } : {}),
     });
   }
   const invitedRoomIds = sectionRoomIds(parsed.value.rooms?.invite);
   const leftRoomIds = sectionRoomIds(parsed.value.rooms?.leave);
-  return ok({ nextBatch: parsed.value.next_batch, rooms, invitedRoomIds, leftRoomIds });
+  return ok({
+    nextBatch: parsed.value.next_batch, rooms,
+    ...(invitedRoomIds.length === 0 ? {} : { invitedRoomIds }),
+    ...(leftRoomIds.length === 0 ? {} : { leftRoomIds }),
+  });
 }
 
 /** Normalises a `/context` body; the anchor must be the requested event of the requested room. */
