@@ -118,12 +118,19 @@ export async function diagnoseRooms(
   const invited = outside.length === 0 ? ok([] as readonly string[]) : await inspect.invitedRooms(outside, signal);
   if (!invited.ok) return err(invited.error);
   const invitedSet = new Set(invited.value);
-  return ok(await Promise.all(roomIds.map((roomId) => joinedSet.has(roomId)
-    ? inspectJoined(inspect, userId, roomId, signal)
-    : Promise.resolve({
-      roomId, joined: false, invited: invitedSet.has(roomId), encrypted: null, power: null, roomVersion: null, failure: null,
-    }))));
+  const results: RoomDiagnosis[] = [];
+  // A few rooms at a time: up to 100 rooms must not mean 300 requests at once.
+  for (let start = 0; start < roomIds.length; start += ROOMS_IN_PARALLEL) {
+    results.push(...await Promise.all(roomIds.slice(start, start + ROOMS_IN_PARALLEL).map((roomId) => joinedSet.has(roomId)
+      ? inspectJoined(inspect, userId, roomId, signal)
+      : Promise.resolve({
+        roomId, joined: false, invited: invitedSet.has(roomId), encrypted: null, power: null, roomVersion: null, failure: null,
+      }))));
+  }
+  return ok(results);
 }
+
+const ROOMS_IN_PARALLEL = 4;
 
 /** The conditions a diagnosis shows, most blocking first. */
 export function conditionsOf(diagnosis: RoomDiagnosis): RoomCode[] {
