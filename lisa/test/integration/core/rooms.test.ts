@@ -176,3 +176,31 @@ describe("issue 18: room mistakes against the fake homeserver", () => {
     lisa = null;
   });
 });
+
+describe("issue 18: lisa check's room lines under the continuwuity profile", () => {
+  test("the same rooms give the same codes when the server ignores sync filters", async () => {
+    const other = await createWorld({
+      profile: "continuwuity",
+      rooms: [ROOM1],
+      config: { matrix: { allowed_room_ids: [ROOM1, INVITED, ENCRYPTED, MUTED], allowed_room_aliases: [ALIAS, MOVED] } },
+    });
+    try {
+      const { hs } = other;
+      hs.createRoom(INVITED, [ALICE, BOB]);
+      hs.invite(INVITED, ALICE, LISA);
+      for (const room of [ENCRYPTED, MUTED, ALIASED]) hs.createRoom(room, [ALICE, BOB, LISA]);
+      hs.sendState(ENCRYPTED, ALICE, "m.room.encryption", "", { algorithm: "m.megolm.v1.aes-sha2" });
+      hs.sendState(MUTED, ALICE, "m.room.power_levels", "", { users: { [ALICE]: 100 }, events_default: 50 });
+      hs.setAlias(ALIAS, ALIASED);
+      const lines = await checkRooms(other.config);
+      assert.deepEqual(lines.map((l) => [l.room, l.ok ? "ok" : l.codes.join(",")]), [
+        [ROOM1, "ok"], [INVITED, "room_invite_pending"], [ENCRYPTED, "room_encrypted"], [MUTED, "room_send_forbidden"],
+        [ALIAS, "ok"], [MOVED, "room_alias_unresolved"],
+      ]);
+      assert.match(lineFor(lines, MOVED).text, /^room #moved:localhost: FAILED \[room_alias_unresolved\] the alias #moved:localhost does not resolve/);
+      for (const forbidden of ["send", "typing"] as const) assert.equal(hs.requests(forbidden).length, 0);
+    } finally {
+      await other.close();
+    }
+  });
+});
