@@ -10,6 +10,9 @@ import { createMatrixClient, type MatrixClient } from "../matrix/client.ts";
 import type { RoomWritePort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
 import { createPipeline, type Pipeline } from "./pipeline.ts";
+import { RoomConditions } from "./room-conditions.ts";
+import { watchSends, watchSync } from "./room-watch.ts";
+import { prepareRooms } from "./rooms-startup.ts";
 import { Backoff, sleep } from "./sleep.ts";
 import { startSummaryLog } from "./summary.ts";
 import { EventTally } from "./tally.ts";
@@ -70,7 +73,11 @@ export async function runService(deps: ServiceDeps): Promise<number> {
     pipeline = built.value;
     const requeued = store.requeueAllOnStartup();
     log.info("ledger_requeued", requeued);
-    return await runLoops({ ...deps, log }, tally, matrix, pipeline, stopAll, failFatal).then(() => exitStatus);
+    const conditions = new RoomConditions(store, log.child({ component: "rooms" }));
+    const served = await prepareRooms({ config, inspect: matrix, store, conditions, log: log.child({ component: "rooms" }), signal: stopAll });
+    if (stopAll.aborted) return exitStatus;
+    const rooms = { served, conditions };
+    return await runLoops({ ...deps, log }, tally, matrix, pipeline, stopAll, failFatal, rooms).then(() => exitStatus);
   } catch (error) {
     log.error("service_crashed", { code: errorCode(error) });
     return SERVICE_EXIT.failure;
@@ -104,12 +111,13 @@ async function loginWithRetry(matrix: MatrixClient, log: Logger, signal: AbortSi
 
 async function runLoops(
   deps: ServiceDeps, tally: EventTally, matrix: MatrixClient, pipeline: Pipeline, stopAll: AbortSignal,
-  failFatal: (code: string, status: number) => void,
+  failFatal: (code: string, status: number) => void, rooms: { served: readonly string[]; conditions: RoomConditions },
 ): Promise<void> {
   const { config, store, log } = deps;
+  const served = new Set(rooms.served);
   const settings = {
     selfUserId: config.matrix.user_id,
-    allowedRoomIds: new Set(config.matrix.allowed_room_ids),
+    allowedRoomIds: served,
     mentionAliases: config.matrix.mention_aliases,
     invocationTimeoutMs: config.runtime.invocation_timeout_seconds * 1000,
     genericError: config.persona.generic_error,
@@ -118,7 +126,7 @@ async function runLoops(
   };
   const worker = createInvocationWorker({
     store,
-    room: guardAuth(matrix, failFatal),
+    room: watchSends(guardAuth(matrix, failFatal), matrix, rooms.conditions),
     replyTarget: replyTargetCheck((id, room) => store.isBotEvent(id, room), matrix, config.matrix.user_id),
     matchesAlias: aliasMatcher(config.matrix.mention_aliases, config.matrix.user_id),
     respond: pipeline.respond,
@@ -131,16 +139,16 @@ async function runLoops(
     settings: { maxConcurrentRooms: config.runtime.max_concurrent_rooms, leaseMs: config.runtime.lease_seconds * 1000, pollIntervalMs: DISPATCH_POLL_MS },
   });
   const ingestor = new SyncIngestor({
-    sync: matrix, store, log: log.child({ component: "sync" }),
+    sync: watchSync(matrix, served, rooms.conditions), store, log: log.child({ component: "sync" }),
     settings: {
-      selfUserId: config.matrix.user_id, allowedRoomIds: config.matrix.allowed_room_ids, mentionAliases: config.matrix.mention_aliases,
+      selfUserId: config.matrix.user_id, allowedRoomIds: rooms.served, mentionAliases: config.matrix.mention_aliases,
       syncTimeoutMs: config.matrix.sync_timeout_ms, timelineLimit: config.matrix.sync_timeline_limit, gapPageLimit: config.matrix.gap_page_limit,
     },
   });
   const counters: SyncCounters = { successes: 0, failures: 0, lastDelayMs: 0, unknownPositions: 0 };
   const summary = startSummaryLog(store, counters, tally, log);
   dispatcher.start();
-  log.info("service_started", { rooms: config.matrix.allowed_room_ids.length });
+  log.info("service_started", { rooms: rooms.served.length });
   try {
     await runSyncLoop(ingestor, { onCandidates: (rooms) => dispatcher.notify(rooms), onFatal: failFatal }, log, stopAll, counters);
   } finally {

@@ -32,11 +32,16 @@ export function startSummaryLog(
         busiest_room: rooms[0]?.roomHash ?? null,
         busiest_room_depth: rooms[0]?.queueDepth ?? 0,
         busiest_room_oldest_age_ms: rooms[0]?.oldestPendingAgeMs ?? 0,
+        room_conditions: status.roomConditions.length,
         ...tally.drain(),
       });
       // Queue depth and oldest pending age per hashed room, busiest first (bounded).
       for (const room of rooms.slice(0, MAX_ROOM_LINES)) {
         log.info("room_queue", { room_id_hash: room.roomHash, queue_depth: room.queueDepth, oldest_pending_age_ms: room.oldestPendingAgeMs });
+      }
+      // Rooms Lisa cannot serve right now (issue 18), by hashed room and code (bounded).
+      for (const condition of status.roomConditions.slice(0, MAX_ROOM_LINES)) {
+        log.info("room_condition_active", { room_id_hash: condition.roomHash, code: condition.code, age_ms: condition.ageMs });
       }
     } catch (error) {
       log.error("summary_failed", { code: errorCode(error) });

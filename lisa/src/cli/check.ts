@@ -1,5 +1,6 @@
 import { runPreflight } from "../app/preflight.ts";
 import { loadConfig } from "../config/load.ts";
+import { reportRooms } from "./check-rooms.ts";
 import { EXIT } from "./exit-codes.ts";
 import type { Output } from "./output.ts";
 
@@ -22,5 +23,7 @@ export async function checkCommand(configPath: string, offline: boolean, output:
       output.err(`${result.name}: FAILED [${result.code}] ${result.fix}`);
     }
   }
+  // Rooms are looked at only with a working Matrix login (issue 18).
+  if (results.some((result) => result.name === "matrix" && result.ok) && !(await reportRooms(loaded.value, output))) failed = true;
   return failed ? EXIT.config : EXIT.ok;
 }

@@ -59,5 +59,8 @@ function describeSummary(summary: StatusSummary): string[] {
     `recent error codes: ${codes(summary.lastErrorCodes)}`,
     `recent ignore reasons: ${codes(summary.ignoredReasons)}`,
     `rooms with work: ${rooms.length === 0 ? "none" : rooms.join("; ")}`,
+    // Issue 18: rooms Lisa cannot serve; the room is the configured id or alias, so the operator can find it.
+    `room conditions: ${summary.roomConditions.length === 0 ? "none" : ""}`.trimEnd(),
+    ...summary.roomConditions.map((c) => `  room ${c.room} (${c.roomHash}): ${c.code} for ${age(c.ageMs)}`),
   ];
 }

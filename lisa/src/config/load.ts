@@ -105,6 +105,10 @@ function checkConsistency(c: FileConfig, problems: string[]): void {
     rule(!seenRooms.has(room), `matrix.allowed_room_ids: ${room} is listed twice`);
     seenRooms.add(room);
   }
+  for (const alias of c.matrix.allowed_room_aliases) {
+    rule(!seenRooms.has(alias), `matrix.allowed_room_aliases: ${alias} is listed twice`);
+    seenRooms.add(alias);
+  }
   const seenAliases = new Set<string>();
   for (const alias of c.matrix.mention_aliases) {
     const folded = alias.trim().toLowerCase();

@@ -11,6 +11,8 @@ const SERVER_NAME = String.raw`(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,
 export const USER_ID_PATTERN = new RegExp(String.raw`^@[\x21-\x39\x3B-\x7E]+:${SERVER_NAME}$`);
 /** Matrix room id syntax: `!opaque:server`, or `!opaque` alone (room version 12 ids carry no server). */
 export const ROOM_ID_PATTERN = new RegExp(String.raw`^![\x21-\x39\x3B-\x7E]+(?::${SERVER_NAME})?$`);
+/** Matrix room alias syntax (`#localpart:server`). */
+export const ROOM_ALIAS_PATTERN = new RegExp(String.raw`^#[\x21-\x39\x3B-\x7E]+:${SERVER_NAME}$`);
 const ENV_REF = /^env:[A-Za-z_][A-Za-z0-9_]*$/;
 
 function bounded(key: keyof typeof BOUNDS, integer = true): z.ZodDefault<z.ZodNumber> {
@@ -49,12 +51,25 @@ const matrixSchema = z.strictObject({
     message: "is not accepted: Lisa logs in with matrix.password (an env: reference) and manages her own tokens",
   }).optional(),
   allowed_room_ids: z.array(z.string().regex(ROOM_ID_PATTERN, {
-    message: "must be a room id such as !abc:example.org (aliases are refused because they can be repointed)",
-  })).min(1, { message: "must list at least one room" }).max(MAX_ALLOWED_ROOMS),
+    message: "must be a room id such as !abc:example.org (aliases are refused here because they can be repointed: " +
+      "list them in matrix.allowed_room_aliases)",
+  })).max(MAX_ALLOWED_ROOMS).default([]),
+  // Resolved through the room directory at startup; a repointed alias is reported, never followed (issue 18).
+  allowed_room_aliases: z.array(z.string().regex(ROOM_ALIAS_PATTERN, {
+    message: "must be a room alias such as #lisa:example.org",
+  })).max(MAX_ALLOWED_ROOMS).default([]),
   mention_aliases: z.array(nonEmptyText(ALIAS_MAX_CHARS)).min(1, { message: "must list at least one alias" }).max(MAX_ALIASES),
   sync_timeout_ms: bounded("matrix.sync_timeout_ms"),
   sync_timeline_limit: bounded("matrix.sync_timeline_limit"),
   gap_page_limit: bounded("matrix.gap_page_limit"),
+}).superRefine((m, ctx) => {
+  const count = (list: unknown): number => (Array.isArray(list) ? list.length : 0);
+  const total = count(m.allowed_room_ids) + count(m.allowed_room_aliases);
+  if (total === 0) {
+    ctx.addIssue({ code: "custom", path: ["allowed_room_ids"], message: "must list at least one room (or list aliases in matrix.allowed_room_aliases)" });
+  } else if (total > MAX_ALLOWED_ROOMS) {
+    ctx.addIssue({ code: "custom", path: ["allowed_room_aliases"], message: `room ids and aliases together must be at most ${MAX_ALLOWED_ROOMS}` });
+  }
 });
 
 const llmSchema = z.strictObject({

@@ -5,8 +5,10 @@ import type { Logger } from "../log/logger.ts";
 import { AuthSession, type AuthStats, type AuthorizedRequest, type ReauthKind } from "./auth.ts";
 import type { MatrixError } from "./errors.ts";
 import type {
-  EventContext, EventPage, HistoryPort, RawEvent, RoomWritePort, SyncBatch, SyncPort, SyncRequest, WhoAmI,
+  EventContext, EventPage, HistoryPort, RawEvent, RoomInspectPort, RoomWritePort, StateEvent, SyncBatch, SyncPort, SyncRequest, WhoAmI,
 } from "./port.ts";
+import { MATRIX_CODES } from "./codes.ts";
+import { normalizeDirectory, normalizeJoinedRooms, normalizeStateEvent, sectionRoomIds } from "./room-schemas.ts";
 import { clampSetting, resolveRetryPolicy, type RetryOptions, type RetryPolicy, withRetry } from "./retry.ts";
 import {
   type DropReporter, normalizeContext, normalizeEvent, normalizeMessages, normalizeRelations, normalizeSync, parseBody,
@@ -41,7 +43,7 @@ export interface MatrixClientOptions {
 }
 
 /** Lisa's Matrix client: the sync, history and room-write ports plus the auth lifecycle. */
-export interface MatrixClient extends SyncPort, HistoryPort, RoomWritePort {
+export interface MatrixClient extends SyncPort, HistoryPort, RoomWritePort, RoomInspectPort {
   /** Password login with the stable device id, then `/whoami` identity verification. */
   login(signal: AbortSignal): Promise<Result<WhoAmI, MatrixError>>;
   /** `/account/whoami` with the current session. */
@@ -194,6 +196,33 @@ class HttpMatrixClient implements MatrixClient {
     });
     const parsed = body.ok ? parseBody(typingResponseSchema, body.value) : body;
     return parsed.ok ? ok(undefined) : err(parsed.error);
+  }
+
+  async joinedRooms(signal: AbortSignal): Promise<Result<readonly string[], MatrixError>> {
+    const body = await this.#call("joined_rooms", this.#get(`${V3}/joined_rooms`, signal));
+    return body.ok ? normalizeJoinedRooms(body.value) : body;
+  }
+
+  async stateEvent(roomId: string, type: string, stateKey: string, signal: AbortSignal): Promise<Result<StateEvent | null, MatrixError>> {
+    const path = `${V3}/rooms${segments(roomId, "state", type)}${stateKey === "" ? "" : segments(stateKey)}`;
+    const body = await this.#call("state", this.#get(path, signal, { format: "event" }));
+    if (!body.ok) return body.error.code === MATRIX_CODES.notFound ? ok(null) : body;
+    return normalizeStateEvent(body.value);
+  }
+
+  async resolveAlias(alias: string, signal: AbortSignal): Promise<Result<string | null, MatrixError>> {
+    const body = await this.#call("directory", this.#get(`${V3}/directory/room${segments(alias)}`, signal));
+    if (!body.ok) return body.error.code === MATRIX_CODES.notFound ? ok(null) : body;
+    return normalizeDirectory(body.value);
+  }
+
+  async invitedRooms(roomIds: readonly string[], signal: AbortSignal): Promise<Result<readonly string[], MatrixError>> {
+    // An initial sync without timeline: only the section keys are read.
+    const body = await this.#call("sync", this.#get(`${V3}/sync`, signal, { timeout: "0", filter: syncFilter(roomIds, 0) }));
+    if (!body.ok) return body;
+    const rooms = (body.value as { rooms?: { invite?: unknown } } | null)?.rooms;
+    const invited = new Set(sectionRoomIds(rooms?.invite));
+    return ok(roomIds.filter((roomId) => invited.has(roomId)));
   }
 
   async close(): Promise<void> {

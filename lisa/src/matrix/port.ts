@@ -24,12 +24,18 @@ export interface SyncRoom {
   readonly events: readonly RawEvent[];
   readonly limited: boolean;
   readonly prevBatch: string | null;
+  /** True when the room's state or timeline in this response shows end-to-end encryption (Lisa reads no encrypted events). */
+  readonly encrypted?: boolean;
 }
 
 /** A validated `/sync` response reduced to what Lisa uses. */
 export interface SyncBatch {
   readonly nextBatch: string;
   readonly rooms: readonly SyncRoom[];
+  /** Rooms with a pending invitation for Lisa (`rooms.invite`). */
+  readonly invitedRoomIds?: readonly string[];
+  /** Rooms Lisa left or was removed from (`rooms.leave`). */
+  readonly leftRoomIds?: readonly string[];
 }
 
 /** Parameters of one controlled `/sync` call. */
@@ -85,4 +91,22 @@ export interface RoomWritePort {
   sendMessage(roomId: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Result<string, MatrixError>>;
   /** `PUT /rooms/{room}/typing/{user}`. */
   setTyping(roomId: string, typing: boolean, timeoutMs: number, signal: AbortSignal): Promise<Result<void, MatrixError>>;
+}
+
+/** Read-only room inspection for `lisa check` and the startup room diagnosis: nothing is sent into any room. */
+export interface RoomInspectPort {
+  /** `GET /joined_rooms`. */
+  joinedRooms(signal: AbortSignal): Promise<Result<readonly string[], MatrixError>>;
+  /** `GET /rooms/{room}/state/{type}/{key}?format=event`: the state event (or its content), null when the room has none (404). */
+  stateEvent(roomId: string, type: string, stateKey: string, signal: AbortSignal): Promise<Result<StateEvent | null, MatrixError>>;
+  /** `GET /directory/room/{alias}`: the room id, or null when the alias does not exist (404). */
+  resolveAlias(alias: string, signal: AbortSignal): Promise<Result<string | null, MatrixError>>;
+  /** Rooms among `roomIds` that invited Lisa and she has not joined (one initial `/sync` without timeline). */
+  invitedRooms(roomIds: readonly string[], signal: AbortSignal): Promise<Result<readonly string[], MatrixError>>;
+}
+
+/** One room state event as `RoomInspectPort.stateEvent` reads it; `sender` is null when the server returned content only. */
+export interface StateEvent {
+  readonly sender: string | null;
+  readonly content: Readonly<Record<string, unknown>>;
 }

@@ -3,6 +3,7 @@ import { err, ok, type Result } from "../errors.ts";
 import { badResponseError, MATRIX_CODES, roomMismatchError } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
 import type { EventContext, EventPage, RawEvent, SyncBatch, SyncRoom, WhoAmI } from "./port.ts";
+import { sectionRoomIds, showsEncryption } from "./room-schemas.ts";
 
 // Zod schemas of every Matrix response Lisa reads, and their normalisation into
 // the port types. Unknown fields are stripped; required fields and types are
@@ -61,7 +62,7 @@ export const joinedRoomSchema = z.object({ timeline: timelineSchema.nullish() })
 /** `GET /sync`: `next_batch` is mandatory; only `rooms.join` is read. */
 export const syncResponseSchema = z.object({
   next_batch: id,
-  rooms: z.object({ join: jsonObject.nullish() }).nullish(),
+  rooms: z.object({ join: jsonObject.nullish(), invite: z.unknown().optional(), leave: z.unknown().optional() }).nullish(),
 });
 
 /** `GET /rooms/{id}/context/{event}`. */
@@ -157,14 +158,23 @@ export function normalizeSync(body: unknown, onDrop: DropReporter): Result<SyncB
       continue;
     }
     const timeline = room.data.timeline;
+    const events = parseEventList(timeline?.events ?? [], roomId, onDrop);
     rooms.push({
       roomId,
-      events: parseEventList(timeline?.events ?? [], roomId, onDrop),
+      events,
       limited: timeline?.limited ?? false,
       prevBatch: timeline?.prev_batch ?? null,
+      // Present only when true, so unencrypted rooms keep their plain shape.
+      ...(showsEncryption(value, events) ? { encrypted: true } : {}),
     });
   }
-  return ok({ nextBatch: parsed.value.next_batch, rooms });
+  const invitedRoomIds = sectionRoomIds(parsed.value.rooms?.invite);
+  const leftRoomIds = sectionRoomIds(parsed.value.rooms?.leave);
+  return ok({
+    nextBatch: parsed.value.next_batch, rooms,
+    ...(invitedRoomIds.length === 0 ? {} : { invitedRoomIds }),
+    ...(leftRoomIds.length === 0 ? {} : { leftRoomIds }),
+  });
 }
 
 /** Normalises a `/context` body; the anchor must be the requested event of the requested room. */

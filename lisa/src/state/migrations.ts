@@ -59,6 +59,26 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    // Issue 18: per-room conditions (encrypted, not joined, send refused,
+    // alias problems) that `lisa status` reports, and each configured alias's
+    // room, so a repointed alias is noticed instead of followed.
+    version: 2,
+    name: "room conditions and alias bindings",
+    statements: [
+      `CREATE TABLE room_conditions(
+        room TEXT NOT NULL,
+        code TEXT NOT NULL,
+        since_ms INTEGER NOT NULL,
+        PRIMARY KEY(room, code)
+      )`,
+      `CREATE TABLE room_aliases(
+        alias TEXT PRIMARY KEY,
+        room_id TEXT NOT NULL,
+        updated_at_ms INTEGER NOT NULL
+      )`,
+    ],
+  },
 ];
 
 /** The newest schema version this code can read and write. */
@@ -74,6 +94,8 @@ export const LATEST_TABLE_COLUMNS: Readonly<Record<string, readonly string[]>> =
     "matrix_txn_id", "sent_event_id", "attempt_count", "available_at_ms", "last_error_code", "updated_at_ms",
   ],
   bot_events: ["event_id", "room_id", "invocation_event_id", "sent_at_ms"],
+  room_conditions: ["room", "code", "since_ms"],
+  room_aliases: ["alias", "room_id", "updated_at_ms"],
 };
 
 /** The highest applied version, or 0 for a database without `schema_migrations`. */

@@ -2,10 +2,11 @@ import type { LedgerConnection } from "./connection.ts";
 import { invalidInput, invalidTransition, STATE_ERROR_CODES } from "./errors.ts";
 import { nextForRoom, nextWakeAtMs, roomsWithWork } from "./queue.ts";
 import { INVOCATION_COLUMNS, PENDING_SQL, toInvocationRow } from "./rows.ts";
+import * as rooms from "./rooms.ts";
 import { summarizeStatus } from "./status.ts";
 import { matrixTransactionId } from "./txn-id.ts";
 import type {
-  BaselineInput, InvocationRow, InvocationStatus, RoomCursorView, StateStore, StateStoreMode, StatusSummary,
+  BaselineInput, InvocationRow, InvocationStatus, RoomConditionRow, RoomCursorView, StateStore, StateStoreMode, StatusSummary,
   SyncBatchInput, SyncStateView, WorkItem,
 } from "./types.ts";
 import { isCode, isEventId, isInteger, isJsonObjectText, isRoomId, isUserId } from "./validate.ts";
@@ -251,6 +252,34 @@ export class SqliteStateStore implements StateStore {
 
   status(): StatusSummary {
     return summarizeStatus(this.#conn, this.#meta);
+  }
+
+  roomConditions(): RoomConditionRow[] {
+    return rooms.readRoomConditions(this.#conn);
+  }
+
+  raiseRoomCondition(room: string, code: string): boolean {
+    return rooms.raiseRoomCondition(this.#conn, room, code);
+  }
+
+  clearRoomCondition(room: string, code: string): boolean {
+    return rooms.clearRoomCondition(this.#conn, room, code);
+  }
+
+  pruneRoomConditions(keep: readonly string[]): number {
+    return rooms.pruneRoomConditions(this.#conn, keep);
+  }
+
+  aliasBinding(alias: string): string | null {
+    return rooms.readAliasBinding(this.#conn, alias);
+  }
+
+  bindAlias(alias: string, roomId: string): void {
+    rooms.writeAliasBinding(this.#conn, alias, roomId);
+  }
+
+  pruneAliasBindings(keep: readonly string[]): number {
+    return rooms.pruneAliasBindings(this.#conn, keep);
   }
 
   close(): void {

@@ -39,6 +39,7 @@ export function summarizeStatus(
       `SELECT room_id, COUNT(*) AS n, MIN(received_at_ms) AS oldest FROM invocations
        WHERE status IN ${PENDING_SQL} GROUP BY room_id ORDER BY oldest`,
     ).all();
+    const conditions = conn.stmt("SELECT room, code, since_ms FROM room_conditions ORDER BY since_ms, room, code").all();
     const lastSuccess = sync?.["last_success_ms"];
     return {
       database: meta.databaseExists ? "present" : "absent",
@@ -56,6 +57,13 @@ export function summarizeStatus(
         roomHash: roomHash(row["room_id"] as string),
         queueDepth: row["n"] as number,
         oldestPendingAgeMs: ageSince(now, row["oldest"]) ?? 0,
+      })),
+      roomConditions: conditions.map((row) => ({
+        room: row["room"] as string,
+        roomHash: roomHash(row["room"] as string),
+        code: row["code"] as string,
+        sinceMs: row["since_ms"] as number,
+        ageMs: ageSince(now, row["since_ms"]) ?? 0,
       })),
     };
   });

@@ -118,6 +118,19 @@ export interface RoomQueueSummary {
   readonly oldestPendingAgeMs: number;
 }
 
+/** One active per-room condition (issue 18): the room id or configured alias, its stable code, since when. */
+export interface RoomConditionRow {
+  readonly room: string;
+  readonly code: string;
+  readonly sinceMs: number;
+}
+
+/** A room condition as `lisa status` reports it. */
+export interface RoomConditionSummary extends RoomConditionRow {
+  readonly roomHash: string;
+  readonly ageMs: number;
+}
+
 /** Content-free health summary of the ledger (design.md 17.3). */
 export interface StatusSummary {
   /** `absent` when a read-only open found no database file yet. */
@@ -138,6 +151,8 @@ export interface StatusSummary {
   /** Distinct reasons of rows ignored in the recent window, most recent first. */
   readonly ignoredReasons: readonly ErrorCodeCount[];
   readonly rooms: readonly RoomQueueSummary[];
+  /** Active per-room conditions (encrypted, not joined, send refused, alias problems), oldest first. */
+  readonly roomConditions: readonly RoomConditionSummary[];
 }
 
 /** The durable ledger: sync position, room cursors, invocations and sent bot events. */
@@ -182,6 +197,20 @@ export interface StateStore {
   invocation(eventId: string): InvocationRow | null;
   /** Content-free counts, ages and codes for health and `lisa status`. */
   status(): StatusSummary;
+  /** Active per-room conditions, oldest first. */
+  roomConditions(): RoomConditionRow[];
+  /** Records a per-room condition; false if it was already active. */
+  raiseRoomCondition(room: string, code: string): boolean;
+  /** Ends a per-room condition; false if it was not active. */
+  clearRoomCondition(room: string, code: string): boolean;
+  /** Drops conditions of rooms (ids or aliases) not in `keep`. */
+  pruneRoomConditions(keep: readonly string[]): number;
+  /** The room id an alias was last served as, or null. */
+  aliasBinding(alias: string): string | null;
+  /** Records the room id an alias is served as. */
+  bindAlias(alias: string, roomId: string): void;
+  /** Forgets bindings of aliases not in `keep`. */
+  pruneAliasBindings(keep: readonly string[]): number;
   /** Closes the database and releases the instance lock; safe to call twice. */
   close(): void;
 }

@@ -133,6 +133,23 @@ function botEventProblem(row: Row): string | null {
   return null;
 }
 
+/** True for a Matrix room alias (`#...`). */
+export function isRoomAlias(value: unknown): value is string {
+  return typeof value === "string" && value.length > 1 && value.startsWith("#");
+}
+
+function roomConditionProblem(row: Row): string | null {
+  if (!isRoomId(row["room"]) && !isRoomAlias(row["room"])) return "has an invalid room";
+  if (!isCode(row["code"])) return "has an invalid code";
+  return isInteger(row["since_ms"]) ? null : "has a non-integer since_ms";
+}
+
+function roomAliasProblem(row: Row): string | null {
+  if (!isRoomAlias(row["alias"])) return "has an invalid alias";
+  if (!isRoomId(row["room_id"])) return "has an invalid room_id";
+  return isInteger(row["updated_at_ms"]) ? null : "has a non-integer updated_at_ms";
+}
+
 const ROW_CHECKS: readonly { table: string; sql: string; problem: (row: Row) => string | null }[] = [
   { table: "sync_state", sql: "SELECT rowid AS _rowid, * FROM sync_state", problem: syncStateProblem },
   { table: "room_cursors", sql: "SELECT rowid AS _rowid, * FROM room_cursors", problem: roomCursorProblem },
@@ -143,6 +160,8 @@ const ROW_CHECKS: readonly { table: string; sql: string; problem: (row: Row) => 
           FROM bot_events b LEFT JOIN invocations i ON i.event_id = b.invocation_event_id`,
     problem: botEventProblem,
   },
+  { table: "room_conditions", sql: "SELECT rowid AS _rowid, * FROM room_conditions", problem: roomConditionProblem },
+  { table: "room_aliases", sql: "SELECT rowid AS _rowid, * FROM room_aliases", problem: roomAliasProblem },
 ];
 
 /**

@@ -22,6 +22,7 @@ import { FaultQueue } from "./fake-homeserver/faults.ts";
 import { HistoryEndpoints } from "./fake-homeserver/history.ts";
 import { HttpFrontend } from "./fake-homeserver/http-frontend.ts";
 import { isObject } from "./fake-homeserver/reply.ts";
+import { RoomDirectory } from "./fake-homeserver/room-state.ts";
 import { RoomStore } from "./fake-homeserver/store.ts";
 import type { StoredEvent } from "./fake-homeserver/store.ts";
 import { SyncService } from "./fake-homeserver/sync.ts";
@@ -80,9 +81,10 @@ export class FakeHomeserver {
   private readonly faults: FaultQueue;
   private readonly http: HttpFrontend;
   private readonly activity: EventEmitter;
+  private readonly directory: RoomDirectory;
 
   /** Internal: use `startFakeHomeserver`. */
-  constructor(url: string, parts: { profile: HomeserverProfile; serverName: string; store: RoomStore; accounts: Accounts; writes: WriteEndpoints; faults: FaultQueue; http: HttpFrontend; activity: EventEmitter }) {
+  constructor(url: string, parts: { profile: HomeserverProfile; serverName: string; store: RoomStore; accounts: Accounts; writes: WriteEndpoints; faults: FaultQueue; http: HttpFrontend; activity: EventEmitter; directory: RoomDirectory }) {
     this.url = url;
     this.profile = parts.profile;
     this.serverName = parts.serverName;
@@ -92,6 +94,7 @@ export class FakeHomeserver {
     this.faults = parts.faults;
     this.http = parts.http;
     this.activity = parts.activity;
+    this.directory = parts.directory;
   }
 
   /** Ends pending long-polls, destroys every socket, stops listening. */
@@ -146,6 +149,17 @@ export class FakeHomeserver {
   /** `userId` joins (display name defaults to the localpart); returns the member event id. */
   join(roomId: string, userId: string, displayName?: string): string {
     return this.store.join(roomId, userId, displayName).eventId;
+  }
+
+  /** A joined member invites `userId` (who has not joined); returns the member event id. */
+  invite(roomId: string, inviter: string, userId: string): string {
+    this.requireJoined(roomId, inviter);
+    return this.store.append({ roomId, type: "m.room.member", sender: inviter, stateKey: userId, content: { membership: "invite" } }).eventId;
+  }
+
+  /** Points a room alias at `roomId` in the room directory, or deletes it (null). */
+  setAlias(alias: string, roomId: string | null): void {
+    this.directory.setAlias(alias, roomId);
   }
 
   /** `userId` leaves; returns the member event id. */
@@ -354,8 +368,9 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions): Promi
   });
   const writes = new WriteEndpoints(store, profile, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, notify);
   const faults = new FaultQueue();
-  const components = { store, accounts, sync: new SyncService(store, profile), history: new HistoryEndpoints(store, profile), writes, faults };
+  const directory = new RoomDirectory(store);
+  const components = { store, accounts, sync: new SyncService(store, profile), history: new HistoryEndpoints(store, profile), writes, faults, directory };
   const http = new HttpFrontend(components, notify);
   const url = await http.listen();
-  return new FakeHomeserver(url, { profile, serverName, store, accounts, writes, faults, http, activity });
+  return new FakeHomeserver(url, { profile, serverName, store, accounts, writes, faults, http, activity, directory });
 }

@@ -137,6 +137,16 @@ export const PRIOR_VERSION_FIXTURES: readonly { version: number; build: (path: s
         INSERT INTO room_cursors VALUES ('!room-a:example.org', '$last:example.org', 1700000000000, 1699999999000);`);
     }),
   },
+  {
+    version: 2,
+    build: (path) => withRawDatabase(path, (db) => {
+      applyMigrations(db, 1_700_000_000_000, 2);
+      db.exec(`INSERT INTO sync_state VALUES (1, 's9', 1, 1700000000000, 1700000000000);
+        INSERT INTO room_cursors VALUES ('!room-a:example.org', '$last:example.org', 1700000000000, 1699999999000);
+        INSERT INTO room_conditions VALUES ('!room-a:example.org', 'room_encrypted', 1700000000000);
+        INSERT INTO room_aliases VALUES ('#a:example.org', '!room-a:example.org', 1700000000000);`);
+    }),
+  },
 ];
 
 /** Spawns a Node 24 child that opens `path` for run and prints `ready` once it holds the lock. */

@@ -55,7 +55,9 @@ function assertNoRoomTraffic(world: World): void {
   for (const forbidden of ["send", "typing", "sync", "logout"] as const) {
     assert.equal(world.hs.requests(forbidden).length, 0, `lisa check must not call ${forbidden}`);
   }
-  assert.deepEqual([...endpoints].filter((e) => e !== "login" && e !== "whoami"), []);
+  // The per-room diagnosis (issue 18) only reads: joined rooms, room state, the directory.
+  const reads = ["login", "whoami", "joined_rooms", "state", "directory"];
+  assert.deepEqual([...endpoints].filter((e) => !reads.includes(e)), []);
 }
 
 /** Runs `lisa check` against a fresh world, closing it afterwards. */
@@ -79,7 +81,7 @@ function failureLine(run: CliRun, name: string): string {
 }
 
 function okNames(run: CliRun): string[] {
-  return run.stdout.split("\n").filter((l) => / ok( |$)/.test(l)).map((l) => l.slice(0, l.indexOf(":")));
+  return run.stdout.split("\n").filter((l) => / ok( |$)/.test(l) && !l.startsWith("room ")).map((l) => l.slice(0, l.indexOf(":")));
 }
 
 describe("lisa check", () => {
@@ -89,7 +91,9 @@ describe("lisa check", () => {
     assert.deepEqual(okNames(run), ["configuration", "matrix", "llm", "search", "pandoc", "database"]);
     assert.equal(run.stderr, "");
     assert.match(run.stdout, /matrix: ok \(logged in as @lisa:localhost on device LISATEST; note: the check logged in with Lisa's own device/);
-    assert.equal(world.hs.requests("whoami").length, 1);
+    // One login for the Matrix probe, one for the per-room diagnosis (issue 18).
+    assert.equal(world.hs.requests("whoami").length, 2);
+    assert.match(run.stdout, /^room !room1:localhost: ok \(joined; not encrypted; can send messages and typing notifications/m);
     assert.equal(world.llm.requests.length, 1, "one probe completion");
     const probe = world.llm.requests[0];
     assert.equal(probe?.headers.authorization, `Bearer ${CANARY.llmKey}`, "the key travels only as a bearer header");

@@ -11,6 +11,7 @@ import { errorReply, okReply, retryReply } from "./reply.ts";
 import type { Reply } from "./reply.ts";
 import { matchRoute } from "./routes.ts";
 import type { RouteMatch } from "./routes.ts";
+import type { RoomDirectory } from "./room-state.ts";
 import type { RoomStore } from "./store.ts";
 import type { SyncService } from "./sync.ts";
 import type { Fault, RequestInfo, RequestRecord } from "./types.ts";
@@ -24,6 +25,7 @@ export interface Components {
   readonly history: HistoryEndpoints;
   readonly writes: WriteEndpoints;
   readonly faults: FaultQueue;
+  readonly directory: RoomDirectory;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -190,6 +192,10 @@ export class HttpFrontend {
         return writes.send(session, a, b, c, body);
       case "typing":
         return writes.setTyping(session, a, b, body);
+      case "state":
+        return this.parts.directory.stateEvent(session, a, b, c, info.query);
+      case "directory":
+        return this.parts.directory.resolve(a);
       default:
         return errorReply(404, "M_UNRECOGNIZED", "Unrecognized request");
     }

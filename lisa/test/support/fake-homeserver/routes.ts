@@ -29,6 +29,8 @@ const ROUTES: readonly Route[] = [
     pattern: new RegExp(`^/_matrix/client/v1/rooms/${SEGMENT}/relations/${SEGMENT}(?:/${SEGMENT}(?:/${SEGMENT})?)?$`),
   },
   { endpoint: "send", methods: ["PUT"], pattern: new RegExp(`${CLIENT}/rooms/${SEGMENT}/send/${SEGMENT}/${SEGMENT}$`) },
+  { endpoint: "state", methods: ["GET"], pattern: new RegExp(`${CLIENT}/rooms/${SEGMENT}/state/${SEGMENT}(?:/([^/]*))?$`) },
+  { endpoint: "directory", methods: ["GET"], pattern: new RegExp(`${CLIENT}/directory/room/${SEGMENT}$`) },
   { endpoint: "typing", methods: ["PUT"], pattern: new RegExp(`${CLIENT}/rooms/${SEGMENT}/typing/${SEGMENT}$`) },
 ];
 

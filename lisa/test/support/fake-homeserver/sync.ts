@@ -113,12 +113,15 @@ export class SyncService {
   build(viewer: Viewer, since: number | null, filter: SyncFilter): { body: Record<string, unknown>; hasRooms: boolean } {
     const join: Record<string, unknown> = {};
     const leave: Record<string, unknown> = {};
+    const invite: Record<string, unknown> = {};
     for (const roomId of this.store.roomsWithMembership(viewer.userId)) {
       if (this.profile === "synapse" && !roomAllowed(filter, roomId)) continue;
       const now = this.store.membershipAt(roomId, viewer.userId);
       if (now === "join") {
         const entry = this.joinedRoom(viewer, roomId, since, filter);
         if (entry !== null) join[roomId] = entry;
+      } else if (now === "invite") {
+        if (since === null || this.store.membershipAt(roomId, viewer.userId, since) !== "invite") invite[roomId] = this.invitedRoom(viewer, roomId);
       } else if (since !== null && this.store.membershipAt(roomId, viewer.userId, since) === "join") {
         leave[roomId] = this.leftRoom(viewer, roomId, since, filter);
       }
@@ -126,6 +129,7 @@ export class SyncService {
     const rooms: Record<string, unknown> = {};
     if (Object.keys(join).length > 0) rooms["join"] = join;
     if (Object.keys(leave).length > 0) rooms["leave"] = leave;
+    if (Object.keys(invite).length > 0) rooms["invite"] = invite;
     const hasRooms = Object.keys(rooms).length > 0;
     const body: Record<string, unknown> = { next_batch: syncToken(this.profile, this.store.streamPosition) };
     if (this.profile === "synapse") {
@@ -169,6 +173,13 @@ export class SyncService {
       unread_notifications: { notification_count: 0, highlight_count: 0 },
       summary: {},
     };
+  }
+
+  /** Stripped state of an invitation: create, join rules and the invite itself. */
+  private invitedRoom(viewer: Viewer, roomId: string): Record<string, unknown> {
+    const state = this.store.stateBetween(roomId, 0, Number.POSITIVE_INFINITY)
+      .filter((e) => ["m.room.create", "m.room.join_rules", "m.room.name"].includes(e.type) || (e.type === "m.room.member" && e.stateKey === viewer.userId));
+    return { invite_state: { events: state.map((e) => ({ type: e.type, state_key: e.stateKey, sender: e.sender, content: structuredClone(e.content) })) } };
   }
 
   private leftRoom(viewer: Viewer, roomId: string, since: number, filter: SyncFilter): Record<string, unknown> {

@@ -34,7 +34,9 @@ export type EndpointName =
   | "event"
   | "relations"
   | "send"
-  | "typing";
+  | "typing"
+  | "state"
+  | "directory";
 
 /** What a fault matcher and the request log see of a request. */
 export interface RequestInfo {

@@ -4,6 +4,7 @@
 import type { Session } from "./accounts.ts";
 import { errorReply, isObject, okReply } from "./reply.ts";
 import type { Reply } from "./reply.ts";
+import { maySend } from "./room-state.ts";
 import type { RoomStore, StoredEvent } from "./store.ts";
 import type { HomeserverProfile, TypingRecord } from "./types.ts";
 
@@ -48,6 +49,9 @@ export class WriteEndpoints {
     if (!isObject(body)) return errorReply(400, "M_NOT_JSON", "Content not JSON.");
     if (!this.store.hasRoom(roomId) || this.store.membershipAt(roomId, session.userId) !== "join") {
       return errorReply(403, "M_FORBIDDEN", `User ${session.userId} not in room ${roomId}`);
+    }
+    if (!maySend(this.store, roomId, session.userId, eventType)) {
+      return errorReply(403, "M_FORBIDDEN", `You don't have permission to post that to the room. user_level < send_level`);
     }
     const size = Buffer.byteLength(JSON.stringify({ type: eventType, room_id: roomId, sender: session.userId, content: body }));
     if (size > this.maxEventBytes) return errorReply(413, "M_TOO_LARGE", "event too large");

@@ -16,6 +16,7 @@ const status: StatusSummary = {
   countsByStatus: { candidate: 1, processing: 0, ready_to_send: 2, sent: 5, ignored: 3 },
   oldestReadyToSendAgeMs: 1500, oldestCandidateAgeMs: 10, syncInitialized: true, lastSyncSuccessMs: 0, syncCursorAgeMs: 200,
   lastErrorCodes: [], ignoredReasons: [], rooms: [{ roomHash: "room_abc", queueDepth: 3, oldestPendingAgeMs: 1500 }],
+  roomConditions: [{ room: "!enc:localhost", roomHash: "room_enc", code: "room_encrypted", sinceMs: 0, ageMs: 700 }],
 } as unknown as StatusSummary;
 
 describe("counters and timings through logs", () => {
@@ -65,6 +66,11 @@ describe("counters and timings through logs", () => {
     assert.equal(line["invocations_sent"], 1);
     const room = lines.find((l) => l["event"] === "room_queue");
     assert.deepEqual([room?.["room_id_hash"], room?.["queue_depth"], room?.["oldest_pending_age_ms"]], ["room_abc", 3, 1500]);
+    // Issue 18: per-room conditions appear in the summary, by hashed room and code only.
+    assert.equal(line["room_conditions"], 1);
+    const condition = lines.find((l) => l["event"] === "room_condition_active");
+    assert.deepEqual([condition?.["room_id_hash"], condition?.["code"], condition?.["age_ms"]], ["room_enc", "room_encrypted", 700]);
+    assert.ok(!JSON.stringify(lines).includes("!enc:localhost"), "the raw room id stays out of the log");
     console.log(`sample summary: ${JSON.stringify(line)}`);
   });
 });

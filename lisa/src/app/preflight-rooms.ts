@@ -1,0 +1,108 @@
+// `lisa check`, per allowed room (issue 18): after the Matrix probe passed,
+// log in once more as Lisa and report, one line per room, whether she is
+// joined (or only invited), whether the room is encrypted, whether her power
+// level allows sending, the room version, and whether an alias resolves (and
+// still to the room the ledger knows). Reads only: nothing is sent anywhere.
+
+import type { AppConfig } from "../config/types.ts";
+import { scrubSecrets, silentLogger } from "../log/logger.ts";
+import { createMatrixClient } from "../matrix/client.ts";
+import { MATRIX_PROBE_TIMEOUT_MS } from "./preflight.ts";
+import { printable, withDeadline } from "./preflight-result.ts";
+import { resolveAliases, type AliasOutcome } from "./room-aliases.ts";
+import { conditionsOf, diagnoseRooms, ROOM_CODES, type RoomCode, type RoomDiagnosis } from "./room-diagnosis.ts";
+import { roomFix, type FixFacts } from "./room-fixes.ts";
+
+/** One line of the room report. */
+export interface RoomCheckLine {
+  /** The configured entry: a room id or an alias. */
+  readonly room: string;
+  readonly ok: boolean;
+  /** Failure codes (empty when ok). */
+  readonly codes: readonly RoomCode[];
+  /** The printable line, starting with `room `. */
+  readonly text: string;
+}
+
+/** Options of `checkRooms`. */
+export interface RoomCheckOptions {
+  readonly signal?: AbortSignal;
+  /** The room the ledger knows for an alias (from a read-only open of the state database). */
+  readonly knownRoom?: (alias: string) => string | null;
+  /** Deadline of the whole room check (default: the Matrix probe's). */
+  readonly timeoutMs?: number;
+}
+
+function describe(d: RoomDiagnosis): string {
+  const parts = [d.joined ? "joined" : d.invited ? "invited, not joined" : "not joined"];
+  if (d.encrypted !== null) parts.push(d.encrypted ? "encrypted" : "not encrypted");
+  if (d.power !== null) {
+    const level = d.power.level === null ? "room creator" : `power ${d.power.level}, messages need ${d.power.required}`;
+    parts.push(d.power.canSend ? `can send messages and typing notifications (${level})` : `cannot send messages (${level})`);
+  }
+  if (d.roomVersion !== null) parts.push(`room version ${printable(d.roomVersion, 20)}`);
+  return parts.join("; ");
+}
+
+function line(room: string, label: string, problems: readonly { code: RoomCode; fix: string }[], facts: string): RoomCheckLine {
+  if (problems.length === 0) return { room, ok: true, codes: [], text: `room ${label}: ok (${facts})` };
+  const text = `room ${label}: FAILED ${problems.map((p) => `[${p.code}] ${p.fix}`).join("; ")}${facts === "" ? "" : ` (${facts})`}`;
+  return { room, ok: false, codes: problems.map((p) => p.code), text };
+}
+
+function roomLine(config: AppConfig, room: string, label: string, d: RoomDiagnosis | undefined): RoomCheckLine {
+  const base: FixFacts = { homeserverUrl: config.matrix.homeserver_url, userId: config.matrix.user_id, room: d?.roomId ?? room };
+  if (d === undefined) return line(room, label, [{ code: ROOM_CODES.lookupFailed, fix: roomFix(ROOM_CODES.lookupFailed, base) }], "");
+  const problems = conditionsOf(d).map((code) => ({ code, fix: roomFix(code, { ...base, power: d.power }) }));
+  if (d.failure !== null) {
+    problems.push({ code: ROOM_CODES.lookupFailed, fix: roomFix(ROOM_CODES.lookupFailed, { ...base, errorCode: d.failure.code }) });
+  }
+  return line(room, label, problems, describe(d));
+}
+
+function aliasLine(config: AppConfig, outcome: AliasOutcome, diagnosis: RoomDiagnosis | undefined): RoomCheckLine {
+  const facts: FixFacts = {
+    homeserverUrl: config.matrix.homeserver_url, userId: config.matrix.user_id, room: outcome.alias,
+    resolved: outcome.resolved, known: outcome.known,
+  };
+  if (outcome.code !== null) {
+    const label = outcome.resolved === null ? outcome.alias : `${outcome.alias} -> ${outcome.resolved}`;
+    return line(outcome.alias, label, [{ code: outcome.code, fix: roomFix(outcome.code, facts) }], "");
+  }
+  if (outcome.lookupError !== null) {
+    const fix = roomFix(ROOM_CODES.lookupFailed, { ...facts, errorCode: outcome.lookupError.code });
+    return line(outcome.alias, outcome.alias, [{ code: ROOM_CODES.lookupFailed, fix }], "");
+  }
+  const served = outcome.served ?? "";
+  return { ...roomLine(config, served, `${outcome.alias} -> ${served}`, diagnosis), room: outcome.alias };
+}
+
+/** Diagnoses every allowed room and alias; resolves to one line per configured entry. Never throws for I/O. */
+export async function checkRooms(config: AppConfig, options: RoomCheckOptions = {}): Promise<RoomCheckLine[]> {
+  const m = config.matrix;
+  const client = createMatrixClient(
+    { homeserverUrl: m.homeserver_url, userId: m.user_id, deviceId: m.device_id, deviceDisplayName: m.device_display_name, password: m.password },
+    { log: silentLogger, requestTimeoutMs: options.timeoutMs ?? MATRIX_PROBE_TIMEOUT_MS, retry: { maxRetries: 1, baseDelayMs: 500, maxRetryAfterMs: 5_000 } },
+  );
+  const secrets = config.secrets.map((secret) => secret.reveal());
+  try {
+    const lines = await withDeadline(options.timeoutMs ?? MATRIX_PROBE_TIMEOUT_MS, options.signal, async ({ signal }) => {
+      const failedAll = (code: string): RoomCheckLine[] => [...m.allowed_room_ids, ...m.allowed_room_aliases].map((room) =>
+        line(room, room, [{ code: ROOM_CODES.lookupFailed, fix: roomFix(ROOM_CODES.lookupFailed, { homeserverUrl: m.homeserver_url, userId: m.user_id, room, errorCode: code }) }], ""));
+      const login = await client.login(signal);
+      if (!login.ok) return failedAll(login.error.code);
+      const outcomes = await resolveAliases(client, m.allowed_room_aliases, new Set(m.allowed_room_ids), options.knownRoom ?? (() => null), signal);
+      const served = [...new Set([...m.allowed_room_ids, ...outcomes.flatMap((o) => (o.served === null || o.code !== null ? [] : [o.served]))])];
+      const diagnosed = await diagnoseRooms(client, m.user_id, served, signal);
+      if (!diagnosed.ok) return failedAll(diagnosed.error.code);
+      const byRoom = new Map(diagnosed.value.map((d) => [d.roomId, d]));
+      return [
+        ...m.allowed_room_ids.map((room) => roomLine(config, room, room, byRoom.get(room))),
+        ...outcomes.map((outcome) => aliasLine(config, outcome, outcome.served === null ? undefined : byRoom.get(outcome.served))),
+      ];
+    });
+    return lines.map((l) => ({ ...l, text: scrubSecrets(printable(l.text, 2_000), secrets) }));
+  } finally {
+    await client.close();
+  }
+}

@@ -1,0 +1,59 @@
+import { z } from "zod";
+import { ok, type Result } from "../errors.ts";
+import type { MatrixError } from "./errors.ts";
+import type { RawEvent, StateEvent } from "./port.ts";
+import { parseBody } from "./schemas.ts";
+
+// Shapes of the room-inspection responses (joined rooms, one state event, the
+// room directory, the invite and leave sections of `/sync`) and the
+// encryption markers a joined room's sync entry can carry.
+
+const id = z.string().min(1);
+const jsonObject = z.record(z.string(), z.unknown());
+
+/** `GET /joined_rooms`. */
+export const joinedRoomsSchema = z.object({ joined_rooms: z.array(id) });
+
+/** `GET /directory/room/{alias}`. */
+export const directorySchema = z.object({ room_id: id });
+
+const stateEventSchema = z.object({ type: z.string(), sender: id, content: jsonObject });
+
+/** Event types that mark a room as end-to-end encrypted. */
+export const ENCRYPTION_TYPES: readonly string[] = ["m.room.encryption", "m.room.encrypted"];
+
+/** Normalises `/joined_rooms`. */
+export function normalizeJoinedRooms(body: unknown): Result<readonly string[], MatrixError> {
+  const parsed = parseBody(joinedRoomsSchema, body);
+  return parsed.ok ? ok(parsed.value.joined_rooms) : parsed;
+}
+
+/** Normalises a directory lookup. */
+export function normalizeDirectory(body: unknown): Result<string, MatrixError> {
+  const parsed = parseBody(directorySchema, body);
+  return parsed.ok ? ok(parsed.value.room_id) : parsed;
+}
+
+/** Normalises a state-event read: a full event (`format=event`) or, from older servers, its content alone. */
+export function normalizeStateEvent(body: unknown): Result<StateEvent, MatrixError> {
+  const event = stateEventSchema.safeParse(body);
+  if (event.success) return ok({ sender: event.data.sender, content: event.data.content });
+  const content = parseBody(jsonObject, body);
+  return content.ok ? ok({ sender: null, content: content.value }) : content;
+}
+
+/** Room ids of a `/sync` section (`rooms.invite` or `rooms.leave`), whatever their entries hold. */
+export function sectionRoomIds(section: unknown): string[] {
+  return typeof section === "object" && section !== null && !Array.isArray(section) ? Object.keys(section) : [];
+}
+
+/** True when a joined room's sync entry shows encryption in its state or timeline. */
+export function showsEncryption(entry: unknown, timeline: readonly RawEvent[]): boolean {
+  if (timeline.some((event) => ENCRYPTION_TYPES.includes(event.type))) return true;
+  if (typeof entry !== "object" || entry === null) return false;
+  const state = (entry as Record<string, unknown>)["state"];
+  const events = typeof state === "object" && state !== null ? (state as Record<string, unknown>)["events"] : undefined;
+  if (!Array.isArray(events)) return false;
+  return events.some((event: unknown) =>
+    typeof event === "object" && event !== null && (event as Record<string, unknown>)["type"] === "m.room.encryption");
+}

@@ -1,0 +1,189 @@
+// Issue 18, pure parts: power evaluation, conditions of a diagnosis, alias
+// decisions (a repointed alias is never followed), one warning per room and
+// condition, and the sync/send watchers that keep conditions current.
+
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { resolveAliases } from "../../../src/app/room-aliases.ts";
+import { RoomConditions } from "../../../src/app/room-conditions.ts";
+import { conditionsOf, messagePower, roomVersionOf, type RoomDiagnosis } from "../../../src/app/room-diagnosis.ts";
+import { roomFix } from "../../../src/app/room-fixes.ts";
+import { watchSends, watchSync } from "../../../src/app/room-watch.ts";
+import { err, ok } from "../../../src/errors.ts";
+import { createLogger } from "../../../src/log/logger.ts";
+import { MatrixError } from "../../../src/matrix/errors.ts";
+import type { SyncBatch, SyncPort } from "../../../src/matrix/port.ts";
+
+const LISA = "@lisa:example.org";
+const ROOM = "!room:example.org";
+
+function capture() {
+  const lines: Record<string, unknown>[] = [];
+  const log = createLogger({ level: "DEBUG", destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
+  return { lines, log };
+}
+
+function memoryStore() {
+  const rows = new Map<string, number>();
+  return {
+    rows,
+    raiseRoomCondition: (room: string, code: string) => (rows.has(`${room} ${code}`) ? false : (rows.set(`${room} ${code}`, 1), true)),
+    clearRoomCondition: (room: string, code: string) => rows.delete(`${room} ${code}`),
+  };
+}
+
+const forbidden = new MatrixError("matrix_forbidden", { errcode: "M_FORBIDDEN", httpStatus: 403, retryAfterMs: null }, false);
+
+describe("issue 18: room power levels", () => {
+  const cases: { name: string; power: Record<string, unknown> | null; create: { sender: string | null; content: Record<string, unknown> }; canSend: boolean }[] = [
+    { name: "no power levels event: anyone may send", power: null, create: { sender: "@alice:example.org", content: { room_version: "10" } }, canSend: true },
+    { name: "users_default 0, events_default 0", power: { users_default: 0, events_default: 0 }, create: { sender: null, content: {} }, canSend: true },
+    { name: "events_default above Lisa's default level", power: { users_default: 0, events_default: 50 }, create: { sender: null, content: {} }, canSend: false },
+    { name: "m.room.message raised above Lisa's own level", power: { users: { [LISA]: 10 }, events: { "m.room.message": 20 } }, create: { sender: null, content: {} }, canSend: false },
+    { name: "Lisa's own level meets the message level", power: { users: { [LISA]: 50 }, events_default: 50 }, create: { sender: null, content: {} }, canSend: true },
+    { name: "levels given as strings (old rooms)", power: { users: { [LISA]: "5" }, events_default: "10" }, create: { sender: null, content: {} }, canSend: false },
+    { name: "room version 12 creator outranks power levels", power: { users: {}, events_default: 100 }, create: { sender: LISA, content: { room_version: "12" } }, canSend: true },
+    { name: "room version 12 additional creator", power: { events_default: 100 }, create: { sender: "@a:b", content: { room_version: "12", additional_creators: [LISA] } }, canSend: true },
+  ];
+  for (const c of cases) {
+    test(c.name, () => {
+      const power = c.power === null ? null : { sender: "@alice:example.org", content: c.power };
+      assert.equal(messagePower(LISA, power, c.create).canSend, c.canSend);
+    });
+  }
+
+  test("the room version defaults to 1 when the create event names none", () => {
+    assert.equal(roomVersionOf({ sender: null, content: {} }), "1");
+    assert.equal(roomVersionOf({ sender: null, content: { room_version: "11" } }), "11");
+    assert.equal(roomVersionOf(null), null);
+  });
+});
+
+describe("issue 18: conditions of a diagnosis", () => {
+  const base: RoomDiagnosis = { roomId: ROOM, joined: true, invited: false, encrypted: false, power: { canSend: true, level: 0, required: 0 }, roomVersion: "10", failure: null };
+  test("an ordinary joined room has none; each problem maps to its code", () => {
+    assert.deepEqual(conditionsOf(base), []);
+    assert.deepEqual(conditionsOf({ ...base, joined: false, invited: true }), ["room_invite_pending"]);
+    assert.deepEqual(conditionsOf({ ...base, joined: false }), ["room_not_joined"]);
+    assert.deepEqual(conditionsOf({ ...base, encrypted: true, power: { canSend: false, level: 0, required: 50 } }), ["room_encrypted", "room_send_forbidden"]);
+  });
+
+  test("each fix names the room and tells what to do, never a token", () => {
+    const facts = { homeserverUrl: "https://hs.example.org/?access_token=x", userId: LISA, room: ROOM };
+    const invite = roomFix("room_invite_pending", facts);
+    assert.match(invite, /accept the invitation/);
+    assert.match(invite, /https:\/\/hs\.example\.org\/_matrix\/client\/v3\/rooms\/!room%3Aexample\.org\/join/);
+    assert.ok(!invite.includes("access_token=x"));
+    assert.match(roomFix("room_encrypted", facts), /create a new room with encryption off/);
+    assert.match(roomFix("room_send_forbidden", { ...facts, power: { canSend: false, level: 0, required: 50 } }), /Lisa has 0, sending messages needs 50/);
+  });
+});
+
+describe("issue 18: alias resolution", () => {
+  const directory = (map: Record<string, string | null | "fail">) => ({
+    resolveAlias: async (alias: string) => {
+      const value = map[alias];
+      if (value === "fail") return err(new MatrixError("matrix_network", { errcode: null, httpStatus: null, retryAfterMs: null }, true));
+      return ok(value ?? null);
+    },
+  });
+  const signal = new AbortController().signal;
+
+  test("a new alias is served as the room it resolves to", async () => {
+    const [o] = await resolveAliases(directory({ "#a:x": "!a:x" }), ["#a:x"], new Set(), () => null, signal);
+    assert.deepEqual([o?.served, o?.code], ["!a:x", null]);
+  });
+
+  test("an alias that no longer resolves is reported and not served", async () => {
+    const [o] = await resolveAliases(directory({}), ["#a:x"], new Set(), () => "!a:x", signal);
+    assert.deepEqual([o?.served, o?.code], [null, "room_alias_unresolved"]);
+  });
+
+  test("an alias repointed to another room is reported and neither room is served through it", async () => {
+    const [o] = await resolveAliases(directory({ "#a:x": "!new:x" }), ["#a:x"], new Set(), () => "!old:x", signal);
+    assert.deepEqual([o?.served, o?.code, o?.resolved, o?.known], [null, "room_alias_moved", "!new:x", "!old:x"]);
+  });
+
+  test("a repointed alias is followed only when the operator also lists the new room id", async () => {
+    const [o] = await resolveAliases(directory({ "#a:x": "!new:x" }), ["#a:x"], new Set(["!new:x"]), () => "!old:x", signal);
+    assert.deepEqual([o?.served, o?.code], ["!new:x", null]);
+  });
+
+  test("a failed lookup keeps the known room served and reports no alias condition", async () => {
+    const [known] = await resolveAliases(directory({ "#a:x": "fail" }), ["#a:x"], new Set(), () => "!a:x", signal);
+    assert.deepEqual([known?.served, known?.code, known?.lookupError?.code], ["!a:x", null, "matrix_network"]);
+    const [unknown] = await resolveAliases(directory({ "#a:x": "fail" }), ["#a:x"], new Set(), () => null, signal);
+    assert.deepEqual([unknown?.served, unknown?.code], [null, "room_alias_unresolved"]);
+  });
+});
+
+describe("issue 18: runtime room conditions", () => {
+  function syncOf(batches: SyncBatch[]): SyncPort {
+    return {
+      sync: async () => ok(batches.shift() ?? { nextBatch: "end", rooms: [] }),
+      messagesBackwards: async () => ok({ events: [], next: null }),
+    };
+  }
+  const request = { since: "s", timeoutMs: 0, roomIds: [ROOM], timelineLimit: 10, signal: new AbortController().signal };
+
+  test("the encrypted room produces exactly one warning however many encrypted events arrive", async () => {
+    const { lines, log } = capture();
+    const store = memoryStore();
+    const conditions = new RoomConditions(store, log);
+    const encrypted = { roomId: ROOM, events: [], limited: false, prevBatch: null, encrypted: true };
+    const port = watchSync(syncOf(Array.from({ length: 5 }, (_, i) => ({ nextBatch: `s${i}`, rooms: [encrypted] }))), new Set([ROOM]), conditions);
+    for (let i = 0; i < 5; i += 1) await port.sync(request);
+    const warnings = lines.filter((l) => l["event"] === "room_condition");
+    assert.equal(warnings.length, 1);
+    assert.equal(warnings[0]?.["code"], "room_encrypted");
+    assert.ok(!JSON.stringify(lines).includes(ROOM), "only the hashed room is logged");
+    assert.deepEqual([...store.rows.keys()], [`${ROOM} room_encrypted`]);
+  });
+
+  test("an invitation, a leave and a later join of an allowed room raise and clear its membership conditions", async () => {
+    const { log } = capture();
+    const store = memoryStore();
+    const conditions = new RoomConditions(store, log);
+    const joined = { roomId: ROOM, events: [], limited: false, prevBatch: null };
+    const port = watchSync(syncOf([
+      { nextBatch: "1", rooms: [], invitedRoomIds: [ROOM, "!other:x"] },
+      { nextBatch: "2", rooms: [joined] },
+      { nextBatch: "3", rooms: [], leftRoomIds: [ROOM] },
+    ]), new Set([ROOM]), conditions);
+    await port.sync(request);
+    assert.deepEqual([...store.rows.keys()], [`${ROOM} room_invite_pending`], "rooms outside the allowlist are ignored");
+    await port.sync(request);
+    assert.deepEqual([...store.rows.keys()], []);
+    await port.sync(request);
+    assert.deepEqual([...store.rows.keys()], [`${ROOM} room_not_joined`]);
+  });
+
+  test("a send refused with 403 while joined is a power problem; a successful send ends it", async () => {
+    const { lines, log } = capture();
+    const store = memoryStore();
+    const conditions = new RoomConditions(store, log);
+    let refuse = true;
+    const writes = watchSends({
+      sendMessage: async () => (refuse ? err(forbidden) : ok("$sent")),
+      setTyping: async () => ok(undefined),
+    }, { joinedRooms: async () => ok([ROOM]) }, conditions);
+    const signal = new AbortController().signal;
+    await writes.sendMessage(ROOM, "t1", {}, signal);
+    await writes.sendMessage(ROOM, "t2", {}, signal);
+    assert.deepEqual([...store.rows.keys()], [`${ROOM} room_send_forbidden`]);
+    assert.equal(lines.filter((l) => l["event"] === "room_condition").length, 1);
+    refuse = false;
+    await writes.sendMessage(ROOM, "t3", {}, signal);
+    assert.deepEqual([...store.rows.keys()], []);
+    assert.equal(lines.filter((l) => l["event"] === "room_condition_cleared").length, 1);
+  });
+
+  test("a send refused with 403 after Lisa left is reported as not joined", async () => {
+    const { log } = capture();
+    const store = memoryStore();
+    const writes = watchSends({ sendMessage: async () => err(forbidden), setTyping: async () => ok(undefined) },
+      { joinedRooms: async () => ok([]) }, new RoomConditions(store, log));
+    await writes.sendMessage(ROOM, "t1", {}, new AbortController().signal);
+    assert.deepEqual([...store.rows.keys()], [`${ROOM} room_not_joined`]);
+  });
+});
