@@ -1,0 +1,70 @@
+// Accessor of the `turns` table. Error columns hold short codes only (P-STO-08).
+
+import { controllerError, ERROR_CODE_PATTERN, err, ok, type Result } from "../domain/errors.ts";
+import type { TurnStore } from "../domain/ports.ts";
+import type { TurnRecord, TurnState } from "../domain/records.ts";
+import type { StoreHandle } from "./handle.ts";
+import { int, primaryCode, SQLITE_CONSTRAINT, text, textOrNull, type Row } from "./rows.ts";
+
+/** Maps a validated `turns` row to its record. */
+export function turnFromRow(row: Row): TurnRecord {
+  return {
+    turnId: text(row, "turn_id"),
+    threadId: text(row, "thread_id"),
+    commandId: text(row, "command_id"),
+    attemptOf: textOrNull(row, "attempt_of"),
+    state: text(row, "state") as TurnState,
+    workspaceId: text(row, "workspace_id"),
+    provider: text(row, "provider"),
+    configVersion: int(row, "config_version"),
+    errorCode: textOrNull(row, "error_code"),
+    createdAt: int(row, "created_at"),
+    updatedAt: int(row, "updated_at"),
+  };
+}
+
+function codeOk(code: string | null | undefined): boolean {
+  return code === null || code === undefined || ERROR_CODE_PATTERN.test(code);
+}
+
+/** The TurnStore port over a store handle. */
+export function turnStore(handle: StoreHandle): TurnStore {
+  const { db } = handle;
+  const insert = db.prepare(`INSERT INTO turns (turn_id, thread_id, command_id, attempt_of, state, workspace_id, provider,
+    config_version, error_code, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const select = db.prepare("SELECT * FROM turns WHERE turn_id = ?");
+  const byThread = db.prepare("SELECT * FROM turns WHERE thread_id = ? ORDER BY created_at, rowid");
+  const update = db.prepare("UPDATE turns SET state = ?, error_code = ?, updated_at = ? WHERE turn_id = ?");
+  const get = (turnId: string): TurnRecord | undefined => {
+    const row = select.get(turnId) as Row | undefined;
+    return row === undefined ? undefined : turnFromRow(row);
+  };
+  return {
+    insert(turn): Result<TurnRecord> {
+      if (!codeOk(turn.errorCode)) return err(controllerError("invalid_params", { where: "turns.error_code" }));
+      try {
+        insert.run(turn.turnId, turn.threadId, turn.commandId, turn.attemptOf, turn.state, turn.workspaceId, turn.provider,
+          turn.configVersion, turn.errorCode, turn.createdAt, turn.updatedAt);
+        return ok(turn);
+      } catch (error) {
+        return err(controllerError(primaryCode(error) === SQLITE_CONSTRAINT ? "command_conflict" : "storage_write_failed", { where: "turns" }));
+      }
+    },
+    get,
+    listByThread: (threadId) => (byThread.all(threadId) as Row[]).map(turnFromRow),
+    listByState(states): readonly TurnRecord[] {
+      if (states.length === 0) return [];
+      const rows = db.prepare(`SELECT * FROM turns WHERE state IN (${states.map(() => "?").join(", ")}) ORDER BY created_at, rowid`).all(...states);
+      return (rows as Row[]).map(turnFromRow);
+    },
+    setState(turnId, state, at, errorCode): Result<TurnRecord> {
+      if (!codeOk(errorCode)) return err(controllerError("invalid_params", { where: "turns.error_code" }));
+      return handle.transact(() => {
+        const current = get(turnId);
+        if (current === undefined) return err(controllerError("not_found"));
+        update.run(state, errorCode === undefined ? current.errorCode : errorCode, at, turnId);
+        return ok(get(turnId) as TurnRecord);
+      });
+    },
+  };
+}
