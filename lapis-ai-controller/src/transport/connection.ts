@@ -2,7 +2,7 @@
 // server-to-client calls. Independent of the socket library so it can be
 // driven directly in unit tests.
 import type { Outcome } from "../domain/protocol-ports.ts";
-import { ok } from "../domain/errors.ts";
+import { isErrorCode, ok } from "../domain/errors.ts";
 import { fail } from "../domain/protocol-ports.ts";
 import type { Conn, Handler, ProtocolDeps } from "./context.ts";
 import { dispatch } from "./dispatch.ts";
@@ -123,7 +123,8 @@ export function openConnection(host: ConnectionHost, socket: RawSocket, id: stri
         settle(frame.id, ok(frame.result));
         return;
       case "error":
-        settle(frame.id, fail(frame.error.data.code));
+        // A client's own codes stay client-side; the server knows only its vocabulary.
+        settle(frame.id, fail(isErrorCode(frame.error.data.code) ? frame.error.data.code : "tool_failed"));
         return;
       case "request":
         break;

@@ -2,7 +2,6 @@
 // known, scope held (SCOPE_MAP), then the handler's own principal,
 // application, provider and workspace checks.
 import { checkScope } from "../auth/access.ts";
-import { accessOf } from "../auth/auth-sessions.ts";
 import type { Conn, Handler, ProtocolDeps } from "./context.ts";
 import type { FrameId } from "./frames.ts";
 import { encodeError, encodeRawResult, encodeResult, RPC, rpcError } from "./frames.ts";
@@ -45,7 +44,7 @@ export async function dispatch(
     conn.close(CLOSE_UNAUTHORIZED, "unauthorized");
     return;
   }
-  const access = accessOf(session.value);
+  const access = session.value.access;
   conn.access = access;
   const handler = Object.hasOwn(table, method) ? table[method] : undefined;
   if (handler === undefined) {

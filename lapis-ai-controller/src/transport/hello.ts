@@ -1,7 +1,6 @@
 // The handshake: protocol version first (before any credential comparison,
 // P-API-01), then a bootstrap token or a session bearer binds an AuthSession.
 // Credentials travel only here, never in a URL.
-import { accessOf } from "../auth/auth-sessions.ts";
 import type { HelloGrant } from "../auth/auth-sessions.ts";
 import type { Outcome } from "../domain/protocol-ports.ts";
 import type { Conn, ProtocolDeps } from "./context.ts";
@@ -41,15 +40,15 @@ export function handleHello(deps: ProtocolDeps, conn: Conn, id: FrameId, params:
     conn.close(CLOSE_UNAUTHORIZED, outcome.error.code);
     return false;
   }
-  const { session, bearer, resumed } = outcome.value;
-  conn.access = accessOf(session);
+  const { record: session, access, bearer, resumed } = outcome.value;
+  conn.access = access;
   deps.log("hello.bound", { resumed, issued: bearer !== undefined });
   const result: Record<string, unknown> = {
     protocol: PROTOCOL,
-    authSessionId: session.id,
-    principal: session.principal,
-    application: session.application,
-    scopes: session.scopes,
+    authSessionId: session.authSessionId,
+    principal: access.principal,
+    application: access.application,
+    scopes: access.scopes,
     expiresAt: session.expiresAt,
     resumed,
   };

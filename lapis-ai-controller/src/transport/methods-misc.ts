@@ -17,7 +17,7 @@ const revoke: Handler = (deps, conn, access, raw) => {
   if (target !== access.authSessionId) {
     const other = deps.auth.validate(target);
     // Only sessions of the same principal and application are visible.
-    if (!other.ok || other.value.principal !== access.principal || other.value.application !== access.application) {
+    if (!other.ok || other.value.access.principal !== access.principal || other.value.access.application !== access.application) {
       return fail("not_found");
     }
   }

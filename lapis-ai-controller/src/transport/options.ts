@@ -1,6 +1,6 @@
 // Transport limits: every one configurable, validated and capped in code.
-import type { Outcome } from "../domain/protocol-ports.ts";
-import { fail, ok } from "../domain/protocol-ports.ts";
+import type { Result } from "../domain/errors.ts";
+import { controllerError, err, ok } from "../domain/errors.ts";
 import { DEFAULT_MAX_FRAME_BYTES, MAX_FRAME_BYTES_CEILING } from "./frames.ts";
 
 /** Validated transport limits. */
@@ -44,18 +44,18 @@ const BOUNDS: readonly Bound[] = [
 const HOST = /^[A-Za-z0-9.:\-[\]]{1,255}$/;
 
 /** Validates partial limits against their bounds; the failure names the key path only. */
-export function transportLimits(input: Record<string, unknown> = {}): Outcome<TransportLimits> & { path?: string } {
+export function transportLimits(input: Record<string, unknown> = {}): Result<TransportLimits> {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(input)) {
-    if (key !== "host" && !BOUNDS.some((b) => b.key === key)) return { ...fail("config_invalid"), path: `transport.${key}` };
+    if (key !== "host" && !BOUNDS.some((b) => b.key === key)) return err(controllerError("config_invalid", { where: `transport.${key}` }));
   }
   const host = input.host ?? "127.0.0.1";
-  if (typeof host !== "string" || !HOST.test(host)) return { ...fail("config_invalid"), path: "transport.host" };
+  if (typeof host !== "string" || !HOST.test(host)) return err(controllerError("config_invalid", { where: "transport.host" }));
   out.host = host;
   for (const bound of BOUNDS) {
     const value = input[bound.key] ?? bound.fallback;
     if (typeof value !== "number" || !Number.isInteger(value) || value < bound.min || value > bound.max) {
-      return { ...fail("config_invalid"), path: `transport.${bound.key}` };
+      return err(controllerError("config_invalid", { where: `transport.${bound.key}` }));
     }
     out[bound.key] = value;
   }
