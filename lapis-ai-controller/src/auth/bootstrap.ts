@@ -53,7 +53,7 @@ export function tokenShapeValid(token: string): boolean {
 }
 
 /**
- * Parses `credentials: [{id, token:"env:NAME", principal?, application?, scopes?, workspaces?, providers?}]`.
+ * Parses `tokens: [{id, token:"env:NAME", principal?, application?, scopes?, workspaces?, providers?}]`.
  * Errors carry a code and the key path only.
  */
 export function parseCredentials(
@@ -61,11 +61,11 @@ export function parseCredentials(
   env: (name: string) => string | undefined,
 ): Result<readonly BootstrapCredential[]> {
   if (value === undefined) return ok([]);
-  if (!Array.isArray(value) || value.length > MAX_CREDENTIALS) return problem("credentials");
+  if (!Array.isArray(value) || value.length > MAX_CREDENTIALS) return problem("config.tokens");
   const out: BootstrapCredential[] = [];
   const ids = new Set<string>();
   for (let i = 0; i < value.length; i++) {
-    const path = `credentials[${i}]`;
+    const path = `config.tokens[${i}]`;
     const entry: unknown = value[i];
     if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return problem(path);
     const e = entry as Record<string, unknown>;
