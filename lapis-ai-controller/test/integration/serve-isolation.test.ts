@@ -74,6 +74,30 @@ test("serve: isolation, commands and bindings, black-box", async (t) => {
     good.close();
   });
 
+  await t.test("P-API-03 workspace checks run on every call: a session narrowed to ws-1 cannot use ws-2", async () => {
+    const narrow = await session(serve.url, "ws-narrow");
+    resultOf(await narrow.request("threads.snapshot", { threadId }));
+    assert.equal(errorCode(await narrow.request("threads.create", { commandId: "n-1", workspace: "ws-2", provider: "codex" })), "forbidden");
+    const { threadId: ws2 } = resultOf<{ threadId: string }>(await a.request("threads.create", { commandId: "ws2", workspace: "ws-2", provider: "codex" }));
+    assert.equal(errorCode(await narrow.request("threads.snapshot", { threadId: ws2 })), "forbidden");
+    narrow.close();
+  });
+
+  await t.test("P-TRN-27 a stale configuration version answers version_conflict", async () => {
+    resultOf(await a.request("threads.configure", { commandId: "v-1", threadId, expectedVersion: 1, config: { approvalPolicy: "allow-all" } }));
+    assert.equal(errorCode(await a.request("threads.configure", { commandId: "v-2", threadId, expectedVersion: 1, config: { title: "t" } })), "version_conflict");
+  });
+
+  await t.test("P-SDK-18 a reserved thread id carries a preparation endpoint before the thread is created", async () => {
+    const { threadId: reserved } = resultOf<{ threadId: string }>(await a.request("threads.reserve", {}));
+    resultOf(await a.request("endpoints.register", { endpointId: "prep-1", kind: "preparation", threadId: reserved }));
+    const bob = await session(serve.url, "bob");
+    assert.equal(errorCode(await bob.request("threads.create", { commandId: "steal", threadId: reserved, ...CREATE })), "not_found");
+    bob.close();
+    const made = resultOf<{ threadId: string }>(await a.request("threads.create", { commandId: "from-reserved", threadId: reserved, ...CREATE }));
+    assert.equal(made.threadId, reserved);
+  });
+
   await t.test("P-SDK-03 the snapshot tail is bounded and flags truncation; replay returns the complete history", async () => {
     const { threadId: busy } = resultOf<{ threadId: string }>(await a.request("threads.create", { commandId: "create-2", ...CREATE }));
     for (let v = 1; v < 100; v++) {
