@@ -129,3 +129,14 @@ test("P-PRV-06 (store) journal kinds and metadata are validated; transcript sequ
   assert.equal(s.journal.lastSeq("thread-1"), 2);
   assert.equal(s.journal.lastSeq("thread-2"), 1);
 });
+
+test("P-STO-10 a durable receipt covers metadata and source identity only: payload-named or content-sized fields are refused", (t) => {
+  const s = store(t);
+  const receipt = { commandId: "c-9", turnId: "turn-1", sourceRef: "notes:msg-17", retention: "metadata-only" };
+  const command = { principal: "alice", application: "notes", commandId: "c-9", method: "turns.submit", inputDigest: "sha256:bbbbbbbbbbbb", receipt, createdAt: 1 };
+  assert.ok(s.commands.insert(command).ok);
+  assert.deepEqual(s.commands.get("alice", "notes", "c-9")?.receipt, receipt);
+  for (const bad of [{ ...receipt, payload: "x" }, { ...receipt, prompt: "hi" }, { ...receipt, sourceRef: "y".repeat(300) }]) {
+    assert.deepEqual(s.commands.insert({ ...command, commandId: "c-10", receipt: bad }), { ok: false, error: { code: "invalid_params", retryable: false, where: "commands.receipt" } });
+  }
+});
