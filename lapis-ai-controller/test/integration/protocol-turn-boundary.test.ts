@@ -1,12 +1,16 @@
 // turns.submit at the engine boundary (a fake TurnPort stands in for the
 // issue-14 engine): AIC-API-003d, P-TRN-28, P-API-07 for submit, P-API-15.
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { test } from "node:test";
+import { ok } from "../../src/domain/errors.ts";
+import { startService } from "../../src/service.ts";
 import { ControllerClient } from "../../src/client.ts";
 import { fakeTurnPort } from "../support/fake-turn-port.ts";
 import type { Harness } from "../support/protocol-harness.ts";
 import { startHarness, TOKENS } from "../support/protocol-harness.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
+import { tempDir } from "../support/temp.ts";
 
 const CREATE = { workspace: "ws-1", provider: "codex" };
 
@@ -58,4 +62,29 @@ test("P-API-15 after a refused reattachment no turn can be submitted on it; a ma
   assert.equal(turns.accepted.length, 1);
   other.close();
   fresh.close();
+});
+
+test("ISSUE-13-6 the engine plugs into startService through its boundary: TurnPort, shared hub and endpoints, its own methods", async (t) => {
+  let shared: { hub: unknown; endpoints: unknown } | null = null;
+  let turns: ReturnType<typeof fakeTurnPort> | null = null;
+  const started = await startService({
+    databasePath: join(tempDir(t), "c.sqlite"),
+    retention: "full",
+    sections: { tokens: [{ id: "a", token: "env:T", principal: "alice", application: "notes" }], listen: { port: 0 } },
+    env: () => TOKENS.appA,
+    engine: (parts) => {
+      shared = { hub: parts.hub, endpoints: parts.endpoints };
+      turns = fakeTurnPort(() => parts.store.journal);
+      return { turns, methods: { "turns.cancel": () => ok({ result: { cancelled: true } }) } };
+    },
+  });
+  assert.ok(started.ok);
+  t.after(() => started.value.stop());
+  assert.ok(shared !== null);
+  const client = await ControllerClient.connect({ url: String(started.value.readiness.url), credential: { type: "token", token: TOKENS.appA } });
+  const threadId = String((await client.createThread(CREATE)).threadId);
+  assert.equal((await client.submitTurn(threadId, "go")).turnId, "turn-1");
+  assert.deepEqual(await client.call("turns.cancel", {}), { cancelled: true });
+  assert.deepEqual((turns as unknown as { started: string[] }).started, ["turn-1"]);
+  client.close();
 });
