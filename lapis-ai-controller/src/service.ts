@@ -15,9 +15,6 @@ import type { TurnPort } from "./domain/protocol-ports.ts";
 import { authSessionStore } from "./persistence/auth-store.ts";
 import { protocolConfig } from "./transport/protocol-config.ts";
 import { startProtocol, type RunningProtocol } from "./transport/protocol.ts";
-import type { Handler } from "./transport/context.ts";
-import { EndpointRegistry } from "./domain/endpoint-registration.ts";
-import { ThreadEventHub } from "./domain/event-hub.ts";
 
 /** A step run after the store is open and validated; a failure stops startup. */
 export type StartupStep = (store: SqliteStore) => Result<void> | Promise<Result<void>>;
@@ -36,25 +33,8 @@ export interface ServiceOptions {
   readonly env?: (name: string) => string | undefined;
   /** Bootstrap credentials not from the config file (the managed child's stdin token, issue 16). */
   readonly bootstrapCredentials?: readonly BootstrapCredential[];
-  /**
-   * Builds the turn engine boundary (issue 14) from the parts it shares with
-   * the protocol: it publishes journal growth on `hub` and calls application
-   * endpoints through `endpoints`. Without it turns.submit answers `turns_unavailable`.
-   */
-  readonly engine?: (parts: EngineParts) => EngineBoundary;
-}
-
-/** What the engine shares with the protocol layer. */
-export interface EngineParts {
-  readonly store: SqliteStore;
-  readonly hub: ThreadEventHub;
-  readonly endpoints: EndpointRegistry;
-}
-
-/** What the engine hands the protocol: the TurnPort and its own methods (scopes already in SCOPE_MAP). */
-export interface EngineBoundary {
-  readonly turns: TurnPort;
-  readonly methods?: Readonly<Record<string, Handler>>;
+  /** The turn engine boundary (issue 14); without it turns.submit answers `turns_unavailable`. */
+  readonly turns?: TurnPort;
 }
 
 /** Starts the WebSocket protocol when tokens or a listen address are configured (issue 13). */
@@ -62,9 +42,6 @@ async function startTransport(options: ServiceOptions, store: SqliteStore): Prom
   const config = protocolConfig(options.sections ?? {}, options.env ?? (() => undefined), options.bootstrapCredentials);
   if (!config.ok) return config;
   if (!config.value.enabled) return ok(null);
-  const hub = new ThreadEventHub();
-  const endpoints = new EndpointRegistry(config.value.limits.maxEndpointsPerOwner);
-  const engine = options.engine?.({ store, hub, endpoints });
   return startProtocol({
     store,
     authStore: authSessionStore(store.handle),
@@ -73,10 +50,7 @@ async function startTransport(options: ServiceOptions, store: SqliteStore): Prom
     clock: options.clock ?? { now: () => Date.now() },
     // Payload-free lines only: event names, codes and counts.
     log: (event, fields) => void process.stderr.write(`${JSON.stringify({ event, ...fields })}\n`),
-    turns: engine?.turns ?? null,
-    hub,
-    endpoints,
-    ...(engine?.methods === undefined ? {} : { extraMethods: engine.methods }),
+    turns: options.turns ?? null,
   });
 }
 

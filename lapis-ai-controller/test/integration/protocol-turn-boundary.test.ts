@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
-import { ok } from "../../src/domain/errors.ts";
+import type { JournalStore } from "../../src/domain/ports.ts";
 import { startService } from "../../src/service.ts";
 import { ControllerClient } from "../../src/client.ts";
 import { fakeTurnPort } from "../support/fake-turn-port.ts";
@@ -64,27 +64,25 @@ test("P-API-15 after a refused reattachment no turn can be submitted on it; a ma
   fresh.close();
 });
 
-test("ISSUE-13-6 the engine plugs into startService through its boundary: TurnPort, shared hub and endpoints, its own methods", async (t) => {
-  let shared: { hub: unknown; endpoints: unknown } | null = null;
-  let turns: ReturnType<typeof fakeTurnPort> | null = null;
+test("ISSUE-13-6 the engine plugs into startService through its TurnPort; turns.submit reaches it once per command", async (t) => {
+  let store: { journal: JournalStore } | null = null;
+  const turns = fakeTurnPort(() => (store as { journal: JournalStore }).journal);
   const started = await startService({
     databasePath: join(tempDir(t), "c.sqlite"),
     retention: "full",
     sections: { tokens: [{ id: "a", token: "env:T", principal: "alice", application: "notes" }], listen: { port: 0 } },
     env: () => TOKENS.appA,
-    engine: (parts) => {
-      shared = { hub: parts.hub, endpoints: parts.endpoints };
-      turns = fakeTurnPort(() => parts.store.journal);
-      return { turns, methods: { "turns.cancel": () => ok({ result: { cancelled: true } }) } };
-    },
+    turns,
   });
   assert.ok(started.ok);
+  store = started.value.store;
   t.after(() => started.value.stop());
-  assert.ok(shared !== null);
   const client = await ControllerClient.connect({ url: String(started.value.readiness.url), credential: { type: "token", token: TOKENS.appA } });
   const threadId = String((await client.createThread(CREATE)).threadId);
-  assert.equal((await client.submitTurn(threadId, "go")).turnId, "turn-1");
-  assert.deepEqual(await client.call("turns.cancel", {}), { cancelled: true });
-  assert.deepEqual((turns as unknown as { started: string[] }).started, ["turn-1"]);
+  const receipt = await client.submitTurn(threadId, "go", "go-1");
+  assert.equal(receipt.turnId, "turn-1");
+  assert.deepEqual(await client.submitTurn(threadId, "go", "go-1"), receipt);
+  assert.deepEqual(turns.accepted, ["go-1"]);
+  assert.deepEqual(turns.started, ["turn-1"]);
   client.close();
 });
