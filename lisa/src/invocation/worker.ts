@@ -1,6 +1,7 @@
 import { errorCode, LisaError, type Result } from "../errors.ts";
 import { invocationHash, roomHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
+import { MATRIX_CODES } from "../matrix/codes.ts";
 import type { MatrixError } from "../matrix/errors.ts";
 import type { RawEvent, RoomWritePort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
@@ -179,6 +180,7 @@ function needsLookup(tracking: SendTracking, eventId: string, generation: number
 
 async function sendStored(
   deps: WorkerDeps, row: InvocationRow, signal: AbortSignal, log: Logger, now: () => number, tracking: SendTracking, fresh: boolean,
+  renewedBefore = false,
 ): Promise<void> {
   if (row.responseJson === null) throw new Error("ready_to_send row without a payload");
   const content = JSON.parse(row.responseJson) as Record<string, unknown>;
@@ -204,6 +206,10 @@ async function sendStored(
     return;
   }
   tracking.tokens.get(row.eventId)?.add(deps.room.tokenGeneration());
+  // The token was renewed instead of the send repeated: look in the room, then send, once, right away.
+  if (sent.error.code === MATRIX_CODES.sessionRenewed && !renewedBefore && !signal.aborted) {
+    return sendStored(deps, row, signal, log, now, tracking, false, true);
+  }
   recordFailure(deps, row, sent.error, signal, log, now, tracking);
 }
 

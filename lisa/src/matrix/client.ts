@@ -3,6 +3,7 @@ import { err, ok, type Result } from "../errors.ts";
 import { roomHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import { AuthSession, type AuthStats, type AuthorizedRequest, type ReauthKind } from "./auth.ts";
+import { MATRIX_CODES } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
 import type {
   EventContext, EventPage, ForwardHistoryPort, HistoryPort, RawEvent, RoomWritePort, SyncBatch, SyncPort, SyncRequest, WhoAmI,
@@ -199,15 +200,21 @@ class HttpMatrixClient implements MatrixClient {
     roomId: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal,
   ): Promise<Result<string, MatrixError>> {
     // Retrying with the same txnId is idempotent only under the same access
-    // token on every server (Dendrite scopes txn ids to the token): internal
-    // retries stop once the token changed, and the worker decides what next.
-    const generation = this.tokenGeneration();
+    // token on every server (Dendrite scopes txn ids to the token): a refused
+    // token is renewed but the send not repeated, and internal retries stop
+    // once the token changed; the worker decides what comes next.
     const request: AuthorizedRequest = {
       method: "PUT", path: `${V3}/rooms${segments(roomId, "send", "m.room.message", txnId)}`, body: content,
       signal, timeoutMs: this.#requestTimeoutMs,
     };
-    const body = await withRetry(this.#retry, signal, () => this.#auth.send(request), this.#onRetry("send"),
-      () => this.tokenGeneration() === generation);
+    let firstToken: number | null = null;
+    let renewed = false;
+    const body = await withRetry(this.#retry, signal, async () => {
+      const result = await this.#auth.send(request, false);
+      renewed ||= !result.ok && result.error.code === MATRIX_CODES.sessionRenewed;
+      firstToken ??= this.tokenGeneration();
+      return result;
+    }, this.#onRetry("send"), () => !renewed && this.tokenGeneration() === firstToken);
     const parsed = body.ok ? parseBody(sendResponseSchema, body.value) : body;
     return parsed.ok ? ok(parsed.value.event_id) : parsed;
   }

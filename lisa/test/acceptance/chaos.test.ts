@@ -34,7 +34,7 @@ interface ChaosPlan {
 }
 const PLANS: Readonly<Record<HomeserverKind, ChaosPlan>> = {
   synapse: { invocations: 100, nonInvocations: 60, minKills: 20 },
-  dendrite: { invocations: 60, nonInvocations: 30, minKills: 15 },
+  dendrite: { invocations: 100, nonInvocations: 60, minKills: 20 },
 };
 const ROOMS = ["chaos-1", "chaos-2", "chaos-3"] as const;
 // Uptime before a kill: from mid-login to a few invocations in.

@@ -1,5 +1,5 @@
 // A protocol-faithful in-memory Matrix homeserver for tests (typescript.md 7):
-// node:http on 127.0.0.1:0, two profiles (synapse, continuwuity), scripted
+// node:http on 127.0.0.1:0, three profiles (synapse, continuwuity, dendrite; see fake-homeserver/traits.ts), scripted
 // faults, and observation helpers. Tests drive the human side directly and
 // let the client under test speak HTTP.
 //
@@ -25,6 +25,7 @@ import { isObject } from "./fake-homeserver/reply.ts";
 import { RoomStore } from "./fake-homeserver/store.ts";
 import type { StoredEvent } from "./fake-homeserver/store.ts";
 import { SyncService } from "./fake-homeserver/sync.ts";
+import { traitsOf } from "./fake-homeserver/traits.ts";
 import type {
   ClientEvent,
   DeviceInfo,
@@ -343,7 +344,8 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions): Promi
   const activity = new EventEmitter();
   activity.setMaxListeners(0);
   const notify = (): void => void activity.emit("change");
-  const store = new RoomStore(serverName, options.now ?? Date.now);
+  const traits = traitsOf(profile);
+  const store = new RoomStore(serverName, options.now ?? Date.now, { unsigned: traits.unsignedOnEvents, roomVersion: traits.defaultRoomVersion });
   store.changes.on("room", notify);
   const accounts = new Accounts({
     profile,

@@ -8,12 +8,14 @@ import { afterEach, beforeEach, describe, test } from "node:test";
 import { err, ok, type Result } from "../../../src/errors.ts";
 import { createSentReplyLookup, REPLY_MARKER_KEY, type SentReplyLookup } from "../../../src/invocation/sent-lookup.ts";
 import { createInvocationWorker } from "../../../src/invocation/worker.ts";
+import { sessionRenewedError } from "../../../src/matrix/codes.ts";
 import { MatrixError } from "../../../src/matrix/errors.ts";
 import type { EventPage, ForwardHistoryPort, RawEvent } from "../../../src/matrix/port.ts";
 import { withRetry, resolveRetryPolicy } from "../../../src/matrix/retry.ts";
 import type { StateStore, WorkItem } from "../../../src/state/types.ts";
 import { baseline, openRun, replyPayload, tempDatabase, testClock } from "../../support/state-fixtures.ts";
 import { recordingLogger } from "../ingest/fakes.ts";
+import { authReply, authScript, makeClient, ROOM as CLIENT_ROOM, startServer, unknownToken } from "../matrix/harness.ts";
 
 const LISA = "@lisa:example.org";
 const ROOM = "!room-a:example.org";
@@ -145,6 +147,19 @@ describe("a stored reply is looked for in the room before a resend under another
     assert.equal(store.invocation(event.event_id)?.status, "sent");
   });
 
+  test("a send whose token was renewed instead of repeated is looked for in the room and sent again at once", async () => {
+    const event = mention(6);
+    sendResult = () => {
+      if (sends.length > 1) return ok("$second:example.org");
+      generation = 2;
+      return err(sessionRenewedError());
+    };
+    await worker()(lease(event), live);
+    assert.deepEqual(lookups, [event.event_id], "the new token may not repeat what the old one sent");
+    assert.equal(sends.length, 2);
+    assert.equal(store.invocation(event.event_id)?.sentEventId, "$second:example.org");
+  });
+
   test("a failed lookup keeps the reply ready_to_send and sends nothing", async () => {
     const event = mention(5);
     lookupResult = () => err(networkError());
@@ -225,5 +240,54 @@ describe("the client's send retries stop once the access token changed", () => {
     }, undefined, () => attempts < 2);
     assert.equal(attempts, 2);
     assert.equal(result.ok ? "ok" : result.error.code, "matrix_network");
+  });
+});
+
+describe("the client never repeats a send under a renewed token, and reads forwards for the lookup", () => {
+  const ROOM = CLIENT_ROOM;
+  test("a send refused with 401 renews the token but is not repeated; it answers matrix_session_renewed", async (t) => {
+    const auth = authScript(false);
+    let sends = 0;
+    const server = await startServer((request) => {
+      if (request.pathname.includes("/send/")) {
+        sends += 1;
+        return sends === 1 ? unknownToken() : { json: { event_id: "$sent" } };
+      }
+      return authReply(auth, request) ?? { json: {} };
+    });
+    const { client } = makeClient(server.url);
+    t.after(async () => {
+      await client.close();
+      await server.close();
+    });
+    assert.ok((await client.login(new AbortController().signal)).ok);
+    const before = client.tokenGeneration();
+    const result = await client.sendMessage(ROOM, "lisa_txn", { body: "x" }, new AbortController().signal);
+    assert.equal(result.ok ? "ok" : result.error.code, "matrix_session_renewed");
+    assert.equal(result.ok ? false : result.error.retryable, true);
+    assert.equal(sends, 1, "not repeated under the new token");
+    assert.equal(client.tokenGeneration(), before + 1, "the token was renewed");
+    assert.deepEqual(await client.sendMessage(ROOM, "lisa_txn", { body: "x" }, new AbortController().signal), ok("$sent"));
+  });
+
+  test("the lookup reads /context after the event, then forward /messages of Lisa's events only", async (t) => {
+    const auth = authScript(false);
+    const server = await startServer((request) => {
+      if (request.pathname.includes("/context/")) return { json: { event: {}, events_after: [{ event_id: "$a", type: "m.room.message", sender: "@bob:localhost", origin_server_ts: 1, content: {} }], end: "e1" } };
+      if (request.pathname.endsWith("/messages")) return { json: { chunk: [], end: "e2" } };
+      return authReply(auth, request) ?? { json: {} };
+    });
+    const { client } = makeClient(server.url);
+    t.after(async () => {
+      await client.close();
+      await server.close();
+    });
+    const found = await createSentReplyLookup(client, "@lisa:localhost")(ROOM, "$inv", "lisa_txn", new AbortController().signal);
+    assert.deepEqual(found, ok(null));
+    assert.equal(server.hits("/context/$inv").length + server.hits(`/context/${encodeURIComponent("$inv")}`).length, 1);
+    const forward = server.hits("/messages")[0];
+    assert.equal(forward?.query.get("dir"), "f");
+    assert.equal(forward?.query.get("from"), "e1");
+    assert.deepEqual(JSON.parse(forward?.query.get("filter") ?? "null"), { senders: ["@lisa:localhost"] });
   });
 });
