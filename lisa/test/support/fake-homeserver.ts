@@ -78,18 +78,20 @@ export class FakeHomeserver {
   private readonly store: RoomStore;
   private readonly accounts: Accounts;
   private readonly writes: WriteEndpoints;
+  private readonly sync: SyncService;
   private readonly faults: FaultQueue;
   private readonly http: HttpFrontend;
   private readonly activity: EventEmitter;
 
   /** Internal: use `startFakeHomeserver`. */
-  constructor(url: string, parts: { profile: HomeserverProfile; serverName: string; store: RoomStore; accounts: Accounts; writes: WriteEndpoints; faults: FaultQueue; http: HttpFrontend; activity: EventEmitter }) {
+  constructor(url: string, parts: { profile: HomeserverProfile; serverName: string; store: RoomStore; accounts: Accounts; writes: WriteEndpoints; sync: SyncService; faults: FaultQueue; http: HttpFrontend; activity: EventEmitter }) {
     this.url = url;
     this.profile = parts.profile;
     this.serverName = parts.serverName;
     this.store = parts.store;
     this.accounts = parts.accounts;
     this.writes = parts.writes;
+    this.sync = parts.sync;
     this.faults = parts.faults;
     this.http = parts.http;
     this.activity = parts.activity;
@@ -291,6 +293,11 @@ export class FakeHomeserver {
     return this.writes.sentByTxn(txnId).map((e) => this.client(e));
   }
 
+  /** Joined rooms that arrived in any `/sync` response served to `userId` (whatever the filter asked for). */
+  roomsSyncedTo(userId: string): ReadonlySet<string> {
+    return this.sync.roomsServedTo(userId);
+  }
+
   /** Typing changes applied in `roomId`, in order. */
   typingHistory(roomId: string): TypingRecord[] {
     return this.writes.typing.filter((r) => r.roomId === roomId);
@@ -356,8 +363,9 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions): Promi
   });
   const writes = new WriteEndpoints(store, profile, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, notify);
   const faults = new FaultQueue();
-  const components = { store, accounts, sync: new SyncService(store, profile), history: new HistoryEndpoints(store, profile), writes, faults };
+  const sync = new SyncService(store, profile);
+  const components = { store, accounts, sync, history: new HistoryEndpoints(store, profile), writes, faults };
   const http = new HttpFrontend(components, notify);
   const url = await http.listen();
-  return new FakeHomeserver(url, { profile, serverName, store, accounts, writes, faults, http, activity });
+  return new FakeHomeserver(url, { profile, serverName, store, accounts, writes, sync, faults, http, activity });
 }

@@ -26,6 +26,8 @@ export class SyncService {
   private readonly profile: HomeserverProfile;
   private readonly filters = new Map<string, unknown>();
   private readonly lastBodies = new Map<string, unknown>();
+  /** Joined rooms that appeared in any `/sync` response served to a user. */
+  private readonly served = new Map<string, Set<string>>();
   private filterCounter = 0;
 
   constructor(store: RoomStore, profile: HomeserverProfile) {
@@ -46,6 +48,11 @@ export class SyncService {
   /** The response last served to this device (for the `repeatLastSync` fault). */
   lastBody(session: Session): unknown {
     return this.lastBodies.get(`${session.userId}\u0000${session.deviceId}`);
+  }
+
+  /** Joined rooms that appeared in a `/sync` response served to `userId` so far. */
+  roomsServedTo(userId: string): ReadonlySet<string> {
+    return this.served.get(userId) ?? new Set();
   }
 
   /** Whether an unknown `since` gets a full response (Continuwuity) instead of `M_UNKNOWN_POS`. */
@@ -70,6 +77,10 @@ export class SyncService {
       built = this.build(viewer, since, filter);
     }
     this.lastBodies.set(`${session.userId}\u0000${session.deviceId}`, built.body);
+    const joined = ((built.body["rooms"] as Record<string, unknown> | undefined)?.["join"] ?? {}) as Record<string, unknown>;
+    const seen = this.served.get(session.userId) ?? new Set<string>();
+    for (const roomId of Object.keys(joined)) seen.add(roomId);
+    this.served.set(session.userId, seen);
     return okReply(built.body);
   }
 

@@ -24,7 +24,14 @@ export interface ProfileTraits {
   readonly unknownSinceGetsFullResponse: boolean;
   /** Thread `/relations` pages carry `next_batch` even on the last page (the next page is empty, without one). */
   readonly relationsNextBatchOnLastPage: boolean;
-  /** Client events carry `unsigned` (age, prev_content, redacted_because); Dendrite's carry none. */
+  /**
+   * Client events carry `unsigned` (age, prev_content, redacted_because). The
+   * dendrite profile strips all of it (the sender's `transaction_id` aside):
+   * Dendrite 0.13.8 never sends `age` and was reported to send no unsigned
+   * data at all; here it did send `prev_content` on state events and
+   * `redacted_because` on redacted ones. The harsher shape proves Lisa does
+   * not depend on either.
+   */
   readonly unsignedOnEvents: boolean;
   /** Version of rooms the fake creates. */
   readonly defaultRoomVersion: string;
