@@ -3,7 +3,7 @@ import { errorCode } from "../errors.ts";
 import { SyncIngestor } from "../ingest/ingestor.ts";
 import { aliasMatcher, replyTargetCheck } from "../invocation/classify.ts";
 import { RoomDispatcher } from "../invocation/dispatcher.ts";
-import { createSentReplyLookup, type SentReplyLookup } from "../invocation/sent-lookup.ts";
+import { createSentReplyLookup, DEFAULT_SENT_LOOKUP_LIMITS, type SentReplyLookup } from "../invocation/sent-lookup.ts";
 import { createInvocationWorker } from "../invocation/worker.ts";
 import type { Logger } from "../log/logger.ts";
 import { isPermanentAuthError } from "../matrix/codes.ts";
@@ -124,7 +124,9 @@ async function runLoops(
     matchesAlias: aliasMatcher(config.matrix.mention_aliases, config.matrix.user_id),
     respond: pipeline.respond,
     render: pipeline.render,
-    sentLookup: guardLookup(createSentReplyLookup(matrix, config.matrix.user_id), failFatal),
+    sentLookup: guardLookup(createSentReplyLookup(matrix, config.matrix.user_id, {
+      ...DEFAULT_SENT_LOOKUP_LIMITS, maxPages: config.matrix.sent_lookup_page_limit,
+    }), failFatal),
     settings,
     log: log.child({ component: "worker" }),
   });

@@ -55,6 +55,7 @@ const matrixSchema = z.strictObject({
   sync_timeout_ms: bounded("matrix.sync_timeout_ms"),
   sync_timeline_limit: bounded("matrix.sync_timeline_limit"),
   gap_page_limit: bounded("matrix.gap_page_limit"),
+  sent_lookup_page_limit: bounded("matrix.sent_lookup_page_limit"),
 });
 
 const llmSchema = z.strictObject({
