@@ -46,5 +46,6 @@ export function watchSends(room: RoomWritePort, inspect: Pick<RoomInspectPort, "
       return result;
     },
     setTyping: (roomId, typing, timeoutMs, signal) => room.setTyping(roomId, typing, timeoutMs, signal),
+    tokenGeneration: () => room.tokenGeneration(),
   };
 }

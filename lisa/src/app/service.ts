@@ -3,6 +3,7 @@ import { errorCode } from "../errors.ts";
 import { SyncIngestor } from "../ingest/ingestor.ts";
 import { aliasMatcher, replyTargetCheck } from "../invocation/classify.ts";
 import { RoomDispatcher } from "../invocation/dispatcher.ts";
+import { createSentReplyLookup, DEFAULT_SENT_LOOKUP_LIMITS, type SentReplyLookup } from "../invocation/sent-lookup.ts";
 import { createInvocationWorker } from "../invocation/worker.ts";
 import type { Logger } from "../log/logger.ts";
 import { isPermanentAuthError } from "../matrix/codes.ts";
@@ -131,6 +132,9 @@ async function runLoops(
     matchesAlias: aliasMatcher(config.matrix.mention_aliases, config.matrix.user_id),
     respond: pipeline.respond,
     render: pipeline.render,
+    sentLookup: guardLookup(createSentReplyLookup(matrix, config.matrix.user_id, {
+      ...DEFAULT_SENT_LOOKUP_LIMITS, maxPages: config.matrix.sent_lookup_page_limit,
+    }), failFatal),
     settings,
     log: log.child({ component: "worker" }),
   });
@@ -171,5 +175,14 @@ function guardAuth(matrix: MatrixClient, failFatal: (code: string, status: numbe
       return result;
     },
     setTyping: (roomId, typing, timeoutMs, signal) => matrix.setTyping(roomId, typing, timeoutMs, signal),
+    tokenGeneration: () => matrix.tokenGeneration(),
+  };
+}
+
+function guardLookup(lookup: SentReplyLookup, failFatal: (code: string, status: number) => void): SentReplyLookup {
+  return async (roomId, eventId, txnId, signal) => {
+    const result = await lookup(roomId, eventId, txnId, signal);
+    if (!result.ok && isPermanentAuthError(result.error)) failFatal(result.error.code, SERVICE_EXIT.config);
+    return result;
   };
 }

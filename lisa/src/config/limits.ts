@@ -17,6 +17,7 @@ export const BOUNDS = {
   "matrix.sync_timeout_ms": b(0, 60_000, 30_000),
   "matrix.sync_timeline_limit": b(1, 500, 100),
   "matrix.gap_page_limit": b(0, 100, 20),
+  "matrix.sent_lookup_page_limit": b(0, 20, 5),
   "llm.request_timeout_seconds": b(1, 600, 90),
   "llm.max_output_tokens": b(16, 32_768, 700),
   "llm.max_request_characters": b(2_000, 2_000_000, 120_000),

@@ -62,6 +62,7 @@ const matrixSchema = z.strictObject({
   sync_timeout_ms: bounded("matrix.sync_timeout_ms"),
   sync_timeline_limit: bounded("matrix.sync_timeline_limit"),
   gap_page_limit: bounded("matrix.gap_page_limit"),
+  sent_lookup_page_limit: bounded("matrix.sent_lookup_page_limit"),
 }).superRefine((m, ctx) => {
   const count = (list: unknown): number => (Array.isArray(list) ? list.length : 0);
   const total = count(m.allowed_room_ids) + count(m.allowed_room_aliases);

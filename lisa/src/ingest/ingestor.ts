@@ -97,7 +97,7 @@ export class SyncIngestor {
     for (const room of batch.rooms) {
       if (!this.#allowed.has(room.roomId)) continue; // the local allowlist is the real filter
       const cursor = this.#store.roomCursor(room.roomId);
-      let events: readonly RawEvent[] = room.events;
+      let events: readonly RawEvent[] = afterCursor(room.events, cursor?.lastTimelineEventId ?? null);
       if (room.limited) {
         const recovered = await recoverGap(this.#sync, room, cursor?.lastTimelineEventId ?? null, this.#settings.gapPageLimit, signal);
         if (!recovered.ok) return recovered;
@@ -132,6 +132,18 @@ export class SyncIngestor {
     if (inserted.length > 0) this.#log.info("sync_candidates", { inserted: inserted.length, rooms: rooms.length });
     return ok({ kind: "batch", inserted, roomsWithCandidates: rooms });
   }
+}
+
+/**
+ * The events after the stored cursor when the cursor itself is in the
+ * timeline. A conforming server never repeats it, but Continuwuity answers an
+ * unknown `since` with a full response (200, `limited` omitted): nothing at or
+ * before the cursor may be answered again.
+ */
+export function afterCursor(events: readonly RawEvent[], cursorEventId: string | null): readonly RawEvent[] {
+  if (cursorEventId === null) return events;
+  const index = events.findIndex((event) => event.event_id === cursorEventId);
+  return index < 0 ? events : events.slice(index + 1);
 }
 
 /** Targets of the redaction events in a timeline (`content.redacts` from room v11, top-level before). */

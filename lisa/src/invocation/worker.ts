@@ -1,11 +1,14 @@
 import { errorCode, LisaError, type Result } from "../errors.ts";
 import { invocationHash, roomHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
+import { MATRIX_CODES } from "../matrix/codes.ts";
+import type { MatrixError } from "../matrix/errors.ts";
 import type { RawEvent, RoomWritePort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
 import type { InvocationRow, WorkItem } from "../state/types.ts";
 import { classifyCandidate, parseStoredEvent, type ClassifierSettings, type ReplyTargetCheck } from "./classify.ts";
 import { sendBackoffMs } from "./backoff.ts";
+import { REPLY_MARKER_KEY, type SentReplyLookup } from "./sent-lookup.ts";
 import { TypingLease } from "./typing.ts";
 
 /** The ledger operations the worker needs. */
@@ -55,6 +58,8 @@ export interface WorkerDeps {
   readonly matchesAlias: (text: string) => boolean;
   readonly respond: Responder;
   readonly render: ContentRenderer;
+  /** Finds a reply already in the room (by its marker) before a resend under another token. */
+  readonly sentLookup: SentReplyLookup;
   readonly settings: WorkerSettings;
   readonly log: Logger;
   readonly now?: () => number;
@@ -63,14 +68,15 @@ export interface WorkerDeps {
 /** Builds the handler that takes one leased work item to a durable state (design 9, 16.2). */
 export function createInvocationWorker(deps: WorkerDeps): (item: WorkItem, signal: AbortSignal, releasePermit?: () => void) => Promise<void> {
   const now = deps.now ?? Date.now;
-  const sendFailures = new Map<string, number>();
-  const send = (row: InvocationRow, signal: AbortSignal, log: Logger): Promise<void> => sendStored(deps, row, signal, log, now, sendFailures);
+  const tracking: SendTracking = { failures: new Map(), tokens: new Map() };
+  const send = (row: InvocationRow, signal: AbortSignal, log: Logger, fresh: boolean): Promise<void> =>
+    sendStored(deps, row, signal, log, now, tracking, fresh);
   return async (item, signal, releasePermit = () => undefined) => {
     const log = deps.log.child({ invocation_id: invocationHash(item.invocation.eventId), room_id_hash: roomHash(item.invocation.roomId) });
     if (item.kind === "send") {
       // A stored reply is already durable: resending it is not processing.
       releasePermit();
-      await send(item.invocation, signal, log);
+      await send(item.invocation, signal, log, false);
       return;
     }
     // Typing stays on until the reply is sent, so the reply reaches the room
@@ -81,7 +87,7 @@ export function createInvocationWorker(deps: WorkerDeps): (item: WorkItem, signa
       // The reply is durable (ready_to_send) or the candidate is decided: the
       // permit may serve another room while this one sends (design 4.1).
       releasePermit();
-      if (ready !== null) await send(ready, signal, log);
+      if (ready !== null) await send(ready, signal, log, true);
     } finally {
       await typing.stop();
     }
@@ -127,9 +133,11 @@ async function processCandidate(
     log.info("invocation_released", { reason: "shutdown" });
     return null;
   }
-  const content = outcome.ok
+  const rendered = outcome.ok
     ? await deps.render.reply(outcome.value, verdict.event)
     : await deps.render.fallback(fallbackText(deps.settings, outcome.error.code), verdict.event);
+  // The marker lets a later resend find this reply in the room (sent-lookup.ts).
+  const content = { ...rendered, [REPLY_MARKER_KEY]: row.matrixTxnId };
   const fields = outcome.ok
     ? { llm_iterations: outcome.value.llmIterations ?? 0, tool_calls: outcome.value.toolCalls ?? 0 }
     : { code: outcome.error.code };
@@ -155,22 +163,66 @@ export function fallbackText(settings: Pick<WorkerSettings, "genericError" | "ov
   return settings.genericError.split("{error_code}").join(code);
 }
 
+/** Per-process send bookkeeping: transient failures and the token generations each reply was tried under. */
+interface SendTracking {
+  readonly failures: Map<string, number>;
+  readonly tokens: Map<string, Set<number>>;
+}
+
+// A resend needs the room lookup unless every earlier attempt of this process
+// used the current token; a reply from storage may have been tried by an
+// earlier process under a token that no longer exists.
+function needsLookup(tracking: SendTracking, eventId: string, generation: number, fresh: boolean): boolean {
+  const tried = tracking.tokens.get(eventId);
+  if (tried === undefined) return !fresh;
+  return [...tried].some((token) => token !== generation);
+}
+
 async function sendStored(
-  deps: WorkerDeps, row: InvocationRow, signal: AbortSignal, log: Logger, now: () => number, failures: Map<string, number>,
+  deps: WorkerDeps, row: InvocationRow, signal: AbortSignal, log: Logger, now: () => number, tracking: SendTracking, fresh: boolean,
+  renewedBefore = false,
 ): Promise<void> {
   if (row.responseJson === null) throw new Error("ready_to_send row without a payload");
   const content = JSON.parse(row.responseJson) as Record<string, unknown>;
   const sendSignal = AbortSignal.any([signal, AbortSignal.timeout(SEND_DEADLINE_MS)]);
+  const before = deps.room.tokenGeneration();
+  if (needsLookup(tracking, row.eventId, before, fresh)) {
+    const found = await deps.sentLookup(row.roomId, row.eventId, row.matrixTxnId, sendSignal);
+    if (!found.ok) return recordFailure(deps, row, found.error, signal, log, now, tracking);
+    if (found.value !== null) {
+      deps.store.markSent(row.eventId, found.value);
+      forget(tracking, row.eventId);
+      log.info("invocation_sent", { send_failures: row.lastErrorCode === null ? 0 : 1, found_in_room: true });
+      return;
+    }
+  }
+  // From here on only this token's attempts count: none before it reached the room.
+  tracking.tokens.set(row.eventId, new Set([before]));
   const sent = await deps.room.sendMessage(row.roomId, row.matrixTxnId, content, sendSignal);
   if (sent.ok) {
     deps.store.markSent(row.eventId, sent.value);
-    failures.delete(row.eventId);
+    forget(tracking, row.eventId);
     log.info("invocation_sent", { send_failures: row.lastErrorCode === null ? 0 : 1 });
     return;
   }
-  const error = sent.error;
-  const prior = failures.get(row.eventId) ?? 0;
-  failures.set(row.eventId, prior + 1);
+  tracking.tokens.get(row.eventId)?.add(deps.room.tokenGeneration());
+  // The token was renewed instead of the send repeated: look in the room, then send, once, right away.
+  if (sent.error.code === MATRIX_CODES.sessionRenewed && !renewedBefore && !signal.aborted) {
+    return sendStored(deps, row, signal, log, now, tracking, false, true);
+  }
+  recordFailure(deps, row, sent.error, signal, log, now, tracking);
+}
+
+function forget(tracking: SendTracking, eventId: string): void {
+  tracking.failures.delete(eventId);
+  tracking.tokens.delete(eventId);
+}
+
+function recordFailure(
+  deps: WorkerDeps, row: InvocationRow, error: MatrixError, signal: AbortSignal, log: Logger, now: () => number, tracking: SendTracking,
+): void {
+  const prior = tracking.failures.get(row.eventId) ?? 0;
+  tracking.failures.set(row.eventId, prior + 1);
   const retryAt = now() + sendBackoffMs(error, prior);
   deps.store.recordSendFailure(row.eventId, error.code, retryAt);
   if (signal.aborted) return;

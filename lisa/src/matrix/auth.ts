@@ -1,7 +1,7 @@
 import type { Secret } from "../config/secret.ts";
 import { err, ok, type Result } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
-import { abortedError, MATRIX_CODES, permanentAuthError, PERMANENT_AUTH_CODES } from "./codes.ts";
+import { abortedError, MATRIX_CODES, permanentAuthError, PERMANENT_AUTH_CODES, sessionRenewedError } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
 import type { WhoAmI } from "./port.ts";
 import { type RetryPolicy, withRetry } from "./retry.ts";
@@ -98,8 +98,12 @@ export class AuthSession {
     return body.ok ? normalizeWhoami(body.value) : body;
   }
 
-  /** Sends an authenticated request; on 401 M_UNKNOWN_TOKEN renews the session once and resumes it once. */
-  async send(request: AuthorizedRequest): Promise<Result<unknown, MatrixError>> {
+  /**
+   * Sends an authenticated request; on 401 M_UNKNOWN_TOKEN renews the session
+   * once and repeats the request once, unless `repeatAfterRenewal` is false
+   * (then it answers the retryable `matrix_session_renewed`).
+   */
+  async send(request: AuthorizedRequest, repeatAfterRenewal = true): Promise<Result<unknown, MatrixError>> {
     const token = await this.#currentToken(request.signal);
     if (!token.ok) return token;
     const first = await this.#options.transport.request({ ...request, accessToken: token.value });
@@ -107,6 +111,7 @@ export class AuthSession {
     this.#options.log.info("matrix_token_rejected", { soft_logout: first.error.softLogout });
     const renewed = await this.#renew(token.value, request.signal);
     if (!renewed.ok) return renewed;
+    if (!repeatAfterRenewal) return err(sessionRenewedError());
     const retryToken = this.#tokens?.access;
     if (retryToken === undefined) return err(abortedError());
     return this.#options.transport.request({ ...request, accessToken: retryToken });

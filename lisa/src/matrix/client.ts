@@ -3,15 +3,15 @@ import { err, ok, type Result } from "../errors.ts";
 import { roomHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import { AuthSession, type AuthStats, type AuthorizedRequest, type ReauthKind } from "./auth.ts";
+import { MATRIX_CODES } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
 import type {
-  EventContext, EventPage, HistoryPort, RawEvent, RoomInspectPort, RoomWritePort, StateEvent, SyncBatch, SyncPort, SyncRequest, WhoAmI,
+  EventContext, EventPage, ForwardHistoryPort, HistoryPort, RawEvent, RoomInspectPort, RoomWritePort, StateEvent, SyncBatch, SyncPort, SyncRequest, WhoAmI,
 } from "./port.ts";
-import { MATRIX_CODES } from "./codes.ts";
 import { normalizeDirectory, normalizeJoinedRooms, normalizeStateEvent, sectionRoomIds } from "./room-schemas.ts";
 import { clampSetting, resolveRetryPolicy, type RetryOptions, type RetryPolicy, withRetry } from "./retry.ts";
 import {
-  type DropReporter, normalizeContext, normalizeEvent, normalizeMessages, normalizeRelations, normalizeSync, parseBody,
+  type DropReporter, normalizeContext, normalizeContextAfter, normalizeEvent, normalizeMessages, normalizeRelations, normalizeSync, parseBody,
   sendResponseSchema, typingResponseSchema,
 } from "./schemas.ts";
 import { MatrixTransport } from "./transport.ts";
@@ -43,7 +43,7 @@ export interface MatrixClientOptions {
 }
 
 /** Lisa's Matrix client: the sync, history and room-write ports plus the auth lifecycle. */
-export interface MatrixClient extends SyncPort, HistoryPort, RoomWritePort, RoomInspectPort {
+export interface MatrixClient extends SyncPort, HistoryPort, ForwardHistoryPort, RoomWritePort, RoomInspectPort {
   /** Password login with the stable device id, then `/whoami` identity verification. */
   login(signal: AbortSignal): Promise<Result<WhoAmI, MatrixError>>;
   /** `/account/whoami` with the current session. */
@@ -165,6 +165,28 @@ class HttpMatrixClient implements MatrixClient {
     return body.ok ? normalizeContext(body.value, roomId, eventId, this.#onDrop) : body;
   }
 
+  async eventsAfter(roomId: string, eventId: string, limit: number, signal: AbortSignal): Promise<Result<EventPage, MatrixError>> {
+    const asked = Math.min(Math.max(0, Math.floor(limit)) * 2, CONTEXT_LIMIT_CAP);
+    const body = await this.#call("context", this.#get(`${V3}/rooms${segments(roomId, "context", eventId)}`, signal, {
+      limit: String(asked),
+    }));
+    return body.ok ? normalizeContextAfter(body.value, roomId, this.#onDrop) : body;
+  }
+
+  async messagesForward(
+    roomId: string, from: string, limit: number, sender: string | null, signal: AbortSignal,
+  ): Promise<Result<EventPage, MatrixError>> {
+    const query: Record<string, string> = { dir: "f", from, limit: String(pageLimit(limit)) };
+    if (sender !== null) query["filter"] = JSON.stringify({ senders: [sender] });
+    const body = await this.#call("messages", this.#get(`${V3}/rooms${segments(roomId, "messages")}`, signal, query));
+    return body.ok ? normalizeMessages(body.value, roomId, from, this.#onDrop) : body;
+  }
+
+  tokenGeneration(): number {
+    const stats = this.#auth.stats();
+    return stats.passwordLogins + stats.refreshes;
+  }
+
   async threadBackwards(
     roomId: string, rootId: string, from: string | null, limit: number, signal: AbortSignal,
   ): Promise<Result<EventPage, MatrixError>> {
@@ -178,11 +200,22 @@ class HttpMatrixClient implements MatrixClient {
   async sendMessage(
     roomId: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal,
   ): Promise<Result<string, MatrixError>> {
-    // Retrying with the same txnId is idempotent: the server returns the first event id.
-    const body = await this.#call("send", {
+    // Retrying with the same txnId is idempotent only under the same access
+    // token on every server (Dendrite scopes txn ids to the token): a refused
+    // token is renewed but the send not repeated, and internal retries stop
+    // once the token changed; the worker decides what comes next.
+    const request: AuthorizedRequest = {
       method: "PUT", path: `${V3}/rooms${segments(roomId, "send", "m.room.message", txnId)}`, body: content,
       signal, timeoutMs: this.#requestTimeoutMs,
-    });
+    };
+    let firstToken: number | null = null;
+    let renewed = false;
+    const body = await withRetry(this.#retry, signal, async () => {
+      const result = await this.#auth.send(request, false);
+      renewed ||= !result.ok && result.error.code === MATRIX_CODES.sessionRenewed;
+      firstToken ??= this.tokenGeneration();
+      return result;
+    }, this.#onRetry("send"), () => !renewed && this.tokenGeneration() === firstToken);
     const parsed = body.ok ? parseBody(sendResponseSchema, body.value) : body;
     return parsed.ok ? ok(parsed.value.event_id) : parsed;
   }

@@ -21,6 +21,7 @@ export const MATRIX_CODES = {
   loginFailed: "matrix_login_failed",
   noPasswordLogin: "matrix_no_password_login",
   identityMismatch: "matrix_identity_mismatch",
+  sessionRenewed: "matrix_session_renewed",
 } as const;
 
 /** Codes of authentication failures that only an operator can fix (exit status 78 upstream). */
@@ -36,6 +37,14 @@ export function isPermanentAuthError(error: unknown): boolean {
 }
 
 const NO_RESPONSE = { errcode: null, httpStatus: null, retryAfterMs: null } as const;
+
+/**
+ * The access token was refused and renewed, and the request was not repeated
+ * under the new token (a send whose earlier attempt may have reached the room).
+ */
+export function sessionRenewedError(): MatrixError {
+  return new MatrixError(MATRIX_CODES.sessionRenewed, NO_RESPONSE, true);
+}
 
 /** The caller (or the client's shutdown) aborted the request. */
 export function abortedError(): MatrixError {

@@ -85,10 +85,24 @@ export interface HistoryPort {
   threadBackwards(roomId: string, rootId: string, from: string | null, limit: number, signal: AbortSignal): Promise<Result<EventPage, MatrixError>>;
 }
 
+/** Forward reads after an event, to find a reply already sent under an earlier access token. */
+export interface ForwardHistoryPort {
+  /** Events after `eventId` (oldest first, from `/context`), with the token to read on forwards. */
+  eventsAfter(roomId: string, eventId: string, limit: number, signal: AbortSignal): Promise<Result<EventPage, MatrixError>>;
+  /** Forwards `/messages` page from `from` (exclusive), optionally only events of `sender`. */
+  messagesForward(roomId: string, from: string, limit: number, sender: string | null, signal: AbortSignal): Promise<Result<EventPage, MatrixError>>;
+}
+
 /** Room writes used by the invocation worker. */
 export interface RoomWritePort {
   /** `PUT /rooms/{room}/send/m.room.message/{txnId}`; returns the event id. */
   sendMessage(roomId: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Result<string, MatrixError>>;
+  /**
+   * A number that changes whenever the access token changes (login or refresh).
+   * Servers may scope transaction ids to the token (Dendrite), so a resend under
+   * another token than an earlier attempt is not idempotent by itself.
+   */
+  tokenGeneration(): number;
   /** `PUT /rooms/{room}/typing/{user}`. */
   setTyping(roomId: string, typing: boolean, timeoutMs: number, signal: AbortSignal): Promise<Result<void, MatrixError>>;
 }

@@ -91,18 +91,19 @@ export function abortableSleep(ms: number, signal: AbortSignal): Promise<boolean
 /** Called before each retry sleep (for logging). */
 export type RetryObserver = (error: MatrixError, attempt: number, delayMs: number) => void;
 
-/** Runs `attempt` until it succeeds, fails non-retryably, or the policy's retries are spent. */
+/** Runs `attempt` until it succeeds, fails non-retryably, the policy's retries are spent, or `mayRetry` says no. */
 export async function withRetry<T>(
   policy: RetryPolicy,
   signal: AbortSignal,
   attempt: (attemptNumber: number) => Promise<Result<T, MatrixError>>,
   onRetry?: RetryObserver,
+  mayRetry: () => boolean = () => true,
 ): Promise<Result<T, MatrixError>> {
   for (let attemptNumber = 0; ; attemptNumber += 1) {
     const result = await attempt(attemptNumber);
     if (result.ok) return result;
     const delay = retryDelayMs(policy, result.error, attemptNumber);
-    if (delay === null || signal.aborted) return result;
+    if (delay === null || signal.aborted || !mayRetry()) return result;
     onRetry?.(result.error, attemptNumber + 1, delay);
     if (!(await abortableSleep(delay, signal))) return { ok: false, error: abortedError() };
   }

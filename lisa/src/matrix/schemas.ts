@@ -73,6 +73,9 @@ export const contextResponseSchema = z.object({
   state: eventList,
 });
 
+/** `GET /rooms/{id}/context/{event}`, read for what follows the anchor. */
+export const contextAfterSchema = z.object({ events_after: eventList, end: optionalToken });
+
 /** `GET /rooms/{id}/messages`. */
 export const messagesResponseSchema = z.object({ chunk: z.array(z.unknown()), end: optionalToken });
 
@@ -192,6 +195,13 @@ export function normalizeContext(body: unknown, roomId: string, eventId: string,
   });
 }
 
+/** Normalises the after-part of a `/context` body: events after the anchor, oldest first, and the forward token. */
+export function normalizeContextAfter(body: unknown, roomId: string, onDrop: DropReporter): Result<EventPage, MatrixError> {
+  const parsed = parseBody(contextAfterSchema, body);
+  if (!parsed.ok) return parsed;
+  return ok(page(parseEventList(parsed.value.events_after, roomId, onDrop), parsed.value.events_after.length, parsed.value.end, null));
+}
+
 /** Normalises a single `/event` body for the requested room and event. */
 export function normalizeEvent(body: unknown, roomId: string, eventId: string): Result<RawEvent, MatrixError> {
   const parsed = parseEvent(body, roomId);
@@ -205,7 +215,7 @@ function page(events: RawEvent[], rawCount: number, next: string | null, from: s
   return { events, next: moved ? next : null };
 }
 
-/** Normalises a backwards `/messages` page (`end` is the next, older token). */
+/** Normalises a `/messages` page (`end` is the next token in the paging direction). */
 export function normalizeMessages(body: unknown, roomId: string, from: string, onDrop: DropReporter): Result<EventPage, MatrixError> {
   const parsed = parseBody(messagesResponseSchema, body);
   if (!parsed.ok) return parsed;

@@ -108,28 +108,26 @@ export function readSchemaVersion(db: DatabaseSync): number {
 }
 
 /**
- * Applies every migration above the current version up to `targetVersion`,
- * each in one `BEGIN IMMEDIATE` transaction (the version is re-read inside
- * it). Returns the versions applied. The caller has refused newer schemas.
+ * Applies every migration above the current version up to `targetVersion`
+ * in one `BEGIN IMMEDIATE` transaction (the version is re-read inside it), so
+ * a reader never sees a half-migrated database at an intermediate version.
+ * Returns the versions applied. The caller has refused newer schemas.
  */
 export function applyMigrations(db: DatabaseSync, nowMs: number, targetVersion = LATEST_SCHEMA_VERSION): number[] {
   const applied: number[] = [];
-  for (const migration of MIGRATIONS) {
-    if (migration.version > targetVersion) break;
-    db.exec("BEGIN IMMEDIATE");
-    try {
-      if (readSchemaVersion(db) >= migration.version) {
-        db.exec("COMMIT");
-        continue;
-      }
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    for (const migration of MIGRATIONS) {
+      if (migration.version > targetVersion) break;
+      if (readSchemaVersion(db) >= migration.version) continue;
       for (const statement of migration.statements) db.exec(statement);
       db.prepare("INSERT INTO schema_migrations(version, applied_at_ms) VALUES (?, ?)").run(migration.version, nowMs);
-      db.exec("COMMIT");
       applied.push(migration.version);
-    } catch (error) {
-      if (db.isTransaction) db.exec("ROLLBACK");
-      throw error;
     }
+    db.exec("COMMIT");
+  } catch (error) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    throw error;
   }
   return applied;
 }

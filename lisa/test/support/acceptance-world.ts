@@ -1,4 +1,4 @@
-// Acceptance-test world: Lisa as a child process against a real Synapse,
+// Acceptance-test world: Lisa as a child process against a real homeserver (Synapse or Dendrite),
 // the scripted LLM, the fake SearXNG and a local page server.
 export {
   type AcceptanceWorld,
@@ -12,7 +12,8 @@ export {
   startAcceptanceWorld,
   startPageServer,
 } from "./acceptance/world.ts";
-export { type LisaExit, type LisaLogLine, LisaProcess, type LisaRun, pollUntil, REPO } from "./acceptance/lisa-process.ts";
+export { type CliRun, type LisaExit, type LisaLogLine, LisaProcess, type LisaRun, pollUntil, REPO, runLisaCli } from "./acceptance/lisa-process.ts";
+export { type HomeserverKind, homeserverLabel, homeserversUnderTest } from "./homeserver.ts";
 export { type ContextMessage, contextMessages, defaultAnswer, LlmRouter, type RequestView, type Route, unescapeXml, viewOf } from "./acceptance/llm-router.ts";
 export {
   assertNoCanary,

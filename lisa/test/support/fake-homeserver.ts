@@ -1,5 +1,5 @@
 // A protocol-faithful in-memory Matrix homeserver for tests (typescript.md 7):
-// node:http on 127.0.0.1:0, two profiles (synapse, continuwuity), scripted
+// node:http on 127.0.0.1:0, three profiles (synapse, continuwuity, dendrite; see fake-homeserver/traits.ts), scripted
 // faults, and observation helpers. Tests drive the human side directly and
 // let the client under test speak HTTP.
 //
@@ -26,6 +26,7 @@ import { RoomDirectory } from "./fake-homeserver/room-state.ts";
 import { RoomStore } from "./fake-homeserver/store.ts";
 import type { StoredEvent } from "./fake-homeserver/store.ts";
 import { SyncService } from "./fake-homeserver/sync.ts";
+import { traitsOf } from "./fake-homeserver/traits.ts";
 import type {
   ClientEvent,
   DeviceInfo,
@@ -78,19 +79,21 @@ export class FakeHomeserver {
   private readonly store: RoomStore;
   private readonly accounts: Accounts;
   private readonly writes: WriteEndpoints;
+  private readonly sync: SyncService;
   private readonly faults: FaultQueue;
   private readonly http: HttpFrontend;
   private readonly activity: EventEmitter;
   private readonly directory: RoomDirectory;
 
   /** Internal: use `startFakeHomeserver`. */
-  constructor(url: string, parts: { profile: HomeserverProfile; serverName: string; store: RoomStore; accounts: Accounts; writes: WriteEndpoints; faults: FaultQueue; http: HttpFrontend; activity: EventEmitter; directory: RoomDirectory }) {
+  constructor(url: string, parts: { profile: HomeserverProfile; serverName: string; store: RoomStore; accounts: Accounts; writes: WriteEndpoints; sync: SyncService; faults: FaultQueue; http: HttpFrontend; activity: EventEmitter; directory: RoomDirectory }) {
     this.url = url;
     this.profile = parts.profile;
     this.serverName = parts.serverName;
     this.store = parts.store;
     this.accounts = parts.accounts;
     this.writes = parts.writes;
+    this.sync = parts.sync;
     this.faults = parts.faults;
     this.http = parts.http;
     this.activity = parts.activity;
@@ -304,6 +307,11 @@ export class FakeHomeserver {
     return this.writes.sentByTxn(txnId).map((e) => this.client(e));
   }
 
+  /** Joined rooms that arrived in any `/sync` response served to `userId` (whatever the filter asked for). */
+  roomsSyncedTo(userId: string): ReadonlySet<string> {
+    return this.sync.roomsServedTo(userId);
+  }
+
   /** Typing changes applied in `roomId`, in order. */
   typingHistory(roomId: string): TypingRecord[] {
     return this.writes.typing.filter((r) => r.roomId === roomId);
@@ -357,7 +365,8 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions): Promi
   const activity = new EventEmitter();
   activity.setMaxListeners(0);
   const notify = (): void => void activity.emit("change");
-  const store = new RoomStore(serverName, options.now ?? Date.now);
+  const traits = traitsOf(profile);
+  const store = new RoomStore(serverName, options.now ?? Date.now, { unsigned: traits.unsignedOnEvents, roomVersion: traits.defaultRoomVersion });
   store.changes.on("room", notify);
   const accounts = new Accounts({
     profile,
@@ -369,8 +378,9 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions): Promi
   const writes = new WriteEndpoints(store, profile, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, notify);
   const faults = new FaultQueue();
   const directory = new RoomDirectory(store);
-  const components = { store, accounts, sync: new SyncService(store, profile), history: new HistoryEndpoints(store, profile), writes, faults, directory };
+  const sync = new SyncService(store, profile);
+  const components = { store, accounts, sync, history: new HistoryEndpoints(store, profile), writes, faults, directory };
   const http = new HttpFrontend(components, notify);
   const url = await http.listen();
-  return new FakeHomeserver(url, { profile, serverName, store, accounts, writes, faults, http, activity, directory });
+  return new FakeHomeserver(url, { profile, serverName, store, accounts, writes, sync, faults, http, activity, directory });
 }

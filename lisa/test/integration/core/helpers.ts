@@ -13,8 +13,8 @@ import {
   ALICE, createWorld, lisaReplies, repliedTo, startInProcess, until, waitForBaseline, type InProcessLisa, type World, type WorldOptions,
 } from "../../support/lisa-harness.ts";
 
-/** Both homeserver profiles every profile-independent scenario runs under. */
-export const PROFILES = ["synapse", "continuwuity"] as const;
+/** Every homeserver profile a profile-independent scenario runs under. */
+export const PROFILES = ["synapse", "continuwuity", "dendrite"] as const;
 
 /** Generous deadline for one reply (LLM retries and backoff included). */
 export const REPLY_DEADLINE_MS = 30_000;

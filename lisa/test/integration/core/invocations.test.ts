@@ -8,6 +8,7 @@ import { CANARY } from "../../support/config.ts";
 import {
   ALICE, BOB, CAROL, createWorld, LISA, lisaReplies, OUTSIDE, repliedTo, ROOM1, ROOM2, ROOM3, until, type InProcessLisa, type World,
 } from "../../support/lisa-harness.ts";
+import { traitsOf } from "../../support/fake-homeserver/traits.ts";
 import { bodyOf, logRecords, PROFILES, repliesTo, settle, startLisa, waitForReply } from "./helpers.ts";
 
 for (const profile of PROFILES) {
@@ -141,10 +142,12 @@ for (const profile of PROFILES) {
       assert.equal(llmRequests(), llmBefore + 1);
     });
 
-    test("a mention in a room outside the allowlist gets no reply, no typing and no LLM request", async () => {
+    test("a mention in a room outside the allowlist gets no reply, no typing and no LLM request, even where it arrives in her sync", async () => {
       const llmBefore = llmRequests();
       const outside = world.hs.sendText(OUTSIDE, ALICE, "Lisa, please answer here?", { "m.mentions": { user_ids: [LISA] } });
       await settle(world, ROOM1);
+      // Continuwuity and Dendrite ignore the filter's room list: the local allowlist is the only guard.
+      assert.equal(world.hs.roomsSyncedTo(LISA).has(OUTSIDE), !traitsOf(profile).appliesFilterRoomList, "the outside room in Lisa's sync");
       assert.equal(lisaReplies(world, OUTSIDE).length, 0);
       assert.equal(world.hs.typingHistory(OUTSIDE).length, 0);
       assert.equal(lisa.store.invocation(outside), null);

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { matrixTransactionId } from "../../../src/state/txn-id.ts";
+import { traitsOf } from "../../support/fake-homeserver/traits.ts";
 import { ALICE, BOB, CAROL, LISA, ROOM1, ROOM2, ROOM3, until } from "../../support/lisa-harness.ts";
 import { logRecords, peekLedger, PROFILES, repliesTo, replyTargets, scenario, settle, waitForReply, withLedger } from "./helpers.ts";
 
@@ -93,24 +94,27 @@ for (const profile of PROFILES) {
       });
     });
 
-    test("M_UNKNOWN_POS starts a new baseline: mentions from before the reset are not answered, later ones are", async () => {
-      await scenario({ profile }, async ({ world, start }) => {
-        let lisa = await start();
-        await settle(world, ROOM1);
-        await lisa.stop();
-        const lost = world.hs.sendText(ROOM1, ALICE, "Lisa, sent before the server forgot Lisa's position");
-        world.hs.failNext("sync", { kind: "unknownPos" });
-        lisa = await start();
-        await until(() => logRecords(world, "sync_baseline").length === 2, 15_000, "a second baseline");
-        assert.equal(logRecords(world, "matrix_unknown_pos").length, 1);
-        const later = world.hs.sendText(ROOM1, BOB, "Lisa, sent after the new baseline");
-        await waitForReply(world, ROOM1, later);
-        await settle(world, ROOM1);
-        assert.equal(repliesTo(world, ROOM1, lost).length, 0);
-        assert.equal(lisa.store.invocation(lost), null);
-        assert.equal(repliesTo(world, ROOM1, later).length, 1);
+    // Continuwuity never answers M_UNKNOWN_POS (it sends a full response instead; see the quirks below).
+    if (!traitsOf(profile).unknownSinceGetsFullResponse) {
+      test("M_UNKNOWN_POS starts a new baseline: mentions from before the reset are not answered, later ones are", async () => {
+        await scenario({ profile }, async ({ world, start }) => {
+          let lisa = await start();
+          await settle(world, ROOM1);
+          await lisa.stop();
+          const lost = world.hs.sendText(ROOM1, ALICE, "Lisa, sent before the server forgot Lisa's position");
+          world.hs.failNext("sync", { kind: "unknownPos" });
+          lisa = await start();
+          await until(() => logRecords(world, "sync_baseline").length === 2, 15_000, "a second baseline");
+          assert.equal(logRecords(world, "matrix_unknown_pos").length, 1);
+          const later = world.hs.sendText(ROOM1, BOB, "Lisa, sent after the new baseline");
+          await waitForReply(world, ROOM1, later);
+          await settle(world, ROOM1);
+          assert.equal(repliesTo(world, ROOM1, lost).length, 0);
+          assert.equal(lisa.store.invocation(lost), null);
+          assert.equal(repliesTo(world, ROOM1, later).length, 1);
+        });
       });
-    });
+    }
   });
 }
 
@@ -133,6 +137,31 @@ describe("sync recovery (continuwuity quirks)", () => {
       assert.ok(world.hs.requests("sync").some((r) => r.query["since"] === "not-a-continuwuity-token"));
       assert.equal(logRecords(world, "sync_baseline").length, 1, "no replacement baseline");
       assert.equal(peekLedger(world, (store) => store.invocation(history)), null);
+    });
+  });
+
+  test("an unknown position answered with 200 and a full response: nothing at or before the cursor is answered again, what follows it once", async () => {
+    await scenario({ profile: "continuwuity" }, async ({ world, start }) => {
+      const history = world.hs.sendText(ROOM1, ALICE, "Lisa, history before the first start");
+      let lisa = await start();
+      const answered = world.hs.sendText(ROOM1, BOB, "Lisa, answered before the stop");
+      await waitForReply(world, ROOM1, answered);
+      const sentinel = await settle(world, ROOM1);
+      await lisa.stop();
+      const whileDown = world.hs.sendText(ROOM1, ALICE, "Lisa, sent while you were stopped");
+      // Measured on Continuwuity 26.8: a since it does not know gets 200 and a full response.
+      world.hs.failNext("sync", { kind: "unknownPos" });
+      lisa = await start();
+      await waitForReply(world, ROOM1, whileDown);
+      await settle(world, ROOM1);
+      await lisa.stop();
+      assert.ok(world.hs.requests("sync").some((r) => r.fault === "unknownPos"), "the full response was served");
+      assert.equal(repliesTo(world, ROOM1, history).length, 0);
+      assert.equal(repliesTo(world, ROOM1, answered).length, 1);
+      assert.equal(repliesTo(world, ROOM1, sentinel).length, 1);
+      assert.equal(repliesTo(world, ROOM1, whileDown).length, 1);
+      assert.equal(logRecords(world, "matrix_unknown_pos").length, 0);
+      assert.equal(logRecords(world, "sync_baseline").length, 1, "no replacement baseline");
     });
   });
 });

@@ -15,7 +15,7 @@ function contextOf(request: RecordedRequest | undefined): string {
   return messages.find((m) => m.role === "user")?.content ?? "";
 }
 
-for (const profile of ["synapse", "continuwuity"] as const) {
+for (const profile of ["synapse", "continuwuity", "dendrite"] as const) {
   describe(`threads (${profile})`, () => {
     let world: World;
     let lisa: InProcessLisa;

@@ -204,6 +204,37 @@ export class LisaProcess {
   }
 }
 
+/** How a one-shot CLI command ended. */
+export interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a one-shot `lisa <args>` (e.g. `check`) beside the service, killed after `timeoutMs`. */
+export function runLisaCli(args: readonly string[], env: Readonly<Record<string, string>>, timeoutMs = 120_000): Promise<CliRun> {
+  installGuard();
+  return new Promise((resolve, reject) => {
+    const child = spawn(join(REPO, "node_modules/.bin/node"), [join(REPO, "src/main.ts"), ...args], {
+      cwd: REPO,
+      env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    live.add(child);
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    const killer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(killer);
+      live.delete(child);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
 function parseLine(text: string): LisaLogLine {
   try {
     const value = JSON.parse(text) as unknown;

@@ -1,4 +1,4 @@
-// One acceptance world: a real Synapse with Lisa's account and human members,
+// One acceptance world: a real homeserver (Synapse or Dendrite) with Lisa's account and human members,
 // rooms made before Lisa's first start, the scripted LLM behind a router, the
 // fake SearXNG, a local page server, Lisa's config file and her child process.
 import { createServer, type Server } from "node:http";
@@ -6,7 +6,8 @@ import type { AddressInfo } from "node:net";
 import { CANARY, type ConfigOverrides, writeTestConfig } from "../config.ts";
 import { type FakeSearxng, startFakeSearxng } from "../fake-searxng.ts";
 import { type ScriptedLlm, startScriptedLlm } from "../scripted-llm.ts";
-import { login, type MatrixTestClient, registerUser, type StartSynapseOptions, startSynapse, type SynapseServer } from "../synapse.ts";
+import { type HomeserverKind, ROOM_VERSIONS, startHomeserver, type TestHomeserver } from "../homeserver.ts";
+import { login, type MatrixTestClient, registerUser, type StartSynapseOptions } from "../synapse.ts";
 import { LisaProcess } from "./lisa-process.ts";
 import { LlmRouter } from "./llm-router.ts";
 
@@ -37,6 +38,9 @@ export interface AcceptanceWorldOptions {
   readonly rooms: readonly string[];
   /** Names of rooms Lisa joins that are not in her allowlist. */
   readonly outsideRooms?: readonly string[];
+  /** The homeserver implementation (default Synapse). */
+  readonly homeserver?: HomeserverKind;
+  /** Synapse-only settings (token lifetimes). */
   readonly synapse?: StartSynapseOptions;
   readonly persona?: string;
   readonly config?: ConfigOverrides;
@@ -44,7 +48,7 @@ export interface AcceptanceWorldOptions {
 
 /** Everything one acceptance test file runs against. */
 export interface AcceptanceWorld {
-  readonly synapse: SynapseServer;
+  readonly homeserver: TestHomeserver;
   readonly llm: ScriptedLlm;
   readonly router: LlmRouter;
   readonly search: FakeSearxng;
@@ -96,14 +100,12 @@ export async function startPageServer(): Promise<PageServer> {
   };
 }
 
-/**
- * Room version of every test room: Synapse 1.163's default, version 12, whose
- * room ids have no `:server` part, so the suite proves Lisa works with them.
- */
-export const ROOM_VERSION = "12";
-
-async function createSharedRoom(alice: MatrixTestClient, name: string, members: readonly MatrixTestClient[], invited: MatrixTestClient): Promise<string> {
-  const body = { name, preset: "private_chat", room_version: ROOM_VERSION, invite: [...members.map((m) => m.userId), invited.userId] };
+// Each server's default room version (12 on Synapse, whose room ids have no
+// `:server` part; 10 on Dendrite), so the suite proves Lisa works with both.
+async function createSharedRoom(
+  alice: MatrixTestClient, roomVersion: string, name: string, members: readonly MatrixTestClient[], invited: MatrixTestClient,
+): Promise<string> {
+  const body = { name, preset: "private_chat", room_version: roomVersion, invite: [...members.map((m) => m.userId), invited.userId] };
   const created = await alice.request("POST", "/_matrix/client/v3/createRoom", { body });
   const roomId = created["room_id"];
   if (typeof roomId !== "string") throw new Error("createRoom returned no room_id");
@@ -111,15 +113,16 @@ async function createSharedRoom(alice: MatrixTestClient, name: string, members: 
   return roomId;
 }
 
-/** Starts Synapse and the fakes, creates users and rooms, and writes Lisa's config (Lisa is not started). */
+/** Starts the homeserver and the fakes, creates users and rooms, and writes Lisa's config (Lisa is not started). */
 export async function startAcceptanceWorld(options: AcceptanceWorldOptions): Promise<AcceptanceWorld> {
   const closers: (() => Promise<void>)[] = [];
   const closeAll = async (): Promise<void> => {
     for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
   };
   try {
-    const synapse = await startSynapse(options.synapse ?? {});
-    closers.push(() => synapse.stop());
+    const kind = options.homeserver ?? "synapse";
+    const homeserver = await startHomeserver(kind, options.synapse ?? {});
+    closers.push(() => homeserver.stop());
     const router = new LlmRouter();
     const llm = await startScriptedLlm(router.script);
     closers.push(() => llm.close());
@@ -128,26 +131,26 @@ export async function startAcceptanceWorld(options: AcceptanceWorldOptions): Pro
     const pages = await startPageServer();
     closers.push(() => pages.close());
 
-    await registerUser(synapse, { localpart: "admin", password: HUMAN_PASSWORD, admin: true });
-    await registerUser(synapse, { localpart: "lisa", password: CANARY.matrixPassword, displayName: "Lisa" });
+    await registerUser(homeserver, { localpart: "admin", password: HUMAN_PASSWORD, admin: true });
+    await registerUser(homeserver, { localpart: "lisa", password: CANARY.matrixPassword, displayName: "Lisa" });
     for (const name of ["Alice", "Bob", "Carol"]) {
-      await registerUser(synapse, { localpart: name.toLowerCase(), password: HUMAN_PASSWORD, displayName: name });
+      await registerUser(homeserver, { localpart: name.toLowerCase(), password: HUMAN_PASSWORD, displayName: name });
     }
-    const admin = await login(synapse, "admin", HUMAN_PASSWORD, "ADMINDEV");
-    const alice = await login(synapse, "alice", HUMAN_PASSWORD, "ALICEDEV");
-    const bob = await login(synapse, "bob", HUMAN_PASSWORD, "BOBDEV");
-    const carol = await login(synapse, "carol", HUMAN_PASSWORD, "CAROLDEV");
-    const lisaSetup = await login(synapse, "lisa", CANARY.matrixPassword, SETUP_DEVICE);
+    const admin = await login(homeserver, "admin", HUMAN_PASSWORD, "ADMINDEV");
+    const alice = await login(homeserver, "alice", HUMAN_PASSWORD, "ALICEDEV");
+    const bob = await login(homeserver, "bob", HUMAN_PASSWORD, "BOBDEV");
+    const carol = await login(homeserver, "carol", HUMAN_PASSWORD, "CAROLDEV");
+    const lisaSetup = await login(homeserver, "lisa", CANARY.matrixPassword, SETUP_DEVICE);
 
     const rooms: Record<string, string> = {};
     for (const name of [...options.rooms, ...(options.outsideRooms ?? [])]) {
-      rooms[name] = await createSharedRoom(alice, name, [bob, lisaSetup], carol);
+      rooms[name] = await createSharedRoom(alice, ROOM_VERSIONS[kind], name, [bob, lisaSetup], carol);
     }
     const allowedRoomIds = options.rooms.map((name) => rooms[name] ?? "");
     const overrides = options.config ?? {};
     const { path, env } = writeTestConfig({
       ...overrides,
-      matrix: { homeserver_url: synapse.url, allowed_room_ids: allowedRoomIds, sync_timeout_ms: 1_000, ...overrides.matrix },
+      matrix: { homeserver_url: homeserver.url, allowed_room_ids: allowedRoomIds, sync_timeout_ms: 1_000, ...overrides.matrix },
       llm: { base_url: llm.url, ...overrides.llm },
       search: { endpoint: search.endpoint, ...overrides.search },
       // The page server is on loopback, which the web address policy refuses unless allowed.
@@ -157,7 +160,7 @@ export async function startAcceptanceWorld(options: AcceptanceWorldOptions): Pro
     const lisa = new LisaProcess(path, env);
     closers.push(() => lisa.close());
     return {
-      synapse, llm, router, search, pages, admin, alice, bob, carol, lisaSetup, rooms, allowedRoomIds,
+      homeserver, llm, router, search, pages, admin, alice, bob, carol, lisaSetup, rooms, allowedRoomIds,
       configPath: path, env, lisa,
       room: (name) => {
         const id = rooms[name];

@@ -4,6 +4,7 @@
 import { randomBytes } from "node:crypto";
 import { errorReply, isObject, okReply } from "./reply.ts";
 import type { Reply } from "./reply.ts";
+import { traitsOf } from "./traits.ts";
 import type { DeviceInfo, HomeserverProfile } from "./types.ts";
 
 /** The authenticated user and device behind a valid access token. */
@@ -150,12 +151,12 @@ export class Accounts {
     const displayName = body["initial_device_display_name"];
     if (!account.devices.has(deviceId)) {
       account.devices.set(deviceId, { deviceId, displayName: typeof displayName === "string" ? displayName : null });
-    } else if (this.settings.profile === "continuwuity") {
-      // Continuwuity: logging in with a known device replaces that device's token.
+    } else if (traitsOf(this.settings.profile).loginReplacesDeviceTokens) {
+      // Continuwuity and Dendrite: logging in with a known device replaces that device's token.
       this.revokeDeviceTokens(userId, deviceId);
     }
     this.loginCount += 1;
-    const wantsRefresh = body["refresh_token"] === true && this.settings.profile === "synapse";
+    const wantsRefresh = body["refresh_token"] === true && traitsOf(this.settings.profile).refreshTokens;
     return okReply({ user_id: userId, home_server: this.settings.serverName, device_id: deviceId, ...this.issue(userId, deviceId, wantsRefresh) });
   }
 
@@ -189,7 +190,7 @@ export class Accounts {
 
   /** `POST /refresh`: rotates both tokens; the old refresh token and its access token stop working. */
   refresh(body: unknown): Reply {
-    if (this.settings.profile === "continuwuity") return errorReply(404, "M_UNRECOGNIZED", "Unrecognized request");
+    if (!traitsOf(this.settings.profile).refreshTokens) return errorReply(404, "M_UNRECOGNIZED", "Unrecognized request");
     if (!isObject(body)) return errorReply(400, "M_NOT_JSON", "Content not JSON.");
     const presented = body["refresh_token"];
     if (typeof presented !== "string") return errorReply(400, "M_MISSING_PARAM", "Missing parameter: refresh_token");

@@ -9,6 +9,7 @@ import { eventAllowed, parseRoomEventFilter } from "./sync-filter.ts";
 import type { SyncFilter } from "./sync-filter.ts";
 import { pageToken, parseToken, syncToken } from "./tokens.ts";
 import type { TokenBounds } from "./tokens.ts";
+import { traitsOf } from "./traits.ts";
 import type { HomeserverProfile } from "./types.ts";
 
 /** Largest `/context` limit honoured (Continuwuity's cap; larger requests are cut). */
@@ -56,7 +57,7 @@ export class HistoryEndpoints {
   messages(session: Session, roomId: string, query: Query): Reply {
     const dir = query["dir"];
     if (dir !== "b" && dir !== "f") return errorReply(400, "M_INVALID_PARAM", "Query parameter \"dir\" must be one of [\"b\", \"f\"]");
-    const limit = parseLimit(query["limit"], 10, this.profile === "synapse" ? 1000 : 100);
+    const limit = parseLimit(query["limit"], 10, this.profile !== "continuwuity" ? 1000 : 100);
     const filter = parseRoomEventFilter(query["filter"]);
     if (limit === null || filter === null) return errorReply(400, "M_INVALID_PARAM", "Invalid limit or filter");
     const from = this.bounds(query["from"], dir);
@@ -64,7 +65,7 @@ export class HistoryEndpoints {
     if (from === null || (query["to"] !== undefined && to === null)) return errorReply(400, "M_INVALID_PARAM", "Invalid pagination token");
     const visibleUpTo = this.store.visibleUpTo(roomId, session.userId);
     // Continuwuity answers a non-member of an existing room with an empty page; Synapse refuses.
-    if (visibleUpTo < 0 && (this.profile === "synapse" || !this.store.hasRoom(roomId))) return this.notInRoom(session, roomId);
+    if (visibleUpTo < 0 && (this.profile !== "continuwuity" || !this.store.hasRoom(roomId))) return this.notInRoom(session, roomId);
     const events = this.visibleEvents(roomId, visibleUpTo, filter);
     const ordered =
       dir === "b"
@@ -108,13 +109,13 @@ export class HistoryEndpoints {
     const limit = parseLimit(query["limit"], 10, CONTEXT_LIMIT_CAP);
     const filter = parseRoomEventFilter(query["filter"]);
     if (limit === null || filter === null) return errorReply(400, "M_INVALID_PARAM", "Invalid limit or filter");
-    if (this.profile === "synapse" && this.store.visibleUpTo(roomId, session.userId) < 0) return this.notInRoom(session, roomId);
+    if (this.profile !== "continuwuity" && this.store.visibleUpTo(roomId, session.userId) < 0) return this.notInRoom(session, roomId);
     const found = this.anchor(session, roomId, eventId);
     if ("status" in found) return found;
     const { event, visibleUpTo } = found;
     // Synapse: floor(limit/2) before, the rest after; Continuwuity: limit/2 on each side.
     const beforeCount = Math.floor(limit / 2);
-    const afterCount = this.profile === "synapse" ? limit - beforeCount : Math.floor(limit / 2);
+    const afterCount = this.profile !== "continuwuity" ? limit - beforeCount : Math.floor(limit / 2);
     const events = this.visibleEvents(roomId, visibleUpTo, filter);
     const before = events.filter((e) => e.pos < event.pos).reverse().slice(0, beforeCount);
     const after = events.filter((e) => e.pos > event.pos).slice(0, afterCount);
@@ -139,10 +140,10 @@ export class HistoryEndpoints {
   relations(session: Session, roomId: string, rootId: string, relType: string | undefined, eventType: string | undefined, query: Query): Reply {
     const dir = query["dir"] ?? "b";
     if (dir !== "b" && dir !== "f") return errorReply(400, "M_INVALID_PARAM", "Invalid dir");
-    const limit = parseLimit(query["limit"], this.profile === "synapse" ? 5 : 30, this.profile === "synapse" ? 1000 : 100);
+    const limit = parseLimit(query["limit"], this.profile !== "continuwuity" ? 5 : 30, this.profile !== "continuwuity" ? 1000 : 100);
     const from = this.bounds(query["from"], dir);
     if (limit === null || from === null) return errorReply(400, "M_INVALID_PARAM", "Invalid limit or pagination token");
-    if (this.profile === "synapse" && this.store.visibleUpTo(roomId, session.userId) < 0) return this.notInRoom(session, roomId);
+    if (this.profile !== "continuwuity" && this.store.visibleUpTo(roomId, session.userId) < 0) return this.notInRoom(session, roomId);
     const found = this.anchor(session, roomId, rootId);
     if ("status" in found) return found;
     const related = this.store.events(roomId).filter((e) => {
@@ -153,8 +154,8 @@ export class HistoryEndpoints {
     const ordered = dir === "b" ? related.filter((e) => e.pos < from.before).reverse() : related.filter((e) => e.pos > from.after);
     const chunk = ordered.slice(0, limit);
     const body: Record<string, unknown> = { chunk: chunk.map((e) => this.store.toClient(e, this.viewer(session))) };
-    // Synapse: next_batch only when more remain; Continuwuity: whenever the page is full.
-    const hasMore = this.profile === "synapse" ? ordered.length > chunk.length : chunk.length >= limit && limit > 0;
+    // Synapse: next_batch only when more remain; Continuwuity: on every non-empty page, the last one too.
+    const hasMore = traitsOf(this.profile).relationsNextBatchOnLastPage ? chunk.length > 0 : ordered.length > chunk.length;
     const last = chunk.at(-1);
     if (hasMore && last !== undefined) body["next_batch"] = pageToken(this.profile, last.pos);
     if (query["from"] !== undefined) body["prev_batch"] = query["from"];

@@ -129,7 +129,7 @@ export class HttpFrontend {
       if (fault?.kind === "status") {
         const message = fault.error ?? "Injected failure";
         reply = fault.retryAfterMs === undefined ? errorReply(fault.status, fault.errcode, message) : retryReply(fault.status, fault.errcode, message, fault.retryAfterMs);
-      } else if (fault?.kind === "unknownPos") {
+      } else if (fault?.kind === "unknownPos" && !this.parts.sync.answersUnknownSinceInFull()) {
         reply = errorReply(400, "M_UNKNOWN_POS", "Unknown position");
       } else if (badPath) {
         reply = errorReply(400, "M_INVALID_PARAM", "Malformed path");
@@ -137,7 +137,9 @@ export class HttpFrontend {
         reply = body.reply;
       } else {
         if (fault?.kind === "expireToken" && token !== null) this.parts.accounts.expire(token);
-        reply = await this.dispatch(route, method, info, token, body.value, res, fault);
+        // Continuwuity answers a position it does not know as if no `since` had been sent.
+        const seen = fault?.kind === "unknownPos" ? { ...info, query: withoutSince(info.query) } : info;
+        reply = await this.dispatch(route, method, seen, token, body.value, res, fault);
       }
       if (fault?.kind === "dropAfterCommit") return this.drop(req, info, fault);
       this.write(res, reply, info, fault);
@@ -233,4 +235,9 @@ export class HttpFrontend {
     this.log.push({ ...info, status, fault: fault?.kind ?? null, at: this.parts.store.now() });
     this.onActivity();
   }
+}
+
+function withoutSince(query: Readonly<Record<string, string>>): Record<string, string> {
+  const { since: _since, ...rest } = query;
+  return rest;
 }

@@ -83,9 +83,13 @@ export class RoomStore {
   private lastAutoTs = Number.NEGATIVE_INFINITY;
   private counter = 0;
 
-  constructor(serverName: string, baseNow: () => number) {
+  /** What the profile's events look like: with or without `unsigned`, and the version of new rooms. */
+  private readonly shape: { readonly unsigned: boolean; readonly roomVersion: string };
+
+  constructor(serverName: string, baseNow: () => number, shape: { readonly unsigned: boolean; readonly roomVersion: string } = { unsigned: true, roomVersion: "10" }) {
     this.serverName = serverName;
     this.baseNow = baseNow;
+    this.shape = shape;
     this.changes.setMaxListeners(0);
   }
 
@@ -117,7 +121,7 @@ export class RoomStore {
     const creator = specs[0]?.userId;
     if (creator === undefined) throw new Error("fake homeserver: a room needs at least one member");
     this.rooms.set(roomId, { events: [], state: new Map() });
-    this.append({ roomId, type: "m.room.create", sender: creator, stateKey: "", content: { creator, room_version: "10" } });
+    this.append({ roomId, type: "m.room.create", sender: creator, stateKey: "", content: { creator, room_version: this.shape.roomVersion } });
     this.join(roomId, creator, specs[0]?.displayName);
     const users: Record<string, number> = { [creator]: 100 };
     this.append({ roomId, type: "m.room.power_levels", sender: creator, stateKey: "", content: { users, users_default: 0, events_default: 0, state_default: 50, redact: 50 } });
@@ -238,10 +242,14 @@ export class RoomStore {
 
   /** The ClientEvent format of `event` as `viewer` sees it. */
   toClient(event: StoredEvent, viewer: Viewer | null, withRoomId = true): ClientEvent {
-    const unsigned: Record<string, unknown> = { age: Math.max(0, this.now() - event.ts) };
-    if (event.prevContent !== undefined) unsigned["prev_content"] = structuredClone(event.prevContent);
-    if (event.replacesState !== undefined) unsigned["replaces_state"] = event.replacesState;
-    if (event.redactedBy !== null) unsigned["redacted_because"] = this.toClient(event.redactedBy, null, true);
+    const unsigned: Record<string, unknown> = {};
+    // Dendrite sends no unsigned data (no age, prev_content, redacted_because), only the sender's transaction id.
+    if (this.shape.unsigned) {
+      unsigned["age"] = Math.max(0, this.now() - event.ts);
+      if (event.prevContent !== undefined) unsigned["prev_content"] = structuredClone(event.prevContent);
+      if (event.replacesState !== undefined) unsigned["replaces_state"] = event.replacesState;
+      if (event.redactedBy !== null) unsigned["redacted_because"] = this.toClient(event.redactedBy, null, true);
+    }
     if (event.txn !== null && viewer !== null && event.txn.userId === viewer.userId && event.txn.deviceId === viewer.deviceId) {
       unsigned["transaction_id"] = event.txn.txnId;
     }
@@ -255,7 +263,7 @@ export class RoomStore {
       ...(event.stateKey === undefined ? {} : { state_key: event.stateKey }),
       type: event.type,
       ...(event.redacts === undefined ? {} : { redacts: event.redacts }),
-      unsigned,
+      ...(Object.keys(unsigned).length === 0 && !this.shape.unsigned ? {} : { unsigned }),
     };
   }
 }

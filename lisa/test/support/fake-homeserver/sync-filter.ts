@@ -20,7 +20,7 @@ export interface SyncFilter {
 
 /** Default `timeline.limit` per profile (Synapse 10, Continuwuity 30). */
 export function defaultTimelineLimit(profile: HomeserverProfile): number {
-  return profile === "synapse" ? 10 : 30;
+  return profile !== "continuwuity" ? 10 : 30;
 }
 
 const stringList = (value: unknown): string[] | null =>

@@ -8,6 +8,7 @@ import type { RoomStore, StoredEvent, Viewer } from "./store.ts";
 import { defaultFilter, eventAllowed, parseFilter, roomAllowed } from "./sync-filter.ts";
 import type { SyncFilter } from "./sync-filter.ts";
 import { pageToken, parseToken, syncToken } from "./tokens.ts";
+import { traitsOf } from "./traits.ts";
 import type { HomeserverProfile } from "./types.ts";
 
 /** Longest long-poll either profile holds a request for. */
@@ -25,6 +26,8 @@ export class SyncService {
   private readonly profile: HomeserverProfile;
   private readonly filters = new Map<string, unknown>();
   private readonly lastBodies = new Map<string, unknown>();
+  /** Joined rooms that appeared in any `/sync` response served to a user. */
+  private readonly served = new Map<string, Set<string>>();
   private filterCounter = 0;
 
   constructor(store: RoomStore, profile: HomeserverProfile) {
@@ -47,6 +50,16 @@ export class SyncService {
     return this.lastBodies.get(`${session.userId}\u0000${session.deviceId}`);
   }
 
+  /** Joined rooms that appeared in a `/sync` response served to `userId` so far. */
+  roomsServedTo(userId: string): ReadonlySet<string> {
+    return this.served.get(userId) ?? new Set();
+  }
+
+  /** Whether an unknown `since` gets a full response (Continuwuity) instead of `M_UNKNOWN_POS`. */
+  answersUnknownSinceInFull(): boolean {
+    return traitsOf(this.profile).unknownSinceGetsFullResponse;
+  }
+
   /** Handles one `/sync` request, long-polling until content, deadline or abort. */
   async handle(session: Session, query: Readonly<Record<string, string>>, signal: AbortSignal): Promise<Reply> {
     const since = this.parseSince(query["since"]);
@@ -55,7 +68,7 @@ export class SyncService {
     if (filter === null) return errorReply(400, "M_BAD_JSON", "Invalid filter");
     const timeoutMs = this.parseTimeout(query["timeout"]);
     if (timeoutMs === null) return errorReply(400, "M_INVALID_PARAM", "Invalid timeout");
-    const immediate = query["full_state"] === "true" || (since === null && this.profile === "synapse");
+    const immediate = query["full_state"] === "true" || (since === null && this.profile !== "continuwuity");
     const deadline = Date.now() + timeoutMs;
     const viewer: Viewer = { userId: session.userId, deviceId: session.deviceId };
     let built = this.build(viewer, since, filter);
@@ -64,6 +77,10 @@ export class SyncService {
       built = this.build(viewer, since, filter);
     }
     this.lastBodies.set(`${session.userId}\u0000${session.deviceId}`, built.body);
+    const joined = ((built.body["rooms"] as Record<string, unknown> | undefined)?.["join"] ?? {}) as Record<string, unknown>;
+    const seen = this.served.get(session.userId) ?? new Set<string>();
+    for (const roomId of Object.keys(joined)) seen.add(roomId);
+    this.served.set(session.userId, seen);
     return okReply(built.body);
   }
 
@@ -115,7 +132,7 @@ export class SyncService {
     const leave: Record<string, unknown> = {};
     const invite: Record<string, unknown> = {};
     for (const roomId of this.store.roomsWithMembership(viewer.userId)) {
-      if (this.profile === "synapse" && !roomAllowed(filter, roomId)) continue;
+      if (traitsOf(this.profile).appliesFilterRoomList && !roomAllowed(filter, roomId)) continue;
       const now = this.store.membershipAt(roomId, viewer.userId);
       if (now === "join") {
         const entry = this.joinedRoom(viewer, roomId, since, filter);
@@ -145,7 +162,7 @@ export class SyncService {
     const first = events[0];
     let prevBatch: string | undefined;
     if (first !== undefined) prevBatch = pageToken(this.profile, first.pos);
-    else if (this.profile === "synapse") prevBatch = syncToken(this.profile, fallbackPos);
+    else if (this.profile !== "continuwuity") prevBatch = syncToken(this.profile, fallbackPos);
     return { events, limited: forceLimited || candidates.length > events.length, prevBatch };
   }
 
@@ -190,7 +207,9 @@ export class SyncService {
   }
 
   private timelineJson(viewer: Viewer, part: TimelinePart): Record<string, unknown> {
-    const json: Record<string, unknown> = { events: part.events.map((e) => this.store.toClient(e, viewer, false)), limited: part.limited };
+    const json: Record<string, unknown> = { events: part.events.map((e) => this.store.toClient(e, viewer, false)) };
+    // Continuwuity leaves `limited` out when it is false.
+    if (part.limited || !traitsOf(this.profile).omitsLimitedWhenFalse) json["limited"] = part.limited;
     if (part.prevBatch !== undefined) json["prev_batch"] = part.prevBatch;
     return json;
   }

@@ -14,12 +14,12 @@ export interface TokenBounds {
 
 /** The `next_batch` spelling of "everything up to `pos` seen". */
 export function syncToken(profile: HomeserverProfile, pos: number): string {
-  return profile === "synapse" ? `s${pos}_0_0_0_0_0_0_0_0_0` : String(pos);
+  return profile !== "continuwuity" ? `s${pos}_0_0_0_0_0_0_0_0_0` : String(pos);
 }
 
 /** The pagination spelling (`prev_batch`, `start`, `end`, relations' `next_batch`) naming position `pos`. */
 export function pageToken(profile: HomeserverProfile, pos: number): string {
-  return profile === "synapse" ? `t${pos}-${pos}_0_0_0_0_0_0_0_0_0` : String(pos);
+  return profile !== "continuwuity" ? `t${pos}-${pos}_0_0_0_0_0_0_0_0_0` : String(pos);
 }
 
 const SYNAPSE_STREAM = /^s(\d{1,15})(?:_\d{1,15}){0,12}$/;

@@ -2,7 +2,7 @@
 // Matrix client-server API; the options and observation records are ours.
 
 /** Which real server's documented quirks the fake reproduces (typescript.md 3.3). */
-export type HomeserverProfile = "synapse" | "continuwuity";
+export type HomeserverProfile = "synapse" | "continuwuity" | "dendrite";
 
 /** Options of `startFakeHomeserver`. */
 export interface FakeHomeserverOptions {

@@ -6,6 +6,7 @@ import { errorReply, isObject, okReply } from "./reply.ts";
 import type { Reply } from "./reply.ts";
 import { maySend } from "./room-state.ts";
 import type { RoomStore, StoredEvent } from "./store.ts";
+import { traitsOf } from "./traits.ts";
 import type { HomeserverProfile, TypingRecord } from "./types.ts";
 
 /** Continuwuity's default typing timeout clamp (typing_client_timeout_min_s / max_s). */
@@ -34,11 +35,18 @@ export class WriteEndpoints {
 
   /**
    * Synapse scopes a transaction to (device, request path); Continuwuity to
-   * (user, device, txnId) with no room check (typescript.md 3.3).
+   * (user, device, txnId) with no room check (typescript.md 3.3); Dendrite to
+   * (access token, request path), so a new login's token repeats nothing.
    */
   private transactionKey(session: Session, roomId: string, eventType: string, txnId: string): string {
-    const scope = this.profile === "synapse" ? [roomId, eventType, txnId] : [txnId];
-    return [session.userId, session.deviceId, ...scope].join("\u0000");
+    switch (traitsOf(this.profile).txnScope) {
+      case "device_path":
+        return [session.userId, session.deviceId, roomId, eventType, txnId].join("\u0000");
+      case "device":
+        return [session.userId, session.deviceId, txnId].join("\u0000");
+      case "access_token":
+        return [session.userId, session.accessToken, roomId, eventType, txnId].join("\u0000");
+    }
   }
 
   /** `PUT /rooms/{roomId}/send/{eventType}/{txnId}`. */
@@ -70,7 +78,7 @@ export class WriteEndpoints {
   /** `PUT /rooms/{roomId}/typing/{userId}`. */
   setTyping(session: Session, roomId: string, userId: string, body: unknown): Reply {
     if (userId !== session.userId) {
-      return this.profile === "synapse"
+      return this.profile !== "continuwuity"
         ? errorReply(400, "M_FORBIDDEN", "Cannot set another user's typing state")
         : errorReply(403, "M_FORBIDDEN", "You cannot update typing status of other users.");
     }
@@ -82,12 +90,12 @@ export class WriteEndpoints {
     const requested = rawTimeout ?? null;
     if (this.profile === "continuwuity" && body["typing"] && requested === null) return errorReply(400, "M_BAD_JSON", "Missing timeout");
     if (this.store.membershipAt(roomId, session.userId) !== "join") {
-      return errorReply(403, "M_FORBIDDEN", this.profile === "synapse" ? `User ${userId} not in room ${roomId}` : "You are not in this room.");
+      return errorReply(403, "M_FORBIDDEN", this.profile !== "continuwuity" ? `User ${userId} not in room ${roomId}` : "You are not in this room.");
     }
     let effective: number | null = null;
     if (body["typing"]) {
       effective =
-        this.profile === "synapse"
+        this.profile !== "continuwuity"
           ? Math.min(requested ?? 30_000, SYNAPSE_TYPING_MAX_MS)
           : Math.min(Math.max(requested ?? 0, CONTINUWUITY_TYPING_MIN_MS), CONTINUWUITY_TYPING_MAX_MS);
     }

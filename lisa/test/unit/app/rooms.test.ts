@@ -166,6 +166,7 @@ describe("issue 18: runtime room conditions", () => {
     const writes = watchSends({
       sendMessage: async () => (refuse ? err(forbidden) : ok("$sent")),
       setTyping: async () => ok(undefined),
+      tokenGeneration: () => 1,
     }, { joinedRooms: async () => ok([ROOM]) }, conditions);
     const signal = new AbortController().signal;
     await writes.sendMessage(ROOM, "t1", {}, signal);
@@ -181,7 +182,7 @@ describe("issue 18: runtime room conditions", () => {
   test("a send refused with 403 after Lisa left is reported as not joined", async () => {
     const { log } = capture();
     const store = memoryStore();
-    const writes = watchSends({ sendMessage: async () => err(forbidden), setTyping: async () => ok(undefined) },
+    const writes = watchSends({ sendMessage: async () => err(forbidden), setTyping: async () => ok(undefined), tokenGeneration: () => 1 },
       { joinedRooms: async () => ok([]) }, new RoomConditions(store, log));
     await writes.sendMessage(ROOM, "t1", {}, new AbortController().signal);
     assert.deepEqual([...store.rows.keys()], [`${ROOM} room_not_joined`]);

@@ -96,6 +96,27 @@ describe("sync ingestor", () => {
     assert.equal(store.invocation(mention(2).event_id)?.status, "candidate");
   });
 
+  test("a replayed timeline (Continuwuity's full response to an unknown since) is cut at the stored cursor", async () => {
+    await baselineWith([ev(1)]);
+    // The cursor (ev 1) is in the timeline: only what follows it is new, even an unseen mention before it.
+    sync.respond("s2", [room(ROOM_A, [mention(5), ev(1), mention(6)])]);
+    assert.deepEqual(await run(), { kind: "batch", inserted: [mention(6).event_id], roomsWithCandidates: [ROOM_A] });
+    assert.equal(store.invocation(mention(5).event_id), null);
+  });
+
+  test("Lisa's join without unsigned.prev_content counts as a rejoin: what precedes it in the batch is history", async () => {
+    await baselineWith();
+    const join = (n: number, unsigned?: Record<string, unknown>): RawEvent =>
+      ev(n, "", { type: "m.room.member", sender: SELF, state_key: SELF, content: { membership: "join" }, ...(unsigned === undefined ? {} : { unsigned }) });
+    sync.respond("s2", [room(ROOM_A, [mention(2), join(3), mention(4)])]);
+    await run();
+    assert.equal(store.invocation(mention(4).event_id)?.status, "candidate");
+    assert.equal(store.invocation(mention(2).event_id), null, "no prev_content: treated as a rejoin");
+    sync.respond("s3", [room(ROOM_A, [mention(5), join(6, { prev_content: { membership: "join" } }), mention(7)])]);
+    await run();
+    assert.equal(store.invocation(mention(5).event_id)?.status, "candidate", "a profile change of a joined Lisa is no rejoin");
+  });
+
   test("a failed sync changes neither the position nor the ledger", async () => {
     await baselineWith();
     sync.fail(matrixError("matrix_network"));

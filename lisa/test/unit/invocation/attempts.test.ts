@@ -35,7 +35,8 @@ function harness() {
   let responded = 0;
   const worker = createInvocationWorker({
     store,
-    room: { sendMessage: async () => ok("$sent"), setTyping: async () => ok(undefined) },
+    room: { sendMessage: async () => ok("$sent"), setTyping: async () => ok(undefined), tokenGeneration: () => 1 },
+    sentLookup: async () => ok(null),
     replyTarget: async () => "other",
     matchesAlias: aliasMatcher(["Lisa"], LISA),
     respond: async () => { responded += 1; return ok({ markdown: "answer", sources: [] }); },

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { err, LisaError, ok, type Result } from "../../../src/errors.ts";
 import { SEND_REJECTED_RETRY_MS, SEND_RETRY_BASE_MS } from "../../../src/invocation/backoff.ts";
+import { REPLY_MARKER_KEY } from "../../../src/invocation/sent-lookup.ts";
 import { TypingLease } from "../../../src/invocation/typing.ts";
 import { createInvocationWorker, fallbackText, type ReplyDraft, type Responder, type WorkerDeps } from "../../../src/invocation/worker.ts";
 import { MatrixError } from "../../../src/matrix/errors.ts";
@@ -34,6 +35,12 @@ class FakeRoom implements RoomWritePort {
   readonly sent: { txnId: string; content: Readonly<Record<string, unknown>> }[] = [];
   sendResult: () => Result<string, MatrixError> = () => ok(`$reply${this.sent.length}:example.org`);
   typingResult: () => Result<void, MatrixError> = () => ok(undefined);
+  /** The access-token generation the port reports (a test bumps it to model a new login). */
+  generation = 1;
+
+  tokenGeneration(): number {
+    return this.generation;
+  }
 
   async sendMessage(roomId: string, txnId: string, content: Readonly<Record<string, unknown>>): Promise<Result<string, MatrixError>> {
     this.calls.push(`send ${roomId}`);
@@ -57,8 +64,10 @@ describe("invocation worker", () => {
   let room: FakeRoom;
   let log: ReturnType<typeof recordingLogger>;
   let respondCalls: number;
+  let lookups: { roomId: string; eventId: string; txnId: string }[];
 
   beforeEach(() => {
+    lookups = [];
     db = tempDatabase();
     clock = testClock();
     store = openRun(db.path, clock);
@@ -82,6 +91,10 @@ describe("invocation worker", () => {
         return respond(event, signal);
       },
       render: { reply: (draft) => ({ msgtype: "m.text", body: draft.markdown }), fallback: (text) => ({ msgtype: "m.text", body: `fallback: ${text}` }) },
+      sentLookup: async (roomId, eventId, txnId) => {
+        lookups.push({ roomId, eventId, txnId });
+        return ok(null);
+      },
       ...overrides,
     });
   }
@@ -103,7 +116,8 @@ describe("invocation worker", () => {
     const event = mention(1);
     await worker(answer("Indeed."))(lease(event), live);
     assert.deepEqual(room.calls, ["typing true", `send ${ROOM}`, "typing false"]);
-    assert.deepEqual(room.sent, [{ txnId: matrixTransactionId(ROOM, event.event_id), content: { msgtype: "m.text", body: "Indeed." } }]);
+    const txnId = matrixTransactionId(ROOM, event.event_id);
+    assert.deepEqual(room.sent, [{ txnId, content: { msgtype: "m.text", body: "Indeed.", [REPLY_MARKER_KEY]: txnId } }]);
     const row = store.invocation(event.event_id);
     assert.equal(row?.status, "sent");
     assert.equal(row?.sentEventId, "$reply1:example.org");
@@ -186,7 +200,9 @@ describe("invocation worker", () => {
   test("a failed answer becomes the persona's in-character error with only the code", async () => {
     const event = mention(7);
     await worker(async () => err(new LisaError("llm_unavailable", "upstream said: secret details")))(lease(event), live);
-    assert.deepEqual(room.sent[0]?.content, { msgtype: "m.text", body: "fallback: Oops, tangled. [Error: llm_unavailable]" });
+    assert.deepEqual(room.sent[0]?.content, {
+      msgtype: "m.text", body: "fallback: Oops, tangled. [Error: llm_unavailable]", [REPLY_MARKER_KEY]: room.sent[0]?.txnId,
+    });
     assert.equal(store.invocation(event.event_id)?.status, "sent");
     assert.ok(log.lines.some((l) => l.event === "invocation_failed" && l.fields["code"] === "llm_unavailable"));
   });
@@ -242,7 +258,7 @@ describe("invocation worker", () => {
     await worker(answer("Kept."))(lease(event), live);
     const row = store.invocation(event.event_id);
     assert.equal(row?.status, "ready_to_send");
-    assert.equal(row?.responseJson, JSON.stringify({ msgtype: "m.text", body: "Kept." }));
+    assert.equal(row?.responseJson, JSON.stringify({ msgtype: "m.text", body: "Kept.", [REPLY_MARKER_KEY]: row?.matrixTxnId }));
     assert.equal(row?.lastErrorCode, "matrix_network");
     const wait = (row?.availableAtMs ?? 0) - clock.now();
     assert.ok(wait >= SEND_RETRY_BASE_MS && wait <= SEND_RETRY_BASE_MS * 1.2, `backoff ${wait}`);

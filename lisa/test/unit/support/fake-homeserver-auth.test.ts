@@ -7,7 +7,7 @@ import { V3, call, login } from "../../support/fake-homeserver/test-client.ts";
 const PASSWORD = "correct horse battery staple";
 const LISA = "@lisa:localhost";
 
-for (const profile of ["synapse", "continuwuity"] as const satisfies readonly HomeserverProfile[]) {
+for (const profile of ["synapse", "continuwuity", "dendrite"] as const satisfies readonly HomeserverProfile[]) {
   describe(`fake homeserver auth (${profile})`, () => {
     let hs: FakeHomeserver;
     before(async () => {

@@ -2,6 +2,7 @@ import { after, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { startFakeHomeserver } from "../../support/fake-homeserver.ts";
 import type { FakeHomeserver, HomeserverProfile } from "../../support/fake-homeserver.ts";
+import { traitsOf } from "../../support/fake-homeserver/traits.ts";
 import { V3, call, login, seg, sync, loggedInServer } from "../../support/fake-homeserver/test-client.ts";
 
 const LISA = "@lisa:localhost";
@@ -11,7 +12,7 @@ const ALICE = "@alice:localhost";
 const sendPath = (roomId: string, txnId: string): string => `${V3}/rooms/${seg(roomId)}/send/m.room.message/${seg(txnId)}`;
 const whoami = (hs: FakeHomeserver, token: string) => call(hs, "GET", `${V3}/account/whoami`, { token });
 
-for (const profile of ["synapse", "continuwuity"] as const satisfies readonly HomeserverProfile[]) {
+for (const profile of ["synapse", "continuwuity", "dendrite"] as const satisfies readonly HomeserverProfile[]) {
   describe(`fake homeserver faults (${profile})`, () => {
     const ctx = loggedInServer(profile, LISA);
 
@@ -82,13 +83,22 @@ for (const profile of ["synapse", "continuwuity"] as const satisfies readonly Ho
       assert.equal(hs.eventsBy(LISA, roomId).filter((e) => e.type === "m.room.message").length, 1);
     });
 
-    test("unknownPos answers sync with 400 M_UNKNOWN_POS", async () => {
+    test("unknownPos answers sync with 400 M_UNKNOWN_POS, or (Continuwuity) with 200 and a full response", async () => {
       const { hs, token } = ctx;
+      const roomId = "!unknownpos:localhost";
+      hs.createRoom(roomId, [ALICE, LISA]);
+      hs.sendText(roomId, ALICE, "said before the cursor");
       const first = await sync(hs, token, { timeout: 0 });
       hs.failNext("sync", { kind: "unknownPos" });
       const res = await sync(hs, token, { since: first.body.next_batch, timeout: 0 });
-      assert.equal(res.status, 400);
-      assert.equal(res.body.errcode, "M_UNKNOWN_POS");
+      if (traitsOf(profile).unknownSinceGetsFullResponse) {
+        assert.equal(res.status, 200);
+        const events = res.body.rooms.join[roomId].timeline.events as { content: { body?: string } }[];
+        assert.ok(events.some((e) => e.content.body === "said before the cursor"), "the full response repeats what preceded the cursor");
+      } else {
+        assert.equal(res.status, 400);
+        assert.equal(res.body.errcode, "M_UNKNOWN_POS");
+      }
     });
 
     test("repeatLastSync serves the previous sync response again, as after a lost connection", async () => {
