@@ -5,7 +5,8 @@ import { mkdtempSync, openSync, closeSync, rmSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { PANDOC_ARGUMENTS } from "../src/tools/pandoc.ts";
+import { BOUNDS } from "../src/config/limits.ts";
+import { PANDOC_ARGUMENTS, pandocMemoryArguments } from "../src/tools/pandoc.ts";
 import { articlePage } from "./lib/html-page.ts";
 import { distribution, fmtDist, interleave } from "./lib/stats.ts";
 import type { BenchResult } from "./lib/types.ts";
@@ -38,11 +39,12 @@ async function lisaConversion(pagePath: string): Promise<ChildReport> {
   return report;
 }
 
-// The Pandoc command alone: stdin from the file, stdout discarded, peak RSS from GNU time (%M, KB).
+// The Pandoc command alone, as Lisa runs it (same heap cap, the default): stdin
+// from the file, stdout discarded, peak RSS from GNU time (%M, KB).
 function pandocAlone(pagePath: string): Promise<{ ms: number; peakRss: number }> {
   const input = openSync(pagePath, "r");
   const started = performance.now();
-  const child = spawn("/usr/bin/time", ["-f", "%M", "pandoc", ...PANDOC_ARGUMENTS], { stdio: [input, "ignore", "pipe"] });
+  const child = spawn("/usr/bin/time", ["-f", "%M", "pandoc", ...pandocMemoryArguments(BOUNDS["web.pandoc_max_memory_mb"].default), ...PANDOC_ARGUMENTS], { stdio: [input, "ignore", "pipe"] });
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
   return new Promise((resolve, reject) => {

@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { benchBurst } from "./burst.ts";
+import { benchFootprint } from "./footprint.ts";
 import { benchHtml } from "./html.ts";
 import { benchInvocation } from "./invocation.ts";
 import { buildDist, type DistBuild } from "./lib/dist.ts";
@@ -38,6 +39,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   },
   { name: "startup", run: () => benchStartup(observer, { rounds: quick ? 4 : 12, distEntry: distEntry() }) },
   { name: "invocation", run: () => benchInvocation(observer, { warmup: quick ? 10 : 30, samples: quick ? 40 : 200, history: 60 }) },
+  { name: "footprint", run: () => benchFootprint({ rounds: quick ? 1 : 3 }) },
   { name: "memory", run: () => benchMemory(observer, { invocations: quick ? 300 : 1_000, rooms: 10, settleMs: 2_000, distEntry: distEntry() }) },
   {
     name: "burst",

@@ -6,6 +6,7 @@
 // Usage: node --expose-gc bench/children/html-to-markdown.ts PAGE.html
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import { Semaphore } from "../../src/invocation/semaphore.ts";
 import { createLogger } from "../../src/log/logger.ts";
 import { createToolSessionFactory } from "../../src/tools/session.ts";
 import type { FetchedPage } from "../../src/web/fetch.ts";
@@ -21,6 +22,7 @@ const log = createLogger({ level: "INFO", destination: { write: () => undefined 
 const page: FetchedPage = { finalUrl: PAGE_URL, status: 200, contentType: "text/html", charset: "utf-8", bytes, redirects: 0 };
 const openSession = createToolSessionFactory({
   search: config.search, web: config.web, log, fetchPage: async () => ({ ok: true, value: page }),
+  conversionSlots: new Semaphore(config.web.pandoc_max_concurrent),
 });
 const session = openSession();
 const signal = new AbortController().signal;

@@ -1,6 +1,7 @@
 import { buildRoomContext } from "../context/build.ts";
 import { ok } from "../errors.ts";
 import type { ContentRenderer, ReplyDraft, Responder } from "../invocation/worker.ts";
+import { Semaphore } from "../invocation/semaphore.ts";
 import { createLlmClient } from "../llm/client.ts";
 import { createAnswerer } from "../llm/orchestrator.ts";
 import { invocationHash } from "../log/hash.ts";
@@ -65,6 +66,7 @@ export function createAnswerStack(
   const fetcher = createWebFetcher(config.web, { log: log.child({ component: "web" }), ...(overrides.webLookup ? { lookup: overrides.webLookup } : {}) });
   const openTools = createToolSessionFactory({
     search: config.search, web: config.web, fetchPage: (url, signal) => fetcher.fetch(url, signal), log: log.child({ component: "tools" }),
+    conversionSlots: new Semaphore(config.web.pandoc_max_concurrent), // one answer stack per process: a global limit
     ...(overrides.pandocExecutable === undefined ? {} : { pandoc: { executable: overrides.pandocExecutable } }),
   });
   const llm = createLlmClient({ llm: config.llm, log: log.child({ component: "llm" }) });

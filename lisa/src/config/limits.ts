@@ -40,7 +40,10 @@ export const BOUNDS = {
   "web.max_tool_output_characters": b(500, 500_000, 30_000),
   "web.max_total_artifact_bytes": b(1_024, 200_000_000, 4_000_000),
   "web.pandoc_timeout_seconds": b(1, 120, 10),
-  "web.pandoc_max_memory_mb": b(64, 8_192, 1_024),
+  // 384 MiB of heap keeps Pandoc below 512 MiB resident (measured: cap + ~105 MiB
+  // of runtime and code), which with one conversion at a time fits a 1 GiB host.
+  "web.pandoc_max_memory_mb": b(64, 8_192, 384),
+  "web.pandoc_max_concurrent": b(1, 8, 1),
   "runtime.max_concurrent_rooms": b(1, 64, 3),
   "runtime.invocation_timeout_seconds": b(5, 3_600, 180),
   "runtime.shutdown_grace_seconds": b(0, 300, 20),

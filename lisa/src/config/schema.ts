@@ -122,6 +122,7 @@ const webSchema = z.strictObject({
   max_total_artifact_bytes: bounded("web.max_total_artifact_bytes"),
   pandoc_timeout_seconds: bounded("web.pandoc_timeout_seconds"),
   pandoc_max_memory_mb: bounded("web.pandoc_max_memory_mb"),
+  pandoc_max_concurrent: bounded("web.pandoc_max_concurrent"),
   user_agent: nonEmptyText(200).default("LisaBot/1.0"),
   allow_private_networks: z.boolean().default(false),
   allowed_hosts: z.array(z.string().regex(/^[A-Za-z0-9.:\[\]-]{1,253}$/)).max(100).default([]),

@@ -24,8 +24,27 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  */
 export function isCandidate(event: RawEvent, filter: CandidateFilter): boolean {
   if (event.type !== "m.room.message" || event.sender === filter.selfUserId) return false;
-  const content = event.content;
-  if (content["msgtype"] !== "m.text") return false;
+  return event.content["msgtype"] === "m.text" && mayInvoke(event.content, filter);
+}
+
+/** Message types that look like talking to Lisa but never invoke her (design 10.3 step 3). */
+const IGNORED_MESSAGE_TYPES: ReadonlySet<string> = new Set(["m.notice", "m.emote"]);
+
+/**
+ * The msgtype of a notice or emote from someone else that mentions or replies
+ * like a candidate would, else null. Such events are not candidates (design
+ * 10.2 step 5 stores `m.text` only); the ingestor logs them as ignored so an
+ * operator can see why they got no answer.
+ */
+export function ignoredMessageType(event: RawEvent, filter: CandidateFilter): string | null {
+  if (event.type !== "m.room.message" || event.sender === filter.selfUserId) return null;
+  const msgtype = event.content["msgtype"];
+  if (typeof msgtype !== "string" || !IGNORED_MESSAGE_TYPES.has(msgtype)) return null;
+  return mayInvoke(event.content, filter) ? msgtype : null;
+}
+
+// Whether message content may mention Lisa or reply to something (over-inclusive).
+function mayInvoke(content: Readonly<Record<string, unknown>>, filter: CandidateFilter): boolean {
   const relates = content["m.relates_to"];
   if (isRecord(relates) && isRecord(relates["m.in_reply_to"])) return true;
   const mentions = content["m.mentions"];

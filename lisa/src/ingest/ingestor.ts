@@ -1,11 +1,11 @@
 import { err, ok, type Result } from "../errors.ts";
-import { roomHash } from "../log/hash.ts";
+import { invocationHash, roomHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import type { MatrixError } from "../matrix/errors.ts";
 import type { RawEvent, SyncBatch, SyncPort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
 import type { CandidateInput, SyncRoomCursor } from "../state/types.ts";
-import { candidateFilter, isCandidate, type CandidateFilter } from "./candidates.ts";
+import { candidateFilter, ignoredMessageType, isCandidate, type CandidateFilter } from "./candidates.ts";
 import { recoverGap } from "./gap.ts";
 
 /** The ledger operations ingestion needs. */
@@ -117,7 +117,10 @@ export class SyncIngestor {
       // After Lisa rejoins a room, what was said while she was away is history.
       const rejoin = lastRejoinIndex(events, this.#settings.selfUserId);
       for (const event of events.slice(rejoin + 1)) {
-        if (!isCandidate(event, this.#filter)) continue;
+        if (!isCandidate(event, this.#filter)) {
+          this.#logIgnoredMessageType(event, room.roomId);
+          continue;
+        }
         candidates.push({
           eventId: event.event_id,
           roomId: room.roomId,
@@ -131,6 +134,15 @@ export class SyncIngestor {
     const rooms = [...new Set(candidates.filter((c) => inserted.includes(c.eventId)).map((c) => c.roomId))];
     if (inserted.length > 0) this.#log.info("sync_candidates", { inserted: inserted.length, rooms: rooms.length });
     return ok({ kind: "batch", inserted, roomsWithCandidates: rooms });
+  }
+
+  // A notice or emote addressed to Lisa is ignored like any other non-invocation, with its reason in the log.
+  #logIgnoredMessageType(event: RawEvent, roomId: string): void {
+    const msgtype = ignoredMessageType(event, this.#filter);
+    if (msgtype === null) return;
+    this.#log.info("invocation_ignored", {
+      reason: "not_text", msgtype, invocation_id: invocationHash(event.event_id), room_id_hash: roomHash(roomId),
+    });
   }
 }
 

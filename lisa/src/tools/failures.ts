@@ -19,6 +19,7 @@ const FAILURE_MESSAGES: Readonly<Record<string, string>> = {
   search_rate_limited: "The search service is rate limiting requests. Wait before searching again.",
   artifact_not_found: "No downloaded page with that artifact_id exists in this conversation turn. Fetch the page first.",
   conversion_failed: "The HTML page could not be converted to Markdown.",
+  conversion_busy: "Other pages are being converted right now; try again shortly or answer without this page.",
   output_too_large: "The result exceeded the configured size limit.",
   invocation_limit: "This conversation turn has used up its download and conversion budget.",
   cancelled: "The tool call was cancelled.",

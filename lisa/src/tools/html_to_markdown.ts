@@ -7,6 +7,7 @@ import { toolFailure } from "./failures.ts";
 import { decodeText } from "./html.ts";
 import { convertHtmlWithPandoc, PANDOC_STDOUT_HARD_MAX_BYTES } from "./pandoc.ts";
 import { cleanText } from "./text.ts";
+import type { ConversionSlots } from "./port.ts";
 import { defineTool, type Tool } from "./tool.ts";
 
 /** Longest artifact id argument accepted, in code points. */
@@ -61,13 +62,42 @@ export function pandocInput(bytes: Uint8Array, charset: string): Uint8Array {
 
 const schema = z.strictObject({ artifact_id: textArgument({ min: 1, max: ARTIFACT_ID_MAX_CHARACTERS }) });
 
-/** Builds `html_to_markdown`: convert one of this session's HTML artifacts with the fixed Pandoc command. */
-export function createHtmlToMarkdownTool(deps: { web: WebConfig; pandocExecutable: string | null }): Tool {
+/**
+ * Waits up to `waitMs` for a conversion permit: the release function, or the
+ * failure (`conversion_busy` when the wait ran out, `cancelled` when the caller gave up).
+ */
+async function acquireSlot(slots: ConversionSlots, waitMs: number, signal: AbortSignal) {
+  const waited = new AbortController();
+  const timer = setTimeout(() => waited.abort(), waitMs);
+  try {
+    return ok(await slots.acquire(AbortSignal.any([signal, waited.signal])));
+  } catch {
+    return err(signal.aborted ? toolFailure("cancelled") : toolFailure("conversion_busy", true));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Dependencies of `html_to_markdown`. */
+export interface HtmlToMarkdownDeps {
+  readonly web: WebConfig;
+  readonly pandocExecutable: string | null;
+  /** Process-wide permits: at most `web.pandoc_max_concurrent` Pandoc processes run at once. */
+  readonly slots: ConversionSlots;
+}
+
+/**
+ * Builds `html_to_markdown`: convert one of this session's HTML artifacts with
+ * the fixed Pandoc command. A conversion waits at most
+ * `web.pandoc_timeout_seconds` for a free permit, then runs with its own
+ * `web.pandoc_timeout_seconds`; the tool's deadline covers both.
+ */
+export function createHtmlToMarkdownTool(deps: HtmlToMarkdownDeps): Tool {
   const timeoutMs = deps.web.pandoc_timeout_seconds * 1_000;
   return defineTool({
     definition,
     schema,
-    deadlineMs: timeoutMs + DEADLINE_GRACE_MS,
+    deadlineMs: 2 * timeoutMs + DEADLINE_GRACE_MS,
     async run(input, context) {
       const artifact = context.artifacts.get(input.artifact_id);
       if (artifact === null) return err(toolFailure("artifact_not_found"));
@@ -75,10 +105,22 @@ export function createHtmlToMarkdownTool(deps: { web: WebConfig; pandocExecutabl
       const html = pandocInput(artifact.bytes, artifact.charset);
       const maxStdoutBytes = Math.min(context.artifacts.remainingBytes(), PANDOC_STDOUT_HARD_MAX_BYTES);
       if (maxStdoutBytes <= 0) return err(toolFailure("invocation_limit"));
-      const converted = await convertHtmlWithPandoc({
-        executable: deps.pandocExecutable, html, timeoutMs, maxStdoutBytes, maxMemoryMb: deps.web.pandoc_max_memory_mb,
-        signal: context.signal, log: context.log,
-      });
+      const slot = await acquireSlot(deps.slots, timeoutMs, context.signal);
+      if (!slot.ok) {
+        if (slot.error.code === "conversion_busy") {
+          context.log.warn("pandoc_busy", { max_concurrent: deps.web.pandoc_max_concurrent, waited_ms: timeoutMs });
+        }
+        return slot;
+      }
+      let converted;
+      try {
+        converted = await convertHtmlWithPandoc({
+          executable: deps.pandocExecutable, html, timeoutMs, maxStdoutBytes, maxMemoryMb: deps.web.pandoc_max_memory_mb,
+          signal: context.signal, log: context.log,
+        });
+      } finally {
+        slot.value();
+      }
       if (!converted.ok) return converted;
       const markdown = cleanText(converted.value).trim();
       const stored = context.artifacts.add({

@@ -47,3 +47,12 @@ export interface ToolSession {
 
 /** Opens a fresh, empty tool session for one invocation. */
 export type ToolSessionFactory = () => ToolSession;
+
+/**
+ * The process-wide permits for Pandoc conversions (one Pandoc can take the
+ * whole memory cap, so their number is bounded across all rooms). `acquire`
+ * resolves to a release function, or rejects once its signal aborts.
+ */
+export interface ConversionSlots {
+  acquire(signal: AbortSignal): Promise<() => void>;
+}

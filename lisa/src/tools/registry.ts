@@ -2,6 +2,7 @@ import type { SearchConfig, WebConfig } from "../config/types.ts";
 import type { Logger } from "../log/logger.ts";
 import { createFetchWebPageTool, type FetchPage } from "./fetch_web_page.ts";
 import { createHtmlToMarkdownTool } from "./html_to_markdown.ts";
+import type { ConversionSlots } from "./port.ts";
 import type { Tool } from "./tool.ts";
 import { createWebSearchTool } from "./web_search.ts";
 
@@ -16,6 +17,8 @@ export interface ToolRegistryDeps {
   readonly log: Logger;
   /** Absolute path of the Pandoc executable, or null when none was found. */
   readonly pandocExecutable: string | null;
+  /** The process-wide Pandoc permits (`web.pandoc_max_concurrent`). */
+  readonly conversionSlots: ConversionSlots;
 }
 
 /** Builds the fixed name-to-tool map; nothing the model says can add to it. */
@@ -23,7 +26,7 @@ export function createToolRegistry(deps: ToolRegistryDeps): ReadonlyMap<string, 
   const tools = [
     createWebSearchTool({ search: deps.search, web: deps.web, log: deps.log }),
     createFetchWebPageTool({ web: deps.web, fetchPage: deps.fetchPage }),
-    createHtmlToMarkdownTool({ web: deps.web, pandocExecutable: deps.pandocExecutable }),
+    createHtmlToMarkdownTool({ web: deps.web, pandocExecutable: deps.pandocExecutable, slots: deps.conversionSlots }),
   ];
   const registry = new Map<string, Tool>(tools.map((tool) => [tool.definition.name, tool]));
   const names = [...registry.keys()];

@@ -7,7 +7,7 @@ import { runWithDeadline } from "./deadline.ts";
 import { toolFailure } from "./failures.ts";
 import type { FetchPage } from "./fetch_web_page.ts";
 import { resolvePandocExecutable } from "./pandoc.ts";
-import type { ToolDefinition, ToolResult, ToolSession, ToolSessionFactory } from "./port.ts";
+import type { ConversionSlots, ToolDefinition, ToolResult, ToolSession, ToolSessionFactory } from "./port.ts";
 import { createToolRegistry } from "./registry.ts";
 import { SourceRegistry } from "./sources.ts";
 import type { Tool } from "./tool.ts";
@@ -23,6 +23,8 @@ export interface ToolSessionDeps {
   readonly log: Logger;
   /** Pandoc executable: an absolute path, or a name resolved once from PATH. Default `pandoc`. */
   readonly pandoc?: { readonly executable: string };
+  /** The process-wide Pandoc permits, shared by every session (one set per process, sized `web.pandoc_max_concurrent`). */
+  readonly conversionSlots: ConversionSlots;
 }
 
 interface SessionScope {

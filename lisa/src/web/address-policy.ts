@@ -53,8 +53,10 @@ function normalizeHostName(host: string): string {
  * allows every address. An `allowed_hosts` entry that is a host name allows
  * every address that exact name resolves to (the name must match the URL host
  * exactly; subdomains are not included). An entry that is an IP literal allows
- * that exact address, whether written in the URL or resolved from a name.
- * Everything else must be a public address.
+ * that exact address only when the URL itself names it as a literal: a name
+ * that resolves to the address is not exempt unless that name is listed too
+ * (so an allowed `127.0.0.1` does not open every name an attacker points at
+ * loopback). Everything else must be a public address.
  */
 export function createAddressPolicy(config: Pick<WebConfig, "allow_private_networks" | "allowed_hosts">): AddressPolicy {
   const allowedNames = new Set<string>();
@@ -70,7 +72,9 @@ export function createAddressPolicy(config: Pick<WebConfig, "allow_private_netwo
       const canonical = canonicalAddress(address);
       if (canonical === null) return { allowed: false, reason: "invalid_address" };
       if (allowedNames.has(normalizeHostName(hostname))) return { allowed: true, reason: "allowed_host" };
-      if (allowedAddresses.has(canonical)) return { allowed: true, reason: "allowed_address" };
+      if (allowedAddresses.has(canonical) && canonicalAddress(hostname) === canonical) {
+        return { allowed: true, reason: "allowed_address" };
+      }
       const cls = classifyAddress(canonical) ?? "reserved";
       return { allowed: cls === "public", reason: cls };
     },

@@ -183,6 +183,10 @@ for (const profile of PROFILES) {
         assert.equal(repliesTo(world, ROOM3, id).length, 0, `no reply to ${id}`);
         assert.equal(lisa.store.invocation(id), null, `${id} is not a candidate`);
       }
+      const ignoredNotice = world.logs.filter((line) => line.includes('"invocation_ignored"') && line.includes('"m.notice"'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      assert.equal(ignoredNotice.length, 1, "the notice naming Lisa is logged as ignored");
+      assert.equal(ignoredNotice[0]?.["reason"], "not_text");
       assert.equal(llmRequests(), llmBefore + 1);
     });
 

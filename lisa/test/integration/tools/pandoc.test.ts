@@ -103,7 +103,7 @@ describe("html_to_markdown failure modes (stand-in executables)", () => {
     const { converted, lines } = await fetchThenConvert(exhausted);
     assert.equal(converted.code, "conversion_failed");
     const hint = lines.find((line) => line.event === "pandoc_memory_limit");
-    assert.equal(hint?.fields["max_memory_mb"], 1_024);
+    assert.equal(hint?.fields["max_memory_mb"], 384);
   });
 
   test("real Pandoc stops at the memory cap instead of growing without bound", async () => {

@@ -3,7 +3,7 @@
 // message. The classifier decides precisely later.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { candidateFilter, isCandidate } from "../../../src/ingest/candidates.ts";
+import { candidateFilter, ignoredMessageType, isCandidate } from "../../../src/ingest/candidates.ts";
 import type { RawEvent } from "../../../src/matrix/port.ts";
 
 const LISA = "@lisa:example.org";
@@ -56,5 +56,23 @@ describe("candidate filter", () => {
 
   test("builds its needles from trimmed, lower-cased aliases plus the user id, dropping blanks", () => {
     assert.deepEqual(candidateFilter(LISA, [" Lisa ", "", "  ", "@LiSa"]).needles, ["lisa", "@lisa", LISA]);
+  });
+});
+
+describe("notices and emotes addressed to Lisa", () => {
+  test("log emotes and notices that mention Lisa as ignored: their msgtype is reported, not stored as candidates", () => {
+    assert.equal(ignoredMessageType(message({ msgtype: "m.notice", body: "Lisa, a notice" }), filter), "m.notice");
+    assert.equal(ignoredMessageType(message({ msgtype: "m.emote", body: "waves at Lisa" }), filter), "m.emote");
+    const replyNotice = message({ msgtype: "m.notice", body: "ok", "m.relates_to": { "m.in_reply_to": { event_id: "$t:example.org" } } });
+    assert.equal(ignoredMessageType(replyNotice, filter), "m.notice", "a notice replying to something may be a reply to Lisa");
+    assert.equal(ignoredMessageType(message({ msgtype: "m.emote", body: "Lisa", "m.mentions": { user_ids: [LISA] } }), filter), "m.emote");
+  });
+
+  test("says nothing about notices and emotes that do not address Lisa, about Lisa's own, or about text and other types", () => {
+    assert.equal(ignoredMessageType(message({ msgtype: "m.notice", body: "build passed" }), filter), null);
+    assert.equal(ignoredMessageType(message({ msgtype: "m.emote", body: "Lisa waves" }, { sender: LISA }), filter), null);
+    assert.equal(ignoredMessageType(text("Lisa, hello"), filter), null, "text is a candidate, not an ignored type");
+    assert.equal(ignoredMessageType(message({ msgtype: "m.image", body: "Lisa.png" }), filter), null);
+    assert.equal(ignoredMessageType({ ...message({ msgtype: "m.notice", body: "Lisa" }), type: "m.sticker" }, filter), null);
   });
 });

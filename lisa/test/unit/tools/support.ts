@@ -3,6 +3,7 @@
 import type { AppConfig } from "../../../src/config/types.ts";
 import type { Result } from "../../../src/errors.ts";
 import type { FetchPage } from "../../../src/tools/fetch_web_page.ts";
+import { Semaphore } from "../../../src/invocation/semaphore.ts";
 import type { ToolResult, ToolSession } from "../../../src/tools/port.ts";
 import { createToolSessionFactory, type ToolSessionDeps } from "../../../src/tools/session.ts";
 import type { FetchedPage } from "../../../src/web/fetch.ts";
@@ -60,10 +61,11 @@ export interface OpenedSession {
 export function openSession(
   config: AppConfig,
   fetchPage: FetchPage = fakeFetcher({}),
-  extra: Partial<Pick<ToolSessionDeps, "pandoc">> = {},
+  extra: Partial<Pick<ToolSessionDeps, "pandoc" | "conversionSlots">> = {},
 ): OpenedSession {
   const log = recordingLogger();
-  const factory = createToolSessionFactory({ search: config.search, web: config.web, fetchPage, log, ...extra });
+  const conversionSlots = new Semaphore(config.web.pandoc_max_concurrent);
+  const factory = createToolSessionFactory({ search: config.search, web: config.web, fetchPage, log, conversionSlots, ...extra });
   return { session: factory(), lines: log.lines, another: factory };
 }
 

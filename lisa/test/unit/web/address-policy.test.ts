@@ -152,13 +152,16 @@ describe("address policy", () => {
     assert.equal(policy.decide("10.1.2.3", "10.1.2.3").allowed, false);
   });
 
-  test("an allowed IP entry allows that address whether written literally or resolved from a name", () => {
+  test("an allowed IP entry allows that address only when the URL names it literally, never a name resolving to it", () => {
     const policy = createAddressPolicy({ allow_private_networks: false, allowed_hosts: ["192.168.1.10", "[fd00::5]"] });
     assert.equal(policy.decide("192.168.1.10", "192.168.1.10").allowed, true);
-    assert.equal(policy.decide("nas.lan", "192.168.1.10").allowed, true);
+    assert.deepEqual(policy.decide("nas.lan", "192.168.1.10"), { allowed: false, reason: "private" });
+    assert.equal(policy.decide("rebind.test", "fd00::5").allowed, false);
     assert.equal(policy.decide("::ffff:192.168.1.10", "::ffff:192.168.1.10").allowed, true);
     assert.equal(policy.decide("fd00::5", "fd00:0::5").allowed, true);
     assert.equal(policy.decide("192.168.1.11", "192.168.1.11").allowed, false);
+    const both = createAddressPolicy({ allow_private_networks: false, allowed_hosts: ["192.168.1.10", "nas.lan"] });
+    assert.equal(both.decide("nas.lan", "192.168.1.10").allowed, true, "the name is exempt once listed by name");
   });
 });
 
@@ -196,6 +199,14 @@ describe("guarded lookup", () => {
       assert.ok(result.error instanceof WebError, name);
       assert.equal(result.error.code, "address_blocked");
     }
+  });
+
+  test("re-checks every resolution: a name rebound from a public address to loopback is refused", async () => {
+    const answers = [["93.184.216.34"], ["127.0.0.1"]];
+    const rebinding = guardedLookup(policy, async () => (answers.shift() ?? []).map((address) => ({ address, family: 4 as const })));
+    assert.equal((await runLookup(rebinding, "flip.test", true)).error, null);
+    const rebound = await runLookup(rebinding, "flip.test", true);
+    assert.equal(rebound.error instanceof WebError && rebound.error.code, "address_blocked");
   });
 
   test("passes resolver failures through as errors", async () => {
