@@ -20,6 +20,8 @@ import { failed, printable, type PreflightResult, type ProbeContext } from "./pr
 const NAME = "llm";
 const PROPS_MAX_BYTES = 2_000_000;
 const LISTED_MODELS_SHOWN = 10;
+// llama.cpp names its model by the GGUF file's full path.
+const MODEL_ID_CHARS = 200;
 // Headroom over the measured speed: CPU servers slow down under load.
 const SPEED_HEADROOM = 1.5;
 
@@ -30,7 +32,7 @@ export function isListed(model: string, served: readonly string[]): boolean {
 
 function describeServed(served: readonly string[]): string {
   if (served.length === 0) return "none";
-  const shown = served.slice(0, LISTED_MODELS_SHOWN).map((id) => printable(id));
+  const shown = served.slice(0, LISTED_MODELS_SHOWN).map((id) => printable(id, MODEL_ID_CHARS));
   const more = served.length - shown.length;
   return more > 0 ? `${shown.join(", ")} and ${more} more` : shown.join(", ");
 }
@@ -49,7 +51,7 @@ export function modelMissing(model: string, served: readonly string[] | null): P
 export function unlistedModel(model: string, served: readonly string[] | null): PreflightResult | null {
   if (served === null || isListed(model, served)) return null;
   return failed(NAME, "llm_model_missing",
-    `model ${printable(model)} is not listed by /models (served: ${describeServed(served)}); the server answered with another model ` +
+    `model ${printable(model, MODEL_ID_CHARS)} is not listed by /models (served: ${describeServed(served)}); the server answered with another model ` +
     "(llama.cpp and llama-cpp-python accept any name): set llm.model to the served id");
 }
 

@@ -112,13 +112,14 @@ describe("Lisa with a real llama.cpp server and the real SmolLM2 model (real Syn
       persona: PERSONA,
       config: {
         llm: {
-          base_url: tap.baseUrl, model: modelId, temperature: 0, max_output_tokens: 160,
+          // The prose grammar ends every answer within 300 characters, so 400 tokens never truncate.
+          base_url: tap.baseUrl, model: modelId, max_output_tokens: 400,
           request_timeout_seconds: 240, max_tool_calls: 0, max_iterations: 3,
         },
         persona: { generic_error: GENERIC_ERROR, overload_error: OVERLOAD_ERROR },
         // One oversized invocation fills the whole budget, so the next one in its room no longer carries it.
         context: { max_event_characters: OVERFLOW_CHARACTERS, max_characters: OVERFLOW_CHARACTERS },
-        runtime: { invocation_timeout_seconds: 600 },
+        runtime: { invocation_timeout_seconds: 290 },
       },
     });
     world.lisa.start();

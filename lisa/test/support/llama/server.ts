@@ -3,6 +3,7 @@
 // the same port, and a tail of its output for failure messages.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { freeLoopbackPort } from "../synapse/server.ts";
 import { guardChild } from "../synapse/process-guard.ts";
 import { ensureLlamaInstalled, type LlamaInstall } from "./install.ts";
@@ -13,6 +14,8 @@ export interface LlamaServerOptions {
   readonly contextTokens?: number;
   /** Deadline for `/health` to answer 200 (default 120 s). */
   readonly startTimeoutMs?: number;
+  /** Sample under the suite's prose grammar (`prose.gbnf`; default true). */
+  readonly prose?: boolean;
 }
 
 /** A running llama-server. */
@@ -34,15 +37,28 @@ export interface LlamaServer {
 }
 
 const DEFAULT_CONTEXT_TOKENS = 4096;
+/** The grammar that keeps every answer short plain prose ending in `stop`. */
+export const PROSE_GRAMMAR = join(import.meta.dirname, "prose.gbnf");
+// ggml's worker threads spin-wait for each other: on two cores shared with
+// Synapse, Lisa and the test runner, -t 2 took 16-273 s for an answer that
+// -t 1 gave in 4.5 s (measured). LISA_LLAMA_THREADS overrides.
+const DEFAULT_THREADS = 1;
 const DEFAULT_START_TIMEOUT_MS = 120_000;
 const TERM_GRACE_MS = 10_000;
 const MAX_LOG_CHARS = 32_000;
 
-/** The command line the suite runs llama-server with (the issue's measured settings). */
-export function llamaServerArgs(install: LlamaInstall, port: number, contextTokens: number): string[] {
+/** Threads for llama-server: LISA_LLAMA_THREADS (1-64) or 1. */
+export function llamaThreads(): number {
+  const raw = Number(process.env["LISA_LLAMA_THREADS"] ?? DEFAULT_THREADS);
+  return Number.isInteger(raw) && raw >= 1 && raw <= 64 ? raw : DEFAULT_THREADS;
+}
+
+/** The command line the suite runs llama-server with (one slot, 4096 tokens, no web UI, Jinja templates). */
+export function llamaServerArgs(install: LlamaInstall, port: number, contextTokens: number, prose: boolean): string[] {
   return [
     "-m", install.model, "--host", "127.0.0.1", "--port", String(port),
-    "-np", "1", "-t", "2", "-c", String(contextTokens), "--no-webui", "--jinja",
+    "-np", "1", "-t", String(llamaThreads()), "-c", String(contextTokens), "--no-webui", "--jinja",
+    ...(prose ? ["--grammar-file", PROSE_GRAMMAR] : []),
   ];
 }
 
@@ -83,7 +99,7 @@ export async function startLlamaServer(options: LlamaServerOptions = {}): Promis
   let unguard: (() => void) | null = null;
 
   const launch = async (): Promise<void> => {
-    const args = llamaServerArgs(install, port, contextTokens);
+    const args = llamaServerArgs(install, port, contextTokens, options.prose ?? true);
     // setpriv makes the kernel kill the server when the test process dies.
     const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find((path) => existsSync(path));
     const [command, ...rest] = setpriv === undefined ? [install.server, ...args] : [setpriv, "--pdeathsig", "SIGKILL", "--", install.server, ...args];
