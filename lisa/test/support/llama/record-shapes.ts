@@ -3,6 +3,10 @@
 // Re-run after a version bump of scripts/llama/install.sh:
 //   node_modules/.bin/node test/support/llama/record-shapes.ts
 // Each fixture holds the request sent, the status and the body received.
+// The llama-cpp-python fixtures came from the same model served by
+//   pip install "llama-cpp-python[server]==0.3.36"   (a second C++ build, not in CI)
+//   python -m llama_cpp.server --model <llama_model> --host 127.0.0.1 --port 18998 --n_ctx 4096 --n_threads 1
+// recorded with `--origin http://127.0.0.1:18998 --label ... --out test/unit/llm/fixtures/llama-cpp-python`.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startLlamaServer } from "./server.ts";
