@@ -120,7 +120,7 @@ export async function probeToolTemplate(
   return failed(NAME, "llm_tools_invisible",
     "the model's chat template cannot show tools to the model, so llama-server silently drops Lisa's tools (its /props says so): " +
     "start llama-server with --jinja --chat-template-file <a tool-capable template for this model> " +
-    "(e.g. a ChatML/Hermes-style template with a tools section), use a model whose template supports tools, " +
+    "(for ChatML models such as SmolLM2: deploy/llama/chatml-tools.jinja from Lisa's package), use a model whose template supports tools, " +
     "or set llm.max_tool_calls = 0 to run without tools");
 }
 

@@ -5,6 +5,7 @@
 // pass-through (the tap) sits between Lisa and the server so the test can
 // compare each reply with what the model really said; it answers nothing.
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { after, afterEach, before, describe, test } from "node:test";
 import { runPreflight } from "../../src/app/preflight.ts";
 import { loadConfig } from "../../src/config/load.ts";
@@ -16,6 +17,7 @@ import {
   inReplyTo,
   LISA_ID,
   pollUntil,
+  REPO,
   startAcceptanceWorld,
   waitForReply,
 } from "../support/acceptance-world.ts";
@@ -25,6 +27,8 @@ import type { TimelineEvent } from "../support/synapse.ts";
 import { stopAndReadOutput } from "./output.ts";
 
 const ROOMS = ["mention", "reply", "overflow", "outage"] as const;
+/** The tool-capable ChatML template operators are pointed to. */
+const CHATML_TOOLS_TEMPLATE = join(REPO, "deploy/llama/chatml-tools.jinja");
 const PERSONA = "You are Lisa, a friendly helper in a small chat room. Answer briefly, in one or two plain sentences.";
 const GENERIC_ERROR = "Oh dear, my thoughts got tangled. Please ask me again. [Error: {error_code}]";
 const OVERLOAD_ERROR = "That is too much for me to read at once. [Error: context]";
@@ -202,6 +206,20 @@ describe("Lisa with a real llama.cpp server and the real SmolLM2 model (real Syn
     const [wrong] = await runPreflight({ ...config, llm: { ...config.llm, model: "no-such-model" } }, { only: ["llm"] });
     assert.equal(wrong?.code, "llm_model_missing", JSON.stringify(wrong));
     assert.ok((wrong?.fix ?? "").includes(modelId), "the fix names the served model");
+  });
+
+  test("the fix works: with deploy/llama/chatml-tools.jinja as --chat-template-file, lisa check passes with tools offered", async () => {
+    const fixed = await startLlamaServer({ chatTemplateFile: CHATML_TOOLS_TEMPLATE });
+    try {
+      const loaded = loadConfig(world.configPath, world.env);
+      assert.ok(loaded.ok);
+      const llm = { ...loaded.value.llm, base_url: fixed.baseUrl, max_tool_calls: 6, max_iterations: 8 };
+      const [result] = await runPreflight({ ...loaded.value, llm }, { only: ["llm"] });
+      assert.equal(result?.ok, true, JSON.stringify(result));
+      assert.match(result?.detail ?? "", /accepts tool definitions \(listed by \/models\)/);
+    } finally {
+      await fixed.stop();
+    }
   });
 
   test("Lisa shuts down cleanly after the real-model scenarios, no secret in any output", async () => {

@@ -16,6 +16,8 @@ export interface LlamaServerOptions {
   readonly startTimeoutMs?: number;
   /** Sample under the suite's prose grammar (`prose.gbnf`; default true). */
   readonly prose?: boolean;
+  /** A Jinja chat template replacing the model's own (`--chat-template-file`). */
+  readonly chatTemplateFile?: string;
 }
 
 /** A running llama-server. */
@@ -54,11 +56,12 @@ export function llamaThreads(): number {
 }
 
 /** The command line the suite runs llama-server with (one slot, 4096 tokens, no web UI, Jinja templates). */
-export function llamaServerArgs(install: LlamaInstall, port: number, contextTokens: number, prose: boolean): string[] {
+export function llamaServerArgs(install: LlamaInstall, port: number, contextTokens: number, prose: boolean, chatTemplateFile?: string): string[] {
   return [
     "-m", install.model, "--host", "127.0.0.1", "--port", String(port),
     "-np", "1", "-t", String(llamaThreads()), "-c", String(contextTokens), "--no-webui", "--jinja",
     ...(prose ? ["--grammar-file", PROSE_GRAMMAR] : []),
+    ...(chatTemplateFile === undefined ? [] : ["--chat-template-file", chatTemplateFile]),
   ];
 }
 
@@ -99,7 +102,7 @@ export async function startLlamaServer(options: LlamaServerOptions = {}): Promis
   let unguard: (() => void) | null = null;
 
   const launch = async (): Promise<void> => {
-    const args = llamaServerArgs(install, port, contextTokens, options.prose ?? true);
+    const args = llamaServerArgs(install, port, contextTokens, options.prose ?? true, options.chatTemplateFile);
     // setpriv makes the kernel kill the server when the test process dies.
     const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find((path) => existsSync(path));
     const [command, ...rest] = setpriv === undefined ? [install.server, ...args] : [setpriv, "--pdeathsig", "SIGKILL", "--", install.server, ...args];

@@ -112,7 +112,7 @@ describe("llama-server specifics", () => {
 
   test("/props of SmolLM2's own template says it cannot see tools; /props lives beside /v1", () => {
     assert.equal(templateSeesTools(JSON.stringify(fixture("llama-server", "props").body)), false);
-    assert.equal(templateSeesTools(JSON.stringify({ chat_template_caps: { supports_tools: true } })), true);
+    assert.equal(templateSeesTools(JSON.stringify(fixture("llama-server", "props-tool-template").body)), true, "deploy/llama/chatml-tools.jinja");
     assert.equal(templateSeesTools("{\"detail\": \"Not Found\"}"), null);
     assert.equal(propsUrl("http://127.0.0.1:8080/v1").href, "http://127.0.0.1:8080/props");
     assert.equal(propsUrl("http://127.0.0.1:8080/llm/v1/?x=1").href, "http://127.0.0.1:8080/llm/props");
