@@ -1,0 +1,67 @@
+// A turn service over a real SQLite file and a real AcpExecutor driving the
+// scripted ACP agent (the fault-injection stand-in).
+import { mkdtempSync, mkdirSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { DatabaseSync } from "node:sqlite";
+import { AcpExecutor, type AcpProviderConfig } from "../../src/execution/acp-executor.ts";
+import { currentLaunchHost } from "../../src/execution/acp-launch.ts";
+import { SqliteTurnStore } from "../../src/persistence/turn-store.ts";
+import { TurnService, type TurnLimits } from "../../src/domain/turn-service.ts";
+import type { TurnState } from "../../src/domain/turn-state.ts";
+
+/** One engine instance over a database path. */
+export type EngineFixture = { dir: string; dbPath: string; db: DatabaseSync; store: SqliteTurnStore; executor: AcpExecutor; service: TurnService; workspaces: Map<string, string>; close(): Promise<void> };
+
+/** Opens the database the way the service does: WAL, FULL. */
+export function openDb(path: string): DatabaseSync {
+  const db = new DatabaseSync(path);
+  db.exec("PRAGMA journal_mode = WAL");
+  db.exec("PRAGMA synchronous = FULL");
+  db.exec("PRAGMA busy_timeout = 5000");
+  return db;
+}
+
+/** Creates workspace directories ws-1..ws-n under dir. */
+export function makeWorkspaces(dir: string, n: number): Map<string, string> {
+  const m = new Map<string, string>();
+  for (let i = 1; i <= n; i++) {
+    const p = join(dir, `ws-${i}`);
+    mkdirSync(p, { recursive: true });
+    m.set(`ws-${i}`, realpathSync(p));
+  }
+  return m;
+}
+
+/** Starts an engine over `dir` (reused across restarts). */
+export function startEngine(providers: AcpProviderConfig[], opts: { dir?: string; limits?: Partial<TurnLimits>; workspaces?: number } = {}): EngineFixture {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "ctl-engine-"));
+  const dbPath = join(dir, "controller.db");
+  const db = openDb(dbPath);
+  const store = new SqliteTurnStore(db);
+  const workspaces = makeWorkspaces(dir, opts.workspaces ?? 2);
+  const executor = new AcpExecutor({ providers, host: currentLaunchHost(), env: process.env, tmpRoot: dir });
+  const service = new TurnService({ store, executor, workspaces, limits: opts.limits ?? {}, newId: () => randomUUID() });
+  service.start();
+  return {
+    dir, dbPath, db, store, executor, service, workspaces,
+    async close() { await service.close(); db.close(); },
+  };
+}
+
+/** Polls until `fn` is true or the deadline passes. */
+export async function waitFor(fn: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!fn()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Waits for a turn to reach one of the states. */
+export async function waitState(f: EngineFixture, turnId: string, states: TurnState[], timeoutMs = 10_000): Promise<TurnState> {
+  let last: TurnState | undefined;
+  await waitFor(() => { last = f.store.getTurn(turnId)?.state; return last !== undefined && states.includes(last); }, `turn ${turnId} in ${states.join("|")} (last ${String(last)})`, timeoutMs);
+  return last as TurnState;
+}
