@@ -1,12 +1,12 @@
 // turns.continue rules (P-TRN-20..26): a linked attempt after a settled prior
 // turn, never over running, fenced or uncertain work, never replaying the
 // original prompt or rerunning tools.
-import { assistantText, type VolatilePayloads } from "./transcript.ts";
+import { assistantText } from "./transcript.ts";
 import { isActive, isFencing } from "./turn-state.ts";
-import type { TurnRecord, TurnStore } from "./turn-store-port.ts";
+import type { TurnRecord, EngineStore } from "./turn-store-port.ts";
 
 /** A tool that began without a settled end leaves its effect unknown. */
-export function hasUnknownToolEffect(store: TurnStore, turnId: string): boolean {
+export function hasUnknownToolEffect(store: EngineStore, turnId: string): boolean {
   const open = new Set<string>();
   for (const e of store.journal({ turnId })) {
     const id = (e.data.envelope as { toolCallId?: string } | undefined)?.toolCallId;
@@ -21,12 +21,12 @@ export function hasUnknownToolEffect(store: TurnStore, turnId: string): boolean 
 }
 
 /** The refusal code for continuing `prior`, or null when it may be continued. */
-export function continuationRefusal(store: TurnStore, prior: TurnRecord, volatile: VolatilePayloads): string | null {
+export function continuationRefusal(store: EngineStore, prior: TurnRecord): string | null {
   if (prior.state === "queued" || isActive(prior.state)) return "turn_active";
   if (isFencing(prior.state)) return "turn_fenced";
   if (store.listInteractions(prior.id).some((i) => i.state === "pending")) return "interaction_pending";
   if (hasUnknownToolEffect(store, prior.id)) return "tool_effect_unknown";
-  if (assistantText(store, prior.id, volatile) === null) return "transcript_unavailable";
+  if (assistantText(store, prior.id) === null) return "transcript_unavailable";
   return null;
 }
 

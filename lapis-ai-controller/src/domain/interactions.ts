@@ -5,7 +5,7 @@
 import { automaticDecision, type PreparedApproval } from "./approval-policy.ts";
 import type { PermissionAsk, PermissionDecision } from "./executor-port.ts";
 import { refuse, ok, type Result } from "./turn-result.ts";
-import type { InteractionRecord, InteractionState, TurnRecord, TurnStore } from "./turn-store-port.ts";
+import type { InteractionRecord, InteractionState, TurnRecord, EngineStore } from "./turn-store-port.ts";
 
 /** A client's answer to one interaction. */
 export type InteractionAnswer = { optionId: string } | { outcome: "cancelled" };
@@ -20,11 +20,11 @@ const ANSWERABLE = new Set(["dispatched", "running", "waiting"]);
 
 /** Owns open interactions and their single settlement. */
 export class InteractionBroker {
-  #store: TurnStore;
+  #store: EngineStore;
   #opts: BrokerOptions;
   #waiters = new Map<string, { resolve: (d: PermissionDecision) => void; timer: unknown; threadId: string }>();
 
-  constructor(store: TurnStore, opts: BrokerOptions) {
+  constructor(store: EngineStore, opts: BrokerOptions) {
     this.#store = store;
     this.#opts = opts;
   }
@@ -33,7 +33,7 @@ export class InteractionBroker {
   open(turn: TurnRecord, ask: PermissionAsk, approval: PreparedApproval): Promise<PermissionDecision> {
     const id = this.#opts.newId();
     const deadlineAt = this.#store.now() + this.#opts.deadlineMs;
-    const rec: InteractionRecord = { id, turnId: turn.id, nativeRequestId: ask.nativeRequestId, category: ask.category, options: ask.options, state: "pending", optionId: null, decidedBy: null, deadlineAt };
+    const rec: InteractionRecord = { id, turnId: turn.id, nativeRequestId: ask.nativeRequestId, category: ask.category, optionIds: ask.options.map((o) => o.optionId), state: "pending", optionId: null, decidedBy: null, deadlineAt };
     this.#store.tx(() => {
       this.#store.insertInteraction(rec);
       this.#store.append({ threadId: turn.threadId, turnId: turn.id, type: "interaction_opened", visibility: "owner", data: { interactionId: id, nativeRequestId: ask.nativeRequestId, category: ask.category, toolCallId: ask.toolCallId, options: ask.options, deadlineAt } });
@@ -62,9 +62,9 @@ export class InteractionBroker {
     }
     const turn = this.#store.getTurn(turnId);
     if (!turn || !ANSWERABLE.has(turn.state)) return refuse("interaction_closed");
-    if ("optionId" in answer && !rec.options.some((o) => o.optionId === answer.optionId)) return refuse("invalid_params");
+    if ("optionId" in answer && !rec.optionIds.includes(answer.optionId)) return refuse("invalid_params");
     const optionId = "optionId" in answer ? answer.optionId : null;
-    if (!this.#settle(rec, turn.threadId, optionId === null ? "cancelled" : "settled", optionId, "owner")) return refuse("interaction_closed");
+    if (!this.#settle(rec, turn.threadId, optionId === null ? "cancelled" : "settled", optionId, "client")) return refuse("interaction_closed");
     return ok({ interactionId, state: optionId === null ? "cancelled" : "settled" });
   }
 
@@ -90,7 +90,7 @@ export class InteractionBroker {
     return this.#store.listInteractions(turnId).filter((i) => i.state === "pending").length;
   }
 
-  #settle(rec: InteractionRecord, threadId: string, to: Exclude<InteractionState, "pending">, optionId: string | null, decidedBy: "owner" | "policy" | "host"): boolean {
+  #settle(rec: InteractionRecord, threadId: string, to: Exclude<InteractionState, "pending">, optionId: string | null, decidedBy: "client" | "policy" | "host"): boolean {
     const done = this.#store.tx(() => {
       if (!this.#store.settleInteraction(rec.id, to, optionId, decidedBy)) return false;
       this.#store.append({ threadId, turnId: rec.turnId, type: "interaction_settled", visibility: "owner", data: { interactionId: rec.id, turnId: rec.turnId, nativeRequestId: rec.nativeRequestId, outcome: to, optionId, decidedBy } });

@@ -4,13 +4,13 @@
 import { parseApprovalPolicy, prepareApproval, type ApprovalPolicy } from "./approval-policy.ts";
 import { isActive } from "./turn-state.ts";
 import { ok, refuse, type Result } from "./turn-result.ts";
-import type { PreparedConfig, ThreadRecord, TurnStore } from "./turn-store-port.ts";
+import type { PreparedConfig, ThreadRecord, EngineStore } from "./turn-store-port.ts";
 
 /** Changeable thread settings. */
 export type ThreadPatch = { approvalPolicy?: unknown; requestedMode?: string | null };
 
 /** Applies a patch at the expected version. */
-export function updateThreadConfig(store: TurnStore, threadId: string, expectedVersion: number, patch: ThreadPatch): Result<ThreadRecord> {
+export function updateThreadConfig(store: EngineStore, threadId: string, expectedVersion: number, patch: ThreadPatch): Result<ThreadRecord> {
   return store.tx(() => {
     const t = store.getThread(threadId);
     if (!t) return refuse<ThreadRecord>("not_found");

@@ -6,18 +6,25 @@ import { createHash } from "node:crypto";
 import { parseApprovalPolicy } from "./approval-policy.ts";
 import { continuationPrompt, continuationRefusal, hasUnknownToolEffect } from "./continuation.ts";
 import { captureConfig } from "./thread-config.ts";
-import { assistantText, type VolatilePayloads } from "./transcript.ts";
+import { assistantText } from "./transcript.ts";
 import { isFinal } from "./turn-state.ts";
 import { ok, refuse, type Result } from "./turn-result.ts";
-import type { Retention, ThreadRecord, TurnRecord, TurnStore } from "./turn-store-port.ts";
+import type { Retention, ThreadRecord, TurnRecord, EngineStore } from "./turn-store-port.ts";
 
 /** The receipt of an accepted turn; no payload field (P-STO-10). */
 export type TurnReceipt = { commandId: string; turnId: string; threadId: string; attemptOf: string | null; retention: Retention };
+
+/** Who issues a command: stamped from the AuthSession, never from client input. */
+export type Actor = { principal: string; application: string };
 
 /** Thread creation input (access fields come from the session, not the client). */
 export type NewThread = { principal: string; application: string; workspaceId: string; providerId: string; restricted?: boolean; approvalPolicy?: unknown; requestedMode?: string | null; retention?: Retention };
 
 const MAX_PROMPT = 1_000_000;
+
+function owns(actor: Actor, thread: ThreadRecord): boolean {
+  return thread.principal === actor.principal && thread.application === actor.application;
+}
 
 function hashOf(v: unknown): string {
   return createHash("sha256").update(JSON.stringify(v)).digest("hex");
@@ -25,15 +32,13 @@ function hashOf(v: unknown): string {
 
 /** Turn-level commands. */
 export class TurnCommands {
-  #store: TurnStore;
-  #volatile: VolatilePayloads;
+  #store: EngineStore;
   #newId: () => string;
   #workspaces: ReadonlySet<string>;
   #schedule: () => void;
 
-  constructor(o: { store: TurnStore; volatile: VolatilePayloads; newId: () => string; workspaces: ReadonlySet<string>; schedule: () => void }) {
+  constructor(o: { store: EngineStore; newId: () => string; workspaces: ReadonlySet<string>; schedule: () => void }) {
     this.#store = o.store;
-    this.#volatile = o.volatile;
     this.#newId = o.newId;
     this.#workspaces = o.workspaces;
     this.#schedule = o.schedule;
@@ -54,38 +59,38 @@ export class TurnCommands {
   }
 
   /** turns.submit: accept a prompt on a thread. */
-  submit(principal: string, threadId: string, commandId: string, prompt: string): Result<TurnReceipt> {
-    return this.#accept("turns.submit", commandId, { threadId, prompt }, () => {
+  submit(actor: Actor, threadId: string, commandId: string, prompt: string): Result<TurnReceipt> {
+    return this.#accept(actor, "turns.submit", commandId, { threadId, prompt }, () => {
       const thread = this.#store.getThread(threadId);
-      if (!thread || thread.principal !== principal) return refuse("not_found");
+      if (!thread || !owns(actor, thread)) return refuse("not_found");
       return ok({ thread, attemptOf: null });
     }, prompt);
   }
 
   /** turns.continue: a linked attempt after a settled prior turn. */
-  continue(principal: string, priorTurnId: string, commandId: string, instructions: string): Result<TurnReceipt> {
-    return this.#accept("turns.continue", commandId, { priorTurnId, instructions }, () => {
+  continue(actor: Actor, priorTurnId: string, commandId: string, instructions: string): Result<TurnReceipt> {
+    return this.#accept(actor, "turns.continue", commandId, { priorTurnId, instructions }, () => {
       const prior = this.#store.getTurn(priorTurnId);
       const thread = prior ? this.#store.getThread(prior.threadId) : null;
       // Scope authorization applies to the prior turn (P-TRN-24).
-      if (!prior || !thread || thread.principal !== principal) return refuse("not_found");
-      const why = continuationRefusal(this.#store, prior, this.#volatile);
+      if (!prior || !thread || !owns(actor, thread)) return refuse("not_found");
+      const why = continuationRefusal(this.#store, prior);
       if (why) return refuse(why);
       return ok({ thread, attemptOf: prior.id });
     }, instructions);
   }
 
   /** commands.get: the stored receipt of a command, if any. */
-  receipt(commandId: string): TurnReceipt | null {
-    const c = this.#store.getCommand(commandId);
+  receipt(actor: Actor, commandId: string): TurnReceipt | null {
+    const c = this.#store.getCommand(actor.principal, actor.application, commandId);
     return c ? (JSON.parse(c.receipt) as TurnReceipt) : null;
   }
 
   /** The prompt to send for a turn, or null when its payload is gone. */
   promptFor(turn: TurnRecord): string | null {
-    const stored = this.#store.getPrompt(turn.id) ?? this.#volatile.prompt(turn.id) ?? null;
+    const stored = this.#store.getPrompt(turn.id);
     if (stored === null || turn.attemptOf === null) return stored;
-    const evidence = assistantText(this.#store, turn.attemptOf, this.#volatile);
+    const evidence = assistantText(this.#store, turn.attemptOf);
     return evidence === null ? null : continuationPrompt(stored, turn.attemptOf, evidence);
   }
 
@@ -94,15 +99,15 @@ export class TurnCommands {
     if (turn.attemptOf === null) return true;
     const prior = this.#store.getTurn(turn.attemptOf);
     if (!prior || !isFinal(prior.state) || hasUnknownToolEffect(this.#store, prior.id)) return false;
-    return assistantText(this.#store, prior.id, this.#volatile) !== null;
+    return assistantText(this.#store, prior.id) !== null;
   }
 
-  #accept(method: string, commandId: string, input: unknown, check: () => Result<{ thread: ThreadRecord; attemptOf: string | null }>, text: string): Result<TurnReceipt> {
+  #accept(actor: Actor, method: string, commandId: string, input: unknown, check: () => Result<{ thread: ThreadRecord; attemptOf: string | null }>, text: string): Result<TurnReceipt> {
     if (typeof commandId !== "string" || commandId.length === 0 || commandId.length > 200) return refuse("invalid_params");
     if (typeof text !== "string" || text.length === 0 || text.length > MAX_PROMPT) return refuse("invalid_params");
     const inputHash = hashOf([method, input]);
     const r = this.#store.tx((): Result<TurnReceipt> => {
-      const existing = this.#store.getCommand(commandId);
+      const existing = this.#store.getCommand(actor.principal, actor.application, commandId);
       if (existing) {
         return existing.method === method && existing.inputHash === inputHash ? ok(JSON.parse(existing.receipt) as TurnReceipt) : refuse("command_conflict");
       }
@@ -110,11 +115,9 @@ export class TurnCommands {
       if (!c.ok) return refuse(c.code);
       const { thread, attemptOf } = c.value;
       const config = captureConfig(thread);
-      const persistPrompt = thread.retention === "full" ? text : null;
-      const turn = this.#store.insertTurn({ id: this.#newId(), threadId: thread.id, commandId, attemptOf, state: "queued", workspaceId: thread.workspaceId, config, errorCode: null, stopReason: null }, persistPrompt);
-      if (persistPrompt === null) this.#volatile.putPrompt(turn.id, text);
+      const turn = this.#store.insertTurn({ id: this.#newId(), threadId: thread.id, commandId, attemptOf, state: "queued", workspaceId: thread.workspaceId, config, errorCode: null }, text);
       const receipt: TurnReceipt = { commandId, turnId: turn.id, threadId: thread.id, attemptOf, retention: thread.retention };
-      this.#store.insertCommand({ commandId, method, inputHash, receipt: JSON.stringify(receipt) });
+      this.#store.insertCommand({ principal: actor.principal, application: actor.application, commandId, method, inputHash, receipt: JSON.stringify(receipt) });
       this.#store.append({ threadId: thread.id, turnId: turn.id, type: "turn_queued", visibility: "owner", data: { commandId, attemptOf, configVersion: config.configVersion } });
       return ok(receipt);
     });

@@ -4,15 +4,14 @@
 // (P-TRN-01/02), and lost outcomes that fence the workspace (P-TRN-04).
 import type { ExecutorEvent, Executor, PermissionAsk, PermissionDecision, PreparedSession, TurnOutcome, VcsIdentity } from "./executor-port.ts";
 import { InteractionBroker, type Timers } from "./interactions.ts";
-import type { VolatilePayloads } from "./transcript.ts";
 import { isFinal, type TurnState } from "./turn-state.ts";
 import { ok, refuse, type Result } from "./turn-result.ts";
-import type { TurnRecord, TurnStore } from "./turn-store-port.ts";
+import type { TurnRecord, EngineStore } from "./turn-store-port.ts";
 import { dropLease, fenceWorkspace, takeLease } from "./workspace-lease.ts";
 
 /** Engine configuration; every limit is validated and capped by the caller. */
 export type EngineOptions = {
-  store: TurnStore;
+  store: EngineStore;
   executor: Executor;
   /** Workspace id -> real root directory. */
   workspaces: ReadonlyMap<string, string>;
@@ -24,7 +23,6 @@ export type EngineOptions = {
   envGrants: (providerId: string) => Readonly<Record<string, string>>;
   /** Rechecks a continuation's prior outcome and evidence (P-TRN-26). */
   continuationReady: (turn: TurnRecord) => boolean;
-  volatile: VolatilePayloads;
   /** The prompt actually sent: new instructions plus verified evidence. */
   promptFor: (turn: TurnRecord) => string | null;
 };
@@ -107,8 +105,8 @@ export class TurnEngine {
     await this.#o.executor.close();
   }
 
-  #journalState(turn: TurnRecord, to: TurnState, code: string | null): number {
-    return this.#o.store.append({ threadId: turn.threadId, turnId: turn.id, type: "turn_state", visibility: "owner", data: { state: to, code } });
+  #journalState(turn: TurnRecord, to: TurnState, code: string | null, stopReason: string | null = null): number {
+    return this.#o.store.append({ threadId: turn.threadId, turnId: turn.id, type: "turn_state", visibility: "owner", data: { state: to, code, stopReason } });
   }
 
   async #run(turn: TurnRecord): Promise<void> {
@@ -173,13 +171,6 @@ export class TurnEngine {
     const { type, ...rest } = e;
     const data = rest as Record<string, unknown>;
     const visibility = TRANSCRIPT.has(type) ? "transcript" : "owner";
-    if (turn.config.retention === "metadata-only" && typeof data.text === "string") {
-      // The row keeps its sequence; the text stays volatile (P-STO-09/13).
-      const { text, ...meta } = data;
-      const seq = this.#o.store.append({ threadId: turn.threadId, turnId: turn.id, type, visibility, data: { ...meta, payloadVolatile: true } });
-      this.#o.volatile.put(seq, text as string);
-      return;
-    }
     this.#o.store.append({ threadId: turn.threadId, turnId: turn.id, type, visibility, data });
   }
 
@@ -239,8 +230,8 @@ export class TurnEngine {
         return;
       }
       const to: TurnState = outcome.kind === "failed" ? "failed" : outcome.stopReason === "cancelled" ? "cancelled" : "completed";
-      const patch = outcome.kind === "failed" ? { errorCode: outcome.code } : { stopReason: outcome.stopReason };
-      if (s.setTurnState(turn.id, ENDABLE, to, patch)) this.#journalState(turn, to, outcome.kind === "failed" ? outcome.code : null);
+      const patch = outcome.kind === "failed" ? { errorCode: outcome.code } : {};
+      if (s.setTurnState(turn.id, ENDABLE, to, patch)) this.#journalState(turn, to, outcome.kind === "failed" ? outcome.code : null, outcome.kind === "stopped" ? outcome.stopReason : null);
       dropLease(s, turn.workspaceId, turn.id, turn.threadId);
     });
     this.#notifyIdle();

@@ -6,18 +6,18 @@
 // clears the fence (P-TRN-05/06/08); the original command is never retried.
 import { isFencing, type TurnState } from "./turn-state.ts";
 import { ok, refuse, type Result } from "./turn-result.ts";
-import type { TurnRecord, TurnStore } from "./turn-store-port.ts";
+import type { TurnRecord, EngineStore } from "./turn-store-port.ts";
 import { dropLease, fenceWorkspace } from "./workspace-lease.ts";
 
 /** Counts of what recovery did. */
 export type RecoverySummary = { requeued: number; submissionUnknown: number; interrupted: number };
 
-function journalState(store: TurnStore, t: TurnRecord, to: TurnState, code: string | null): void {
+function journalState(store: EngineStore, t: TurnRecord, to: TurnState, code: string | null): void {
   store.append({ threadId: t.threadId, turnId: t.id, type: "turn_state", visibility: "owner", data: { state: to, code, recovered: true } });
 }
 
 /** Runs once at startup, before any external work starts. */
-export function recoverTurns(store: TurnStore): RecoverySummary {
+export function recoverTurns(store: EngineStore): RecoverySummary {
   return store.tx(() => {
     const sum: RecoverySummary = { requeued: 0, submissionUnknown: 0, interrupted: 0 };
     // Before the boundary nothing was sent: the turn may run again.
@@ -52,7 +52,7 @@ export function recoverTurns(store: TurnStore): RecoverySummary {
 export type Resolution = "failed" | "cancelled";
 
 /** turns.resolve (and owner cancel of an inactive lost turn). */
-export function resolveTurn(store: TurnStore, turnId: string, as: unknown, confirmExternalStopped: unknown, actor: string): Result<{ turnId: string; state: Resolution }> {
+export function resolveTurn(store: EngineStore, turnId: string, as: unknown, confirmExternalStopped: unknown, actor: string): Result<{ turnId: string; state: Resolution }> {
   if (as !== "failed" && as !== "cancelled") return refuse("invalid_params");
   return store.tx(() => {
     const t = store.getTurn(turnId);

@@ -3,29 +3,28 @@
 import type { Executor, VcsIdentity } from "./executor-port.ts";
 import type { InteractionAnswer, Timers } from "./interactions.ts";
 import { updateThreadConfig, type ThreadPatch } from "./thread-config.ts";
-import { VolatilePayloads } from "./transcript.ts";
-import { TurnCommands, type NewThread, type TurnReceipt } from "./turn-commands.ts";
+import { TurnCommands, type Actor, type NewThread, type TurnReceipt } from "./turn-commands.ts";
 import { TurnEngine } from "./turn-execution.ts";
 import { recoverTurns, resolveTurn, type RecoverySummary, type Resolution } from "./turn-recovery.ts";
 import { ok, refuse, type Result } from "./turn-result.ts";
 import { isFencing, type TurnState } from "./turn-state.ts";
-import type { InteractionRecord, JournalEntry, PreparedConfig, ThreadRecord, TurnStore } from "./turn-store-port.ts";
+import type { InteractionRecord, JournalEntry, PreparedConfig, ThreadRecord, EngineStore } from "./turn-store-port.ts";
 
 /** Limits of the turn service (validated and capped here). */
-export type TurnLimits = { cancelConfirmMs: number; interactionDeadlineMs: number; volatileEntries: number };
+export type TurnLimits = { cancelConfirmMs: number; interactionDeadlineMs: number };
 
 /** Hard caps whatever the configuration says. */
-export const TURN_LIMIT_CAPS: TurnLimits = { cancelConfirmMs: 600_000, interactionDeadlineMs: 3_600_000, volatileEntries: 1_000_000 };
+export const TURN_LIMIT_CAPS: TurnLimits = { cancelConfirmMs: 600_000, interactionDeadlineMs: 3_600_000 };
 
 /** Defaults when configuration omits a limit. */
-export const TURN_LIMIT_DEFAULTS: TurnLimits = { cancelConfirmMs: 30_000, interactionDeadlineMs: 600_000, volatileEntries: 100_000 };
+export const TURN_LIMIT_DEFAULTS: TurnLimits = { cancelConfirmMs: 30_000, interactionDeadlineMs: 600_000 };
 
 /** A turn as snapshots show it: state and retained policy metadata, no payload. */
-export type TurnView = { turnId: string; threadId: string; state: TurnState; attemptOf: string | null; errorCode: string | null; stopReason: string | null; config: PreparedConfig };
+export type TurnView = { turnId: string; threadId: string; state: TurnState; attemptOf: string | null; errorCode: string | null; config: PreparedConfig };
 
 /** Construction options. */
 export type TurnServiceOptions = {
-  store: TurnStore;
+  store: EngineStore;
   executor: Executor;
   workspaces: ReadonlyMap<string, string>;
   limits: Partial<TurnLimits>;
@@ -45,28 +44,25 @@ const realTimers: Timers = { set: (fn, ms) => setTimeout(fn, ms), clear: (h) => 
 
 /** The turns facade. */
 export class TurnService {
-  readonly store: TurnStore;
+  readonly store: EngineStore;
   readonly engine: TurnEngine;
   readonly commands: TurnCommands;
-  readonly volatile: VolatilePayloads;
 
   constructor(o: TurnServiceOptions) {
     this.store = o.store;
     const limits: TurnLimits = {
       cancelConfirmMs: capped(o.limits.cancelConfirmMs, TURN_LIMIT_DEFAULTS.cancelConfirmMs, TURN_LIMIT_CAPS.cancelConfirmMs),
       interactionDeadlineMs: capped(o.limits.interactionDeadlineMs, TURN_LIMIT_DEFAULTS.interactionDeadlineMs, TURN_LIMIT_CAPS.interactionDeadlineMs),
-      volatileEntries: capped(o.limits.volatileEntries, TURN_LIMIT_DEFAULTS.volatileEntries, TURN_LIMIT_CAPS.volatileEntries),
     };
-    this.volatile = new VolatilePayloads(limits.volatileEntries);
     let commands: TurnCommands | null = null;
     this.engine = new TurnEngine({
       store: o.store, executor: o.executor, workspaces: o.workspaces, cancelConfirmMs: limits.cancelConfirmMs,
       interactionDeadlineMs: limits.interactionDeadlineMs, newId: o.newId, timers: o.timers ?? realTimers,
-      vcsIdentity: o.vcsIdentity ?? (() => null), envGrants: o.envGrants ?? (() => ({})), volatile: this.volatile,
+      vcsIdentity: o.vcsIdentity ?? (() => null), envGrants: o.envGrants ?? (() => ({})),
       continuationReady: (t) => commands?.continuationReady(t) ?? false,
       promptFor: (t) => commands?.promptFor(t) ?? null,
     });
-    commands = new TurnCommands({ store: o.store, volatile: this.volatile, newId: o.newId, workspaces: new Set(o.workspaces.keys()), schedule: () => this.engine.schedule() });
+    commands = new TurnCommands({ store: o.store, newId: o.newId, workspaces: new Set(o.workspaces.keys()), schedule: () => this.engine.schedule() });
     this.commands = commands;
   }
 
@@ -86,13 +82,13 @@ export class TurnService {
   }
 
   /** turns.submit. */
-  submit(principal: string, threadId: string, commandId: string, prompt: string): Result<TurnReceipt> {
-    return this.commands.submit(principal, threadId, commandId, prompt);
+  submit(actor: Actor, threadId: string, commandId: string, prompt: string): Result<TurnReceipt> {
+    return this.commands.submit(actor, threadId, commandId, prompt);
   }
 
   /** turns.continue. */
-  continue(principal: string, priorTurnId: string, commandId: string, instructions: string): Result<TurnReceipt> {
-    return this.commands.continue(principal, priorTurnId, commandId, instructions);
+  continue(actor: Actor, priorTurnId: string, commandId: string, instructions: string): Result<TurnReceipt> {
+    return this.commands.continue(actor, priorTurnId, commandId, instructions);
   }
 
   /** turns.cancel; on a lost-outcome turn the owner's cancel is the confirmation (P-TRN-08). */
@@ -118,7 +114,7 @@ export class TurnService {
   turn(turnId: string): Result<TurnView> {
     const t = this.store.getTurn(turnId);
     if (!t) return refuse("not_found");
-    return ok({ turnId: t.id, threadId: t.threadId, state: t.state, attemptOf: t.attemptOf, errorCode: t.errorCode, stopReason: t.stopReason, config: t.config });
+    return ok({ turnId: t.id, threadId: t.threadId, state: t.state, attemptOf: t.attemptOf, errorCode: t.errorCode, config: t.config });
   }
 
   /** Interactions of a turn. */

@@ -1,8 +1,9 @@
-// The durable store the turn engine needs. Every method is one short
+// The durable store the turn engine needs (implemented over the schema v1
+// table accessors by persistence/engine-store.ts). Every method is one short
 // synchronous operation; `tx` groups several into one transaction so a state
 // change, its lease change and its journal entry commit together.
 import type { PreparedApproval, ApprovalPolicy } from "./approval-policy.ts";
-import type { NativeModeRecord, PermissionOptionOffer } from "./executor-port.ts";
+import type { NativeModeRecord } from "./executor-port.ts";
 import type { TurnState } from "./turn-state.ts";
 
 /** Retention profile of a thread. */
@@ -44,9 +45,6 @@ export type TurnRecord = {
   workspaceId: string;
   config: PreparedConfig;
   errorCode: string | null;
-  stopReason: string | null;
-  /** Monotonic acceptance order. */
-  order: number;
 };
 
 /** Interaction states; only `pending` may change, exactly once. */
@@ -58,46 +56,55 @@ export type InteractionRecord = {
   turnId: string;
   nativeRequestId: string;
   category: "execution" | "structured_input";
-  options: PermissionOptionOffer[];
+  /** The exact option ids offered (P-TRN-10). */
+  optionIds: string[];
   state: InteractionState;
   optionId: string | null;
-  decidedBy: "owner" | "policy" | "host" | null;
+  decidedBy: "client" | "policy" | "host" | null;
   deadlineAt: number;
 };
 
-/** An entry of the ordered owner journal. `transcript` entries are public. */
+/**
+ * An entry of the ordered owner journal. `transcript` entries are public.
+ * Scalar data is retained metadata; text and structured data are payload,
+ * volatile under metadata-only retention (`payloadUnavailable` once lost).
+ */
 export type JournalEntry = {
+  /** Global journal order. */
   seq: number;
   threadId: string;
   turnId: string | null;
   type: string;
   visibility: "owner" | "transcript";
   data: Record<string, unknown>;
+  payloadUnavailable?: boolean;
 };
 
 /** A workspace lease: `active` for the running turn, `fenced` after a lost outcome. */
 export type LeaseRecord = { workspaceId: string; turnId: string; state: "active" | "fenced" };
 
 /** A stored command receipt for idempotency. */
-export type CommandRecord = { commandId: string; method: string; inputHash: string; receipt: string };
+export type CommandRecord = { principal: string; application: string; commandId: string; method: string; inputHash: string; receipt: string };
 
 /** An audit row. */
 export type AuditRecord = { actor: string; action: string; turnId: string; data: Record<string, unknown> };
 
-/** The store port. */
-export type TurnStore = {
+/** The store port of the turn engine. */
+export type EngineStore = {
   tx<T>(fn: () => T): T;
   now(): number;
   insertThread(t: ThreadRecord): void;
   getThread(id: string): ThreadRecord | null;
   updateThread(t: ThreadRecord): void;
-  getCommand(commandId: string): CommandRecord | null;
+  getCommand(principal: string, application: string, commandId: string): CommandRecord | null;
   insertCommand(c: CommandRecord): void;
-  insertTurn(t: Omit<TurnRecord, "order">, prompt: string | null): TurnRecord;
+  /** Inserts a turn, its accepted configuration and its prompt (payload). */
+  insertTurn(t: TurnRecord, prompt: string): TurnRecord;
   getTurn(id: string): TurnRecord | null;
   listTurns(filter: { states?: readonly TurnState[]; workspaceId?: string; threadId?: string }): TurnRecord[];
   /** Compare-and-set of the state; returns false when the turn was not in `from`. */
-  setTurnState(id: string, from: readonly TurnState[], to: TurnState, patch?: { errorCode?: string | null; stopReason?: string | null }): boolean;
+  setTurnState(id: string, from: readonly TurnState[], to: TurnState, patch?: { errorCode?: string | null }): boolean;
+  /** Records the preparation marker (with the native-mode result) at the dispatch boundary. */
   setTurnConfig(id: string, config: PreparedConfig): void;
   getPrompt(turnId: string): string | null;
   getLease(workspaceId: string): LeaseRecord | null;

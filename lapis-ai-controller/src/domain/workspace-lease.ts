@@ -2,7 +2,7 @@
 // configured identifier (P-ARC-18, P-API-13); a lease serializes execution on
 // it across threads and providers (P-ARC-17), and a fence keeps it closed
 // after a lost outcome until an owner resolves the turn (P-TRN-04).
-import type { TurnStore } from "./turn-store-port.ts";
+import type { EngineStore } from "./turn-store-port.ts";
 
 /** A configured workspace identity. */
 export type WorkspaceIdentity = { id: string; root: string };
@@ -26,21 +26,21 @@ export function checkWorkspaceAliases(
 }
 
 /** Takes the workspace lease for a turn, journaling it; false when held or fenced. */
-export function takeLease(store: TurnStore, workspaceId: string, turnId: string, threadId: string): boolean {
+export function takeLease(store: EngineStore, workspaceId: string, turnId: string, threadId: string): boolean {
   if (!store.acquireLease(workspaceId, turnId)) return false;
   store.append({ threadId, turnId, type: "lease_acquired", visibility: "owner", data: { workspaceId } });
   return true;
 }
 
 /** Releases the lease a turn holds, journaling it. */
-export function dropLease(store: TurnStore, workspaceId: string, turnId: string, threadId: string): void {
+export function dropLease(store: EngineStore, workspaceId: string, turnId: string, threadId: string): void {
   if (store.releaseLease(workspaceId, turnId)) {
     store.append({ threadId, turnId, type: "lease_released", visibility: "owner", data: { workspaceId } });
   }
 }
 
 /** Turns the lease into a fence that survives restarts. */
-export function fenceWorkspace(store: TurnStore, workspaceId: string, turnId: string, threadId: string): void {
+export function fenceWorkspace(store: EngineStore, workspaceId: string, turnId: string, threadId: string): void {
   store.fenceLease(workspaceId, turnId);
   store.append({ threadId, turnId, type: "lease_fenced", visibility: "owner", data: { workspaceId } });
 }

@@ -4,23 +4,22 @@ import { mkdtempSync, mkdirSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { DatabaseSync } from "node:sqlite";
 import { AcpExecutor, type AcpProviderConfig } from "../../src/execution/acp-executor.ts";
 import { currentLaunchHost } from "../../src/execution/acp-launch.ts";
-import { SqliteTurnStore } from "../../src/persistence/turn-store.ts";
+import { engineStore } from "../../src/persistence/engine-store.ts";
+import { openSqliteStore, type SqliteStore } from "../../src/persistence/sqlite-store.ts";
+import type { EngineStore } from "../../src/domain/turn-store-port.ts";
 import { TurnService, type TurnLimits } from "../../src/domain/turn-service.ts";
 import type { TurnState } from "../../src/domain/turn-state.ts";
 
 /** One engine instance over a database path. */
-export type EngineFixture = { dir: string; dbPath: string; db: DatabaseSync; store: SqliteTurnStore; executor: AcpExecutor; service: TurnService; workspaces: Map<string, string>; close(): Promise<void> };
+export type EngineFixture = { dir: string; dbPath: string; sqlite: SqliteStore; store: EngineStore; executor: AcpExecutor; service: TurnService; workspaces: Map<string, string>; close(): Promise<void> };
 
-/** Opens the database the way the service does: WAL, FULL. */
-export function openDb(path: string): DatabaseSync {
-  const db = new DatabaseSync(path);
-  db.exec("PRAGMA journal_mode = WAL");
-  db.exec("PRAGMA synchronous = FULL");
-  db.exec("PRAGMA busy_timeout = 5000");
-  return db;
+/** Opens the real store (instance lock, WAL + FULL, schema v1, startup validation). */
+export function openStore(path: string): SqliteStore {
+  const r = openSqliteStore({ path });
+  if (!r.ok) throw new Error(r.error.code);
+  return r.value;
 }
 
 /** Creates workspace directories ws-1..ws-n under dir. */
@@ -38,15 +37,15 @@ export function makeWorkspaces(dir: string, n: number): Map<string, string> {
 export function startEngine(providers: AcpProviderConfig[], opts: { dir?: string; limits?: Partial<TurnLimits>; workspaces?: number } = {}): EngineFixture {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "ctl-engine-"));
   const dbPath = join(dir, "controller.db");
-  const db = openDb(dbPath);
-  const store = new SqliteTurnStore(db);
+  const sqlite = openStore(dbPath);
+  const store = engineStore(sqlite);
   const workspaces = makeWorkspaces(dir, opts.workspaces ?? 2);
   const executor = new AcpExecutor({ providers, host: currentLaunchHost(), env: process.env, tmpRoot: dir });
   const service = new TurnService({ store, executor, workspaces, limits: opts.limits ?? {}, newId: () => randomUUID() });
   service.start();
   return {
-    dir, dbPath, db, store, executor, service, workspaces,
-    async close() { await service.close(); db.close(); },
+    dir, dbPath, sqlite, store, executor, service, workspaces,
+    async close() { await service.close(); sqlite.close(); },
   };
 }
 

@@ -80,7 +80,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 async function ask(client: acp.AgentContext, sessionId: string, p: PermissionAsk): Promise<void> {
   try {
-    const res = await client.request(acp.methods.client.session.requestPermission, {
+    const res: acp.RequestPermissionResponse = await client.request(acp.methods.client.session.requestPermission, {
       sessionId,
       toolCall: { toolCallId: p.toolCallId, title: p.title ?? "permission", kind: (p.kind ?? "execute") as acp.ToolKind },
       options: p.options.map((o) => ({ optionId: o.optionId, name: o.name ?? o.optionId, kind: o.kind as acp.PermissionOptionKind })),

@@ -11,6 +11,8 @@ import { parseApprovalPolicy } from "../../../src/domain/approval-policy.ts";
 import { scriptedAgent } from "../../support/scripted-agent-fixture.ts";
 import { startEngine, waitFor, waitState, type EngineFixture } from "../../support/engine-fixture.ts";
 
+const ACTOR = { principal: "p1", application: "app" };
+
 function thread(f: EngineFixture, over: Record<string, unknown> = {}): string {
   const r = f.service.createThread({ principal: "p1", application: "app", workspaceId: "ws-1", providerId: "scripted", ...over });
   assert.equal(r.ok, true);
@@ -18,7 +20,7 @@ function thread(f: EngineFixture, over: Record<string, unknown> = {}): string {
 }
 
 function submit(f: EngineFixture, threadId: string, commandId: string, prompt: string): string {
-  const r = f.service.submit("p1", threadId, commandId, prompt);
+  const r = f.service.submit(ACTOR, threadId, commandId, prompt);
   assert.ok(r.ok, r.ok ? "" : r.code);
   return r.ok ? r.value.turnId : "";
 }
@@ -199,10 +201,10 @@ test("P-API-07 the same commandId and input gives an identical receipt; differen
   const f = startEngine([agent.provider]);
   try {
     const th = thread(f);
-    const a = f.service.submit("p1", th, "cmd-1", "hello");
-    const b = f.service.submit("p1", th, "cmd-1", "hello");
+    const a = f.service.submit(ACTOR, th, "cmd-1", "hello");
+    const b = f.service.submit(ACTOR, th, "cmd-1", "hello");
     assert.deepEqual(JSON.stringify(a), JSON.stringify(b));
-    assert.deepEqual(f.service.submit("p1", th, "cmd-1", "other"), { ok: false, code: "command_conflict" });
+    assert.deepEqual(f.service.submit(ACTOR, th, "cmd-1", "other"), { ok: false, code: "command_conflict" });
     await waitFor(() => agent.log().filter((e) => e.event === "prompt_done").length === 1, "one prompt");
     await f.service.engine.idle();
     assert.equal(f.store.listTurns({ threadId: th }).length, 1);
@@ -215,9 +217,9 @@ test("P-TRN-28 a lost ack is resolved by command identity", async () => {
   const f = startEngine([agent.provider]);
   try {
     const th = thread(f);
-    const a = f.service.submit("p1", th, "cmd-lost", "hello");
+    const a = f.service.submit(ACTOR, th, "cmd-lost", "hello");
     assert.ok(a.ok);
-    assert.deepEqual(f.service.commands.receipt("cmd-lost"), a.ok ? a.value : null);
-    assert.equal(f.service.commands.receipt("never-sent"), null);
+    assert.deepEqual(f.service.commands.receipt(ACTOR, "cmd-lost"), a.ok ? a.value : null);
+    assert.equal(f.service.commands.receipt(ACTOR, "never-sent"), null);
   } finally { await f.service.engine.idle(); await f.close(); }
 });

@@ -1,0 +1,77 @@
+// The architecture rules of plan.md 2.10 and 4.6, as data for
+// check-architecture.mjs: layout, the import matrix and the package rules.
+
+/** Counted-line budgets (AIC-ARCH-002a). */
+export const PRODUCTION_BUDGET = 300;
+export const TEST_BUDGET = 500;
+/** A recorded budget is stale when the counted size plus this is still below it (AIC-ARCH-002c). */
+export const STALE_MARGIN = 20;
+
+/** Folders production source may live in (AIC-ARCH-001a). */
+export const SOURCE_FOLDERS = ["auth", "capture", "cli", "domain", "execution", "memory", "persistence", "transport"];
+
+/** The only files allowed directly under src/: facades and composition roots (AIC-ARCH-001e). */
+export const ROOT_FILES = ["client", "runtime", "managed", "contracts", "index", "main", "service"];
+
+/**
+ * Named modules that must exist (AIC-ARCH-001b/c). Each later issue adds its
+ * own when it builds them: domain/turn-execution.ts, transcript-capture.ts and
+ * endpoint-registration.ts (issue 14); transport/dispatch.ts and
+ * transport/client-snapshot.ts (issue 13).
+ */
+export const REQUIRED_FILES = ["src/persistence/sqlite-store.ts"];
+
+/** Entries allowed at the package root; anything else is a stray root file. */
+export const ROOT_ENTRIES = [
+  ".ci", ".gitignore", "README.md", "package.json", "package-lock.json", "tsconfig.json", "deno.json",
+  "src", "test", "scripts", "docs", "bench", "node_modules",
+];
+
+/**
+ * Module -> modules it may import (value and type imports alike). Root files
+ * are named `root:<file>`. `*` allows everything.
+ */
+export const IMPORT_MATRIX = {
+  domain: [],
+  persistence: ["domain"],
+  auth: ["domain"],
+  capture: ["domain"],
+  execution: ["domain"],
+  memory: ["domain", "capture"],
+  transport: ["domain", "auth"],
+  cli: ["domain", "auth", "transport", "persistence", "root:client"],
+  "root:client": ["transport/ws-client.ts", "transport/frames.ts", "domain"],
+  "root:runtime": ["root:client", "domain"],
+  "root:managed": ["root:client", "domain"],
+  "root:contracts": ["domain"],
+  "root:service": ["*"],
+  // main is a composition root too: it hands the service's start function to the CLI.
+  "root:main": ["cli", "root:service", "domain"],
+  "root:index": ["root:client", "root:runtime", "root:managed", "root:contracts", "root:service", "domain"],
+};
+
+/** Files with a narrower allowance than their module (they ship in the browser SDK). */
+export const FILE_MATRIX = {
+  "transport/ws-client.ts": ["transport/frames.ts", "domain"],
+};
+
+/** Bare packages confined to some folders (plan 4.6 package rules); test/support/ may use them too. */
+export const CONFINED_PACKAGES = [
+  { pattern: /^node:sqlite$/, folders: ["persistence"] },
+  { pattern: /^ws(\/|$)/, folders: ["transport"] },
+  { pattern: /^node:worker_threads$/, folders: ["capture"] },
+  { pattern: /^@agentclientprotocol\/sdk(\/|$)/, folders: ["execution"], support: true },
+  { pattern: /^acpx(\/|$)/, folders: ["execution"], support: true },
+  { pattern: /^@modelcontextprotocol\/sdk(\/|$)/, folders: ["execution"], support: true },
+];
+
+/** Packages nobody may import: consuming apps, vault/UI code, nostr relays and signers (P-ARC-12, P-MEM-05/11). */
+export const FORBIDDEN_PACKAGES = [
+  /^@lapismd\/lapis-notes(\/|$)/,
+  /^@lapis-notes\//,
+  /^obsidian(\/|$)/,
+  /nostr/i,
+];
+
+/** The one file allowed to touch the `Deno` global. */
+export const RUNTIME_SHIM = "src/cli/runtime-host.ts";

@@ -1,0 +1,42 @@
+// Exit classes (decision 6 of the spec README): 0 ok, 1 failure, 2 usage or
+// request, 3 service manager unavailable. A CliError keeps the class it was
+// made with wherever it is caught (P-CLI-13).
+
+import type { ErrorCode } from "../domain/errors.ts";
+
+/** The exit classes. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, serviceManager: 3 } as const;
+/** An exit class. */
+export type ExitClass = (typeof EXIT)[keyof typeof EXIT];
+
+const USAGE_OR_REQUEST: ReadonlySet<ErrorCode> = new Set<ErrorCode>([
+  "usage_invalid",
+  "config_invalid",
+  "invalid_params",
+  "service_unavailable",
+  "not_found",
+  "forbidden",
+  "unauthorized",
+  "confirmation_required",
+]);
+
+/** The default exit class of an error code. */
+export function exitClassOf(code: ErrorCode): ExitClass {
+  if (code === "service_manager_unavailable") return EXIT.serviceManager;
+  return USAGE_OR_REQUEST.has(code) ? EXIT.usage : EXIT.failure;
+}
+
+/** A CLI failure: a payload-free code and the exit class it keeps. */
+export class CliError extends Error {
+  /** The stable error code printed to stderr. */
+  readonly code: ErrorCode;
+  /** The exit class the process ends with. */
+  readonly exitClass: ExitClass;
+
+  constructor(code: ErrorCode, exitClass: ExitClass = exitClassOf(code)) {
+    super(code);
+    this.name = "CliError";
+    this.code = code;
+    this.exitClass = exitClass;
+  }
+}

@@ -1,0 +1,52 @@
+// `lapis-ai-controller serve`: start the service (store, lock, validation),
+// print one readiness line, then run until SIGTERM or SIGINT and stop cleanly.
+
+import process from "node:process";
+import type { ControllerError, Result } from "../domain/errors.ts";
+import type { Json, RetentionProfile } from "../domain/records.ts";
+import { CliError, EXIT, exitClassOf, type ExitClass } from "./errors.ts";
+import type { ControllerPaths } from "./paths.ts";
+import type { RuntimeHost } from "./runtime-host.ts";
+
+/** The running service as the CLI sees it. */
+export interface RunningService {
+  readonly readiness: { readonly [key: string]: Json };
+  stop(): Promise<void>;
+}
+
+/** The port through which the composition root hands the service to the CLI. */
+export type StartService = (options: { databasePath: string; retention: RetentionProfile }) => Promise<Result<RunningService, ControllerError>>;
+
+/** Longest wait for the service to stop after a signal. */
+export const STOP_DEADLINE_MS = 10_000;
+
+/** Runs `serve` until a shutdown signal; resolves to the exit class. */
+export async function serve(
+  host: RuntimeHost,
+  paths: ControllerPaths,
+  retention: RetentionProfile,
+  startService: StartService,
+): Promise<ExitClass> {
+  const started = await startService({ databasePath: paths.databasePath, retention });
+  if (!started.ok) throw new CliError(started.error.code, exitClassOf(started.error.code));
+  const service = started.value;
+  const readiness = { ...service.readiness, instance: paths.instance, runtime: host.name, pid: process.pid };
+  host.writeOut(`${JSON.stringify(readiness)}\n`);
+  const signal = await new Promise<string>((resolve) => {
+    // A signal listener alone does not keep Node's event loop alive; this timer does, until shutdown.
+    const keepAlive = setInterval(() => undefined, 60_000);
+    const remove = host.onShutdownSignal((received) => {
+      clearInterval(keepAlive);
+      remove();
+      resolve(received);
+    });
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), STOP_DEADLINE_MS);
+  });
+  const outcome = await Promise.race([service.stop().then(() => "stopped" as const), deadline]);
+  clearTimeout(timer);
+  host.writeErr(`lapis-ai-controller: ${signal}: ${outcome === "stopped" ? "stopped" : "stop deadline passed"}\n`);
+  return outcome === "stopped" ? EXIT.ok : EXIT.failure;
+}

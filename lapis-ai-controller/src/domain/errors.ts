@@ -1,0 +1,132 @@
+// Errors cross every boundary (logs, protocol replies, CLI output, database
+// rows) as a stable snake_case code plus `retryable`, never as exception text:
+// exception text can carry prompts, paths or secrets. Expected I/O failures
+// are values (`Result`); bugs throw.
+
+/** Every stable error code the controller may emit. Add new codes here, never inline strings. */
+export const ERROR_CODES = [
+  // storage (P-STO)
+  "storage_version_unsupported",
+  "storage_record_invalid",
+  "storage_unavailable",
+  "storage_write_failed",
+  "instance_locked",
+  "transcript_unavailable",
+  "payload_unavailable",
+  // configuration and CLI
+  "config_invalid",
+  "config_unreadable",
+  "usage_invalid",
+  "service_manager_unavailable",
+  "service_unavailable",
+  "workspace_alias",
+  "workspace_not_granted",
+  "build_mismatch",
+  "readiness_timeout",
+  // protocol, auth, isolation (P-API, AIC-API)
+  "protocol_unsupported",
+  "unauthorized",
+  "forbidden",
+  "not_found",
+  "invalid_params",
+  "method_not_found",
+  "frame_too_large",
+  "command_conflict",
+  "binding_mismatch",
+  "version_conflict",
+  "thread_busy",
+  // turns (P-TRN)
+  "turn_active",
+  "turn_fenced",
+  "confirmation_required",
+  "interaction_pending",
+  "interaction_expired",
+  "interaction_closed",
+  "tool_effect_unknown",
+  "continuation_evidence_unavailable",
+  "provider_setup_failed",
+  "provider_failed",
+  "provider_unavailable",
+  "submission_unknown",
+  // providers, tools, endpoints (P-PRV, P-CAP)
+  "endpoint_timeout",
+  "endpoint_revoked",
+  "endpoint_disconnected",
+  "tool_not_found",
+  "tool_failed",
+  "restricted_tools_forbidden",
+  "restricted_mcp_forbidden",
+  "mcp_unsupported",
+  "mcp_env_conflict",
+  "capture_rejected",
+  "scanner_unavailable",
+  // memory (R2, reserved)
+  "candidate_rejected",
+  "evidence_location_invalid",
+  // catch-all for a failure that has no better code; still payload-free
+  "internal_error",
+] as const;
+
+/** A stable, payload-free error code. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** The shape every short error code must have, also enforced on database columns. */
+export const ERROR_CODE_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
+
+const KNOWN_CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+
+/** True when `value` is one of the controller's known error codes. */
+export function isErrorCode(value: unknown): value is ErrorCode {
+  return typeof value === "string" && KNOWN_CODES.has(value);
+}
+
+/** A failure as a value: a code, whether a retry may succeed, and optionally a key path (never a value). */
+export interface ControllerError {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  /** Where the failure sits (a config key path, a table name); never user data. */
+  readonly where?: string;
+}
+
+/** Builds a ControllerError; `retryable` defaults to false. */
+export function controllerError(code: ErrorCode, options: { retryable?: boolean; where?: string } = {}): ControllerError {
+  const error: { code: ErrorCode; retryable: boolean; where?: string } = { code, retryable: options.retryable ?? false };
+  if (options.where !== undefined) error.where = options.where;
+  return error;
+}
+
+/** The result of an operation whose failure is expected (I/O, validation, authorization). */
+export type Result<T, E = ControllerError> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly error: E };
+
+/** A successful Result. */
+export function ok<T>(value: T): { readonly ok: true; readonly value: T } {
+  return { ok: true, value };
+}
+
+/** A failed Result. */
+export function err<E = ControllerError>(error: E): { readonly ok: false; readonly error: E } {
+  return { ok: false, error };
+}
+
+/**
+ * A ControllerError carried through a throw, for the few places that must
+ * unwind (a transaction body rolling back). Its message is the code only.
+ */
+export class ControllerFailure extends Error {
+  /** The payload-free failure. */
+  readonly failure: ControllerError;
+
+  constructor(failure: ControllerError) {
+    super(failure.code);
+    this.name = "ControllerFailure";
+    this.failure = failure;
+  }
+}
+
+/** The ControllerError of a caught value: its own if it is a ControllerFailure, else `fallback`. */
+export function failureOf(caught: unknown, fallback: ErrorCode = "internal_error"): ControllerError {
+  if (caught instanceof ControllerFailure) return caught.failure;
+  return controllerError(fallback);
+}

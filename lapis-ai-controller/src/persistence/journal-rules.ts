@@ -1,0 +1,27 @@
+// Shape rules of journal rows shared by the writer and the startup validator:
+// metadata holds short scalar facts only, so content cannot hide in it.
+
+/** Event kinds are snake_case names. */
+export const KIND_PATTERN = /^[a-z][a-z0-9_]{0,63}$/;
+/** Metadata keys are short identifiers. */
+export const METADATA_KEY_PATTERN = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
+/** Most metadata entries per row. */
+export const METADATA_MAX_KEYS = 32;
+/** Longest metadata string value: identities and codes, not content. */
+export const METADATA_MAX_STRING = 256;
+
+/** True when `kind` is a valid event kind. */
+export function validKind(kind: unknown): kind is string {
+  return typeof kind === "string" && KIND_PATTERN.test(kind);
+}
+
+/** True when `value` is a metadata object of short scalar facts. */
+export function validMetadata(value: unknown): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  const entries = Object.entries(value);
+  if (entries.length > METADATA_MAX_KEYS) return false;
+  return entries.every(([key, item]) => METADATA_KEY_PATTERN.test(key) && (
+    item === null || typeof item === "boolean" || (typeof item === "number" && Number.isFinite(item)) ||
+    (typeof item === "string" && item.length <= METADATA_MAX_STRING)
+  ));
+}

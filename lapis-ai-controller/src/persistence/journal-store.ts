@@ -1,0 +1,101 @@
+// The ordered owner journal and its public transcript view. Transcript rows
+// get a contiguous per-thread sequence whatever the retention (P-STO-13);
+// under metadata-only retention their payload never reaches SQLite and lives
+// in volatile capture, so a lost payload is reported, never invented.
+
+import { controllerError, err, ok, type Result } from "../domain/errors.ts";
+import type { JournalAppend, JournalStore, ReplayEvent, ReplayResult } from "../domain/ports.ts";
+import type { JournalMetadata, JournalRecord, Json, PayloadState } from "../domain/records.ts";
+import type { StoreHandle } from "./handle.ts";
+import { validMetadata, validKind } from "./journal-rules.ts";
+import { int, intOrNull, json, text, textOrNull, toJson, type Row } from "./rows.ts";
+
+/** Maps a validated `journal` row to its record. */
+export function journalFromRow(row: Row, withPayload: boolean): JournalRecord {
+  const payloadState = text(row, "payload_state") as PayloadState;
+  return {
+    journalId: int(row, "journal_id"),
+    threadId: text(row, "thread_id"),
+    turnId: textOrNull(row, "turn_id"),
+    seq: intOrNull(row, "seq"),
+    visibility: text(row, "visibility") as JournalRecord["visibility"],
+    kind: text(row, "kind"),
+    messageId: textOrNull(row, "message_id"),
+    payloadState,
+    payload: withPayload && payloadState === "stored" ? json(row, "payload") : null,
+    metadata: json<JournalMetadata>(row, "metadata"),
+    createdAt: int(row, "created_at"),
+  };
+}
+
+const OWNER_PAGE_MAX = 10_000;
+
+/** The JournalStore port over a store handle. */
+export function journalStore(handle: StoreHandle): JournalStore {
+  const { db } = handle;
+  const retentionOf = db.prepare("SELECT retention FROM threads WHERE thread_id = ?");
+  const maxSeq = db.prepare("SELECT coalesce(max(seq), 0) AS seq FROM journal WHERE thread_id = ?");
+  const insert = db.prepare(`INSERT INTO journal (thread_id, turn_id, seq, visibility, kind, message_id, payload_state, payload, metadata, created_at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  const transcript = db.prepare("SELECT * FROM journal WHERE thread_id = ? AND seq > ? ORDER BY seq");
+  const owner = db.prepare("SELECT * FROM journal WHERE journal_id > ? ORDER BY journal_id LIMIT ?");
+  const lastSeq = (threadId: string): number => int(maxSeq.get(threadId) as Row, "seq");
+
+  return {
+    append(entry: JournalAppend): Result<JournalRecord> {
+      if (!validKind(entry.kind)) return err(controllerError("invalid_params", { where: "journal.kind" }));
+      const metadata = entry.metadata ?? {};
+      if (!validMetadata(metadata)) return err(controllerError("invalid_params", { where: "journal.metadata" }));
+      return handle.transact(() => {
+        const thread = retentionOf.get(entry.threadId) as Row | undefined;
+        if (thread === undefined) return err(controllerError("not_found", { where: "journal.thread" }));
+        const volatile = text(thread, "retention") === "metadata-only";
+        const seq = entry.visibility === "transcript" ? lastSeq(entry.threadId) + 1 : null;
+        const hasPayload = entry.payload !== undefined;
+        const payloadState: PayloadState = !hasPayload ? "none" : volatile ? "volatile" : "stored";
+        const stored = payloadState === "stored" ? toJson(entry.payload) : null;
+        const result = insert.run(entry.threadId, entry.turnId, seq, entry.visibility, entry.kind, entry.messageId ?? null,
+          payloadState, stored, toJson(metadata), entry.createdAt);
+        // Volatile capture is filled only after the row is in, so a failed insert leaves nothing behind.
+        if (payloadState === "volatile" && seq !== null) handle.volatile.put(entry.threadId, seq, entry.payload as Json);
+        return ok({
+          journalId: Number(result.lastInsertRowid),
+          threadId: entry.threadId,
+          turnId: entry.turnId,
+          seq,
+          visibility: entry.visibility,
+          kind: entry.kind,
+          messageId: entry.messageId ?? null,
+          payloadState,
+          payload: payloadState === "stored" ? (entry.payload as Json) : null,
+          metadata,
+          createdAt: entry.createdAt,
+        });
+      });
+    },
+    replay(threadId, afterSeq = 0): ReplayResult {
+      const events: ReplayEvent[] = [];
+      let missing = false;
+      for (const row of transcript.iterate(threadId, afterSeq) as Iterable<Row>) {
+        const record = journalFromRow(row, true);
+        const seq = record.seq as number;
+        const base = { seq, turnId: record.turnId, kind: record.kind, messageId: record.messageId, metadata: record.metadata, createdAt: record.createdAt };
+        if (record.payloadState === "stored") events.push({ ...base, payload: record.payload as Json });
+        else if (record.payloadState === "none") events.push(base);
+        else {
+          const payload = handle.volatile.get(threadId, seq);
+          if (payload === undefined) {
+            missing = true;
+            events.push({ ...base, payloadUnavailable: true });
+          } else events.push({ ...base, payload });
+        }
+      }
+      return { events, complete: !missing, unavailable: missing ? controllerError("transcript_unavailable") : null };
+    },
+    ownerJournal(afterJournalId = 0, limit = 1_000): readonly JournalRecord[] {
+      const page = Math.max(1, Math.min(Math.floor(limit), OWNER_PAGE_MAX));
+      return (owner.all(afterJournalId, page) as Row[]).map((row) => journalFromRow(row, false));
+    },
+    lastSeq,
+  };
+}

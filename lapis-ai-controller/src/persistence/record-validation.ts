@@ -1,0 +1,116 @@
+// Startup validation (P-STO-05/06): every retained row of every table is
+// checked before recovery or any external work may start. A failure names
+// the table only, never a value, so a canary in a malformed row cannot leak.
+
+import type { DatabaseSync } from "node:sqlite";
+import { controllerError, err, ok, type Result } from "../domain/errors.ts";
+import {
+  DECIDERS, INTERACTION_KINDS, INTERACTION_STATES, JOURNAL_VISIBILITIES, LEASE_KINDS, PAYLOAD_STATES,
+  RETENTION_PROFILES, TURN_STATES,
+} from "../domain/records.ts";
+import { validKind, validMetadata } from "./journal-rules.ts";
+import { validPreparationMarkerRow } from "./preparation-markers.ts";
+import type { Row } from "./rows.ts";
+import { TABLES, type TableName } from "./schema.ts";
+import {
+  codeOrNull, count, countOrNull, flag, id, idOrNull, jsonAny, jsonObject, jsonStringList, jsonWith, oneOf,
+  oneOfOrNull, positive, rowMatches, shortText, shortTextOrNull, type Check,
+} from "./validators.ts";
+
+const kind: Check = (v) => validKind(v);
+const metadata: Check = jsonWith(validMetadata);
+const digest: Check = (v) => typeof v === "string" && /^[A-Za-z0-9:_-]{8,160}$/.test(v);
+
+const SHAPES: Readonly<Record<Exclude<TableName, "preparation_markers">, Readonly<Record<string, Check>>>> = {
+  schema_version: { singleton: (v) => v === 1, version: positive },
+  threads: {
+    thread_id: id, principal: id, application: id, workspace_id: id, provider: id,
+    retention: oneOf(RETENTION_PROFILES), restricted: flag, config_version: positive,
+    config: jsonObject, binding: jsonObject, created_at: count, updated_at: count,
+  },
+  turns: {
+    turn_id: id, thread_id: id, command_id: id, attempt_of: idOrNull, state: oneOf(TURN_STATES),
+    workspace_id: id, provider: id, config_version: positive, error_code: codeOrNull, created_at: count, updated_at: count,
+  },
+  commands: {
+    principal: id, application: id, command_id: id, method: kindOrMethod(), input_digest: digest,
+    receipt: jsonObject, created_at: count,
+  },
+  journal: {
+    journal_id: positive, thread_id: id, turn_id: idOrNull, seq: countOrNull, visibility: oneOf(JOURNAL_VISIBILITIES),
+    kind, message_id: shortTextOrNull, payload_state: oneOf(PAYLOAD_STATES), payload: (v) => v === null || jsonAny(v),
+    metadata, created_at: count,
+  },
+  interactions: {
+    interaction_id: id, turn_id: id, thread_id: id, native_request_id: shortText, kind: oneOf(INTERACTION_KINDS),
+    state: oneOf(INTERACTION_STATES), option_ids: jsonStringList, outcome: shortTextOrNull, decided_by: oneOfOrNull(DECIDERS),
+    deadline_at: count, created_at: count, settled_at: countOrNull,
+  },
+  workspace_leases: { workspace_id: id, turn_id: id, kind: oneOf(LEASE_KINDS), acquired_at: count, confirm_deadline_at: countOrNull },
+  provider_sessions: { thread_id: id, provider: id, native_session_id: shortText, binding: jsonObject, created_at: count, updated_at: count },
+  auth_sessions: {
+    auth_session_id: id, credential_id: id, principal: id, application: id, scopes: jsonStringList,
+    bearer_digest: (v) => v === null || digest(v), created_at: count, expires_at: count, revoked_at: countOrNull,
+  },
+  audit: { audit_id: positive, at: count, actor: id, action: kind, subject_kind: kind, subject_id: shortText, details: metadata },
+};
+
+function kindOrMethod(): Check {
+  return (v) => typeof v === "string" && /^[a-z][A-Za-z0-9_.]{0,63}$/.test(v);
+}
+
+/** Rules between the columns of one row, beyond their shapes. */
+function rowRules(table: TableName, row: Row): boolean {
+  switch (table) {
+    case "journal":
+      return (row.visibility === "transcript") === (row.seq !== null) && (row.payload_state === "stored") === (row.payload !== null);
+    case "interactions":
+      return (row.state === "pending") === (row.settled_at === null);
+    case "preparation_markers":
+      return validPreparationMarkerRow(row);
+    default:
+      return true;
+  }
+}
+
+function validRow(table: TableName, row: Row): boolean {
+  if (table === "preparation_markers") return validPreparationMarkerRow(row);
+  return rowMatches(row, SHAPES[table]) && rowRules(table, row);
+}
+
+/** Rules across rows: contiguous transcript sequences, payload placement by thread retention. */
+function journalConsistent(db: DatabaseSync): boolean {
+  const rows = db.prepare(`SELECT j.thread_id AS thread_id, j.seq AS seq, j.payload_state AS payload_state, t.retention AS retention
+    FROM journal j JOIN threads t ON t.thread_id = j.thread_id WHERE j.seq IS NOT NULL ORDER BY j.thread_id, j.seq`).iterate() as Iterable<Row>;
+  let thread: unknown;
+  let expected = 1;
+  for (const row of rows) {
+    if (row.thread_id !== thread) {
+      thread = row.thread_id;
+      expected = 1;
+    }
+    if (row.seq !== expected) return false;
+    expected += 1;
+    if (row.retention === "metadata-only" && row.payload_state === "stored") return false;
+    if (row.retention === "full" && row.payload_state === "volatile") return false;
+  }
+  return true;
+}
+
+/** Validates every retained row; the first failure answers `storage_record_invalid` naming its table. */
+export function validateAllRecords(db: DatabaseSync): Result<void> {
+  const present = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Row[]).map((r) => String(r.name)));
+  for (const table of TABLES) {
+    if (!present.has(table)) return err(controllerError("storage_record_invalid", { where: table }));
+    const strict = db.prepare("SELECT strict FROM pragma_table_list WHERE name = ?").get(table) as Row | undefined;
+    if (strict?.strict !== 1) return err(controllerError("storage_record_invalid", { where: table }));
+    for (const row of db.prepare(`SELECT * FROM ${table}`).iterate() as Iterable<Row>) {
+      if (!validRow(table, row)) return err(controllerError("storage_record_invalid", { where: table }));
+    }
+  }
+  if (!journalConsistent(db)) return err(controllerError("storage_record_invalid", { where: "journal" }));
+  if (db.prepare("PRAGMA foreign_key_check").all().length > 0) return err(controllerError("storage_record_invalid", { where: "foreign_keys" }));
+  const quick = db.prepare("PRAGMA quick_check").all() as Row[];
+  if (quick.length !== 1 || quick[0]?.quick_check !== "ok") return err(controllerError("storage_record_invalid", { where: "integrity" }));
+  return ok(undefined);
+}

@@ -1,0 +1,49 @@
+// Small, total conversions between SQLite rows and domain values. Readers
+// trust rows because startup validated every one (record-validation.ts).
+
+import type { SQLInputValue } from "node:sqlite";
+import type { Json } from "../domain/records.ts";
+
+/** A row as node:sqlite returns it. */
+export type Row = Record<string, SQLInputValue | undefined>;
+
+/** The text column `name` of a row. */
+export function text(row: Row, name: string): string {
+  return String(row[name]);
+}
+
+/** The nullable text column `name` of a row. */
+export function textOrNull(row: Row, name: string): string | null {
+  const value = row[name];
+  return value === null || value === undefined ? null : String(value);
+}
+
+/** The integer column `name` of a row. */
+export function int(row: Row, name: string): number {
+  return Number(row[name]);
+}
+
+/** The nullable integer column `name` of a row. */
+export function intOrNull(row: Row, name: string): number | null {
+  const value = row[name];
+  return value === null || value === undefined ? null : Number(value);
+}
+
+/** The JSON column `name` of a row, parsed. */
+export function json<T = Json>(row: Row, name: string): T {
+  return JSON.parse(String(row[name])) as T;
+}
+
+/** A value serialized for a JSON column. */
+export function toJson(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+/** The SQLite primary result code of a caught error, or undefined. */
+export function primaryCode(error: unknown): number | undefined {
+  const errcode = (error as { errcode?: unknown } | null)?.errcode;
+  return typeof errcode === "number" ? errcode & 0xff : undefined;
+}
+
+/** SQLITE_CONSTRAINT: a uniqueness, CHECK or foreign-key violation. */
+export const SQLITE_CONSTRAINT = 19;
