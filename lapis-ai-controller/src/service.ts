@@ -3,12 +3,18 @@
 // so recovery and external work never see an unvalidated database (P-STO-05).
 // Later issues append their steps (transport, recovery, executors) here.
 
+import process from "node:process";
 import type { ControllerError, Result } from "./domain/errors.ts";
 import { err, ok } from "./domain/errors.ts";
 import type { Clock } from "./domain/ports.ts";
 import { PROTOCOL_VERSION } from "./domain/protocol.ts";
 import type { Json, RetentionProfile } from "./domain/records.ts";
 import { openSqliteStore, type SqliteStore } from "./persistence/sqlite-store.ts";
+import type { BootstrapCredential } from "./auth/auth-sessions.ts";
+import type { TurnPort } from "./domain/protocol-ports.ts";
+import { authSessionStore } from "./persistence/auth-store.ts";
+import { protocolConfig } from "./transport/protocol-config.ts";
+import { startProtocol, type RunningProtocol } from "./transport/protocol.ts";
 
 /** A step run after the store is open and validated; a failure stops startup. */
 export type StartupStep = (store: SqliteStore) => Result<void> | Promise<Result<void>>;
@@ -21,6 +27,31 @@ export interface ServiceOptions {
   readonly lockWaitMs?: number;
   /** Steps after validation, in order (recovery, executors, transport). */
   readonly startupSteps?: readonly StartupStep[];
+  /** Config sections owned by later issues (`tokens`, `listen`, `limits` for the protocol). */
+  readonly sections?: Readonly<Record<string, Json>>;
+  /** Environment lookup for `env:` secret references. */
+  readonly env?: (name: string) => string | undefined;
+  /** Bootstrap credentials not from the config file (the managed child's stdin token, issue 16). */
+  readonly bootstrapCredentials?: readonly BootstrapCredential[];
+  /** The turn engine boundary (issue 14); without it turns.submit answers `turns_unavailable`. */
+  readonly turns?: TurnPort;
+}
+
+/** Starts the WebSocket protocol when tokens or a listen address are configured (issue 13). */
+async function startTransport(options: ServiceOptions, store: SqliteStore): Promise<Result<RunningProtocol | null>> {
+  const config = protocolConfig(options.sections ?? {}, options.env ?? (() => undefined), options.bootstrapCredentials);
+  if (!config.ok) return config;
+  if (!config.value.enabled) return ok(null);
+  return startProtocol({
+    store,
+    authStore: authSessionStore(store.handle),
+    credentials: config.value.credentials,
+    limits: config.value.limits,
+    clock: options.clock ?? { now: () => Date.now() },
+    // Payload-free lines only: event names, codes and counts.
+    log: (event, fields) => void process.stderr.write(`${JSON.stringify({ event, ...fields })}\n`),
+    turns: options.turns ?? null,
+  });
 }
 
 /** A running service. */
@@ -56,14 +87,24 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
       return err(result.error);
     }
   }
+  const transport = await startTransport(options, store);
+  if (!transport.ok) {
+    store.close();
+    return err(transport.error);
+  }
+  const protocol = transport.value;
   const pragmas = store.pragmas();
   return ok({
     store,
     readiness: {
       ready: true,
       protocol: PROTOCOL_VERSION,
+      ...(protocol === null ? {} : { url: protocol.server.url }),
       storage: { journalMode: pragmas.journalMode, synchronous: pragmas.synchronous, schemaVersion: pragmas.schemaVersion },
     },
-    stop: async () => store.close(),
+    stop: async () => {
+      await protocol?.close();
+      store.close();
+    },
   });
 }

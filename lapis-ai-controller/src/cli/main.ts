@@ -50,7 +50,7 @@ async function run(deps: CliDeps): Promise<ExitClass> {
     host.writeOut(options.json ? `${JSON.stringify(report)}\n` : statusText(report));
     return EXIT.ok;
   }
-  return serve(host, paths, config.value.retention, deps.startService);
+  return serve(host, paths, config.value.retention, deps.startService, config.value.sections);
 }
 
 /** Runs the CLI and resolves to its exit class; only codes reach stderr. */
