@@ -70,13 +70,8 @@ export class TurnCommands {
   /** turns.continue: a linked attempt after a settled prior turn. */
   continue(actor: Actor, priorTurnId: string, commandId: string, instructions: string): Result<TurnReceipt> {
     return this.#accept(actor, "turns.continue", commandId, { priorTurnId, instructions }, () => {
-      const prior = this.#store.getTurn(priorTurnId);
-      const thread = prior ? this.#store.getThread(prior.threadId) : null;
-      // Scope authorization applies to the prior turn (P-TRN-24).
-      if (!prior || !thread || !owns(actor, thread)) return refuse("not_found");
-      const why = continuationRefusal(this.#store, prior);
-      if (why) return refuse(why);
-      return ok({ thread, attemptOf: prior.id });
+      const thread = this.checkContinue(actor, priorTurnId);
+      return thread.ok ? ok({ thread: thread.value, attemptOf: priorTurnId }) : refuse(thread.code);
     }, instructions);
   }
 
@@ -102,9 +97,31 @@ export class TurnCommands {
     return assistantText(this.#store, prior.id) !== null;
   }
 
+  /** Checks a continuation of `priorTurnId` by `actor`; the thread it continues on. */
+  checkContinue(actor: Actor, priorTurnId: string): Result<ThreadRecord> {
+    const prior = this.#store.getTurn(priorTurnId);
+    const thread = prior ? this.#store.getThread(prior.threadId) : null;
+    // Scope authorization applies to the prior turn (P-TRN-24).
+    if (!prior || !thread || !owns(actor, thread)) return refuse("not_found");
+    const why = continuationRefusal(this.#store, prior);
+    return why ? refuse(why) : ok(thread);
+  }
+
+  /**
+   * Records one accepted turn (row, accepted configuration, prompt, journal).
+   * Runs inside the caller's command transaction; scheduling is the caller's
+   * after-commit step.
+   */
+  acceptTurn(thread: ThreadRecord, commandId: string, attemptOf: string | null, text: string): Result<TurnReceipt> {
+    if (typeof text !== "string" || text.length === 0 || text.length > MAX_PROMPT) return refuse("invalid_params");
+    const config = captureConfig(thread);
+    const turn = this.#store.insertTurn({ id: this.#newId(), threadId: thread.id, commandId, attemptOf, state: "queued", workspaceId: thread.workspaceId, config, errorCode: null }, text);
+    this.#store.append({ threadId: thread.id, turnId: turn.id, type: "turn_queued", visibility: "owner", data: { commandId, attemptOf, configVersion: config.configVersion } });
+    return ok({ commandId, turnId: turn.id, threadId: thread.id, attemptOf, retention: thread.retention });
+  }
+
   #accept(actor: Actor, method: string, commandId: string, input: unknown, check: () => Result<{ thread: ThreadRecord; attemptOf: string | null }>, text: string): Result<TurnReceipt> {
     if (typeof commandId !== "string" || commandId.length === 0 || commandId.length > 200) return refuse("invalid_params");
-    if (typeof text !== "string" || text.length === 0 || text.length > MAX_PROMPT) return refuse("invalid_params");
     const inputHash = hashOf([method, input]);
     const r = this.#store.tx((): Result<TurnReceipt> => {
       const existing = this.#store.getCommand(actor.principal, actor.application, commandId);
@@ -113,13 +130,10 @@ export class TurnCommands {
       }
       const c = check();
       if (!c.ok) return refuse(c.code);
-      const { thread, attemptOf } = c.value;
-      const config = captureConfig(thread);
-      const turn = this.#store.insertTurn({ id: this.#newId(), threadId: thread.id, commandId, attemptOf, state: "queued", workspaceId: thread.workspaceId, config, errorCode: null }, text);
-      const receipt: TurnReceipt = { commandId, turnId: turn.id, threadId: thread.id, attemptOf, retention: thread.retention };
-      this.#store.insertCommand({ principal: actor.principal, application: actor.application, commandId, method, inputHash, receipt: JSON.stringify(receipt) });
-      this.#store.append({ threadId: thread.id, turnId: turn.id, type: "turn_queued", visibility: "owner", data: { commandId, attemptOf, configVersion: config.configVersion } });
-      return ok(receipt);
+      const accepted = this.acceptTurn(c.value.thread, commandId, c.value.attemptOf, text);
+      if (!accepted.ok) return accepted;
+      this.#store.insertCommand({ principal: actor.principal, application: actor.application, commandId, method, inputHash, receipt: JSON.stringify(accepted.value) });
+      return accepted;
     });
     if (r.ok) this.#schedule();
     return r;

@@ -37,17 +37,5 @@ export function buildAgentEnv(
   return env;
 }
 
-// Printable, no control characters, bounded; email a plain local@domain.
-const VCS_NAME = /^[^\u0000-\u001f\u007f<>]{1,128}$/;
-const VCS_EMAIL = /^[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,190}\.[A-Za-z]{2,32}$/;
-
-/** Validates a vcsIdentity; returns the failing key path or the identity. */
-export function validateVcsIdentity(raw: unknown, path: string): { ok: true; value: VcsIdentity | null } | { ok: false; code: "config_invalid"; path: string } {
-  if (raw === undefined || raw === null) return { ok: true, value: null };
-  if (typeof raw !== "object" || Array.isArray(raw)) return { ok: false, code: "config_invalid", path };
-  const r = raw as Record<string, unknown>;
-  for (const k of Object.keys(r)) if (k !== "name" && k !== "email") return { ok: false, code: "config_invalid", path: `${path}.${k}` };
-  if (typeof r.name !== "string" || !VCS_NAME.test(r.name) || r.name.trim() !== r.name) return { ok: false, code: "config_invalid", path: `${path}.name` };
-  if (typeof r.email !== "string" || !VCS_EMAIL.test(r.email)) return { ok: false, code: "config_invalid", path: `${path}.email` };
-  return { ok: true, value: { name: r.name, email: r.email } };
-}
+/** Validates a vcsIdentity (the domain's rule, re-exported for adapters). */
+export { parseVcsIdentity as validateVcsIdentity } from "../domain/turn-config.ts";

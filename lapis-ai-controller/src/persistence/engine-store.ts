@@ -47,8 +47,8 @@ function configFromAccepted(m: JournalMetadata, providerId: string): PreparedCon
   };
 }
 
-/** Builds the engine store over an open SQLite store. */
-export function engineStore(store: SqliteStore): EngineStore {
+/** Builds the engine store over an open SQLite store; `onTranscript` hears every transcript append. */
+export function engineStore(store: SqliteStore, onTranscript: (threadId: string) => void = () => {}): EngineStore {
   const { db, clock, volatile } = store.handle;
   const configs = new Map<string, PreparedConfig>();
   const now = (): number => clock.now();
@@ -72,7 +72,9 @@ export function engineStore(store: SqliteStore): EngineStore {
     const { metadata, payload } = splitData(e.data);
     const messageId = typeof e.data.messageId === "string" ? e.data.messageId : null;
     const entry = { threadId: e.threadId, turnId: e.turnId, visibility: e.visibility, kind: e.type, messageId, metadata, createdAt: now() };
-    return must(store.journal.append(payload === undefined ? entry : { ...entry, payload })).journalId;
+    const id = must(store.journal.append(payload === undefined ? entry : { ...entry, payload })).journalId;
+    if (e.visibility === "transcript") onTranscript(e.threadId);
+    return id;
   };
   const configOf = (turnId: string, providerId: string): PreparedConfig => {
     const cached = configs.get(turnId);
