@@ -25,6 +25,10 @@ export const ENGINE_TOKENS = [
 export type EngineServe = {
   readonly dir: string;
   readonly databasePath: string;
+  /** argv tail selecting this instance for other CLI commands. */
+  readonly cliArgs: readonly string[];
+  /** Environment the CLI runs with (private HOME, PATH). */
+  readonly env: Readonly<Record<string, string>>;
   url: string;
   pid: number;
   start(): Promise<void>;
@@ -60,6 +64,8 @@ export function engineServe(t: TestContext, dir: string, providers: AcpProviderC
   const handle: EngineServe = {
     dir,
     databasePath: join(workspace, "instances", "default", "controller.sqlite"),
+    cliArgs: ["--config", configPath, "--workspace", workspace],
+    env,
     url: "",
     pid: 0,
     async start() {
