@@ -22,9 +22,10 @@ export function hasUnknownToolEffect(store: EngineStore, turnId: string): boolea
 
 /** The refusal code for continuing `prior`, or null when it may be continued. */
 export function continuationRefusal(store: EngineStore, prior: TurnRecord): string | null {
+  // A pending interaction is named first: it is the more specific reason a waiting turn cannot be continued.
+  if (store.listInteractions(prior.id).some((i) => i.state === "pending")) return "interaction_pending";
   if (prior.state === "queued" || isActive(prior.state)) return "turn_active";
   if (isFencing(prior.state)) return "turn_fenced";
-  if (store.listInteractions(prior.id).some((i) => i.state === "pending")) return "interaction_pending";
   if (hasUnknownToolEffect(store, prior.id)) return "tool_effect_unknown";
   if (assistantText(store, prior.id) === null) return "transcript_unavailable";
   return null;
