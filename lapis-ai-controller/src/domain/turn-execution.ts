@@ -126,9 +126,9 @@ export class TurnEngine {
         dropLease(s, turn.workspaceId, turn.id, turn.threadId);
       });
     };
+    if (turn.attemptOf !== null && !this.#o.continuationReady(turn)) return fail("continuation_evidence_unavailable");
     const prompt = this.#o.promptFor(turn);
     if (prompt === null) return fail("payload_unavailable");
-    if (turn.attemptOf !== null && !this.#o.continuationReady(turn)) return fail("continuation_evidence_unavailable");
     const cwd = this.#o.workspaces.get(turn.workspaceId);
     if (cwd === undefined) return fail("workspace_not_granted");
     const setup = await this.#o.executor.prepare({
