@@ -63,7 +63,11 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     tmpRoot: tmpdir(),
   });
   const vcs = new Map(config.providers.map((p) => [p.id, p.vcsIdentity]));
-  const turns = new TurnService({ store: estore, executor, workspaces: aliases.roots, limits: config.limits, newId: randomUUID, vcsIdentity: (id) => vcs.get(id) ?? null });
+  const modes = new Map(config.providers.map((p) => [p.id, p.mode ?? null]));
+  const turns = new TurnService({
+    store: estore, executor, workspaces: aliases.roots, limits: config.limits, newId: randomUUID,
+    vcsIdentity: (id) => vcs.get(id) ?? null, providerMode: (id) => modes.get(id) ?? null,
+  });
   turns.start();
   return ok({ turns, hub, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
 }

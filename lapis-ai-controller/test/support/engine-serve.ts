@@ -38,7 +38,7 @@ export type EngineServe = {
 };
 
 /** Prepares the config and returns a handle; call start(). */
-export function engineServe(t: TestContext, dir: string, providers: AcpProviderConfig[], workspaces: number, limits: Record<string, unknown> = {}): EngineServe {
+export function engineServe(t: TestContext, dir: string, providers: Array<AcpProviderConfig & { mode?: string }>, workspaces: number, limits: Record<string, unknown> = {}): EngineServe {
   const ws: Record<string, string> = {};
   for (let i = 1; i <= workspaces; i++) {
     const root = join(dir, `ws-${i}`);
@@ -50,7 +50,7 @@ export function engineServe(t: TestContext, dir: string, providers: AcpProviderC
     tokens: ENGINE_TOKENS.map((tk) => ({ id: tk.id, token: `env:${tk.envName}`, principal: tk.principal, application: tk.application, ...("scopes" in tk ? { scopes: tk.scopes } : {}) })),
     listen: { host: "127.0.0.1", port: 0 },
     workspaces: ws,
-    providers: Object.fromEntries(providers.map((p) => [p.id, { command: p.launch.command, restrictedModes: p.restrictedModes, setupTimeoutMs: p.setupTimeoutMs, killGraceMs: p.killGraceMs }])),
+    providers: Object.fromEntries(providers.map((p) => [p.id, { command: p.launch.command, restrictedModes: p.restrictedModes, setupTimeoutMs: p.setupTimeoutMs, killGraceMs: p.killGraceMs, ...(p.mode === undefined ? {} : { mode: p.mode }) }])),
     limits: { turns: limits },
   };
   const configPath = join(dir, "config.json");
