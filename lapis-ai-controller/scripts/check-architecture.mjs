@@ -7,7 +7,7 @@
 // --update-baseline records every file's current counted size as its budget;
 // run it in the same change that grows (or shrinks) a file.
 
-import { readdirSync, readFileSync, statSync, writeFileSync, existsSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import {
@@ -246,6 +246,7 @@ export function checkArchitecture(root, options = {}) {
   if (options.updateBaseline) {
     const budgets = Object.fromEntries(sized.map((s) => [s.file, s.counted]));
     const body = { comment: "Counted-line budget per file (AIC-ARCH-002). Update in the same change that grows or shrinks a file.", budgets };
+    mkdirSync(dirname(join(root, BASELINE)), { recursive: true });
     writeFileSync(join(root, BASELINE), `${JSON.stringify(body, null, 2)}\n`);
   }
   checkBudgets(ctx, sized, options.updateBaseline ? Object.fromEntries(sized.map((s) => [s.file, s.counted])) : readBaseline(root, report));

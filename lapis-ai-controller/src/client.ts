@@ -299,9 +299,11 @@ export class ControllerClient {
     }
     if (method !== "event") return;
     const watch = this.#watches.get(String(params.threadId));
-    if (watch === undefined || watch.subscriptionId !== params.subscriptionId) return;
+    if (watch === undefined) return;
     const seq = Number(params.seq);
-    // The server reads by cursor, so a gap cannot occur; a duplicate is dropped.
+    // Catch-up events may arrive with the subscribe reply, before its id is known, so
+    // events are taken by thread and seq: the server reads by cursor (no gap), and a
+    // seq already delivered (an overlapping resubscription) is dropped.
     if (!Number.isSafeInteger(seq) || seq <= watch.lastSeq) return;
     watch.lastSeq = seq;
     watch.listener.event({ threadId: watch.threadId, seq, event: params.event as Record<string, unknown> });

@@ -39,8 +39,9 @@ export async function serve(
   if (!started.ok) throw new CliError(started.error.code, exitClassOf(started.error.code));
   const service = started.value;
   const readiness = { ...service.readiness, instance: paths.instance, runtime: host.name, pid: process.pid };
-  host.writeOut(`${JSON.stringify(readiness)}\n`);
-  const signal = await new Promise<string>((resolve) => {
+  // The signal listener is in place before readiness is reported, so a signal
+  // sent right after the readiness line still stops the service cleanly.
+  const signalled = new Promise<string>((resolve) => {
     // A signal listener alone does not keep Node's event loop alive; this timer does, until shutdown.
     const keepAlive = setInterval(() => undefined, 60_000);
     const remove = host.onShutdownSignal((received) => {
@@ -49,6 +50,8 @@ export async function serve(
       resolve(received);
     });
   });
+  host.writeOut(`${JSON.stringify(readiness)}\n`);
+  const signal = await signalled;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<"timeout">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), STOP_DEADLINE_MS);

@@ -3,7 +3,7 @@
 // the engine (issue 14) implements TurnPort, service.ts wires them.
 import type { ErrorCode, Result } from "./errors.ts";
 import { controllerError, err } from "./errors.ts";
-import type { AuthSessionRecord, Json, ThreadRecord } from "./records.ts";
+import type { AuthSessionRecord, JournalMetadata, Json, ThreadRecord } from "./records.ts";
 
 /** An expected outcome: a value or a payload-free ControllerError. */
 export type Outcome<T> = Result<T>;
@@ -76,8 +76,8 @@ export interface TurnSubmission {
  * newly accepted command, never for a repeated one.
  */
 export interface TurnPort {
-  acceptSubmit(access: AccessContext, thread: ThreadRecord, submission: TurnSubmission): Result<{ readonly [key: string]: Json }>;
-  afterCommit(receipt: { readonly [key: string]: Json }): void;
+  acceptSubmit(access: AccessContext, thread: ThreadRecord, submission: TurnSubmission): Result<JournalMetadata>;
+  afterCommit(receipt: JournalMetadata): void;
   /** True while the thread has queued or running work (configuration changes then fail `thread_busy`). */
   isBusy(threadId: string): boolean;
 }

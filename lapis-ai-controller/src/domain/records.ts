@@ -115,8 +115,8 @@ export interface CommandRecord {
   readonly method: string;
   /** A digest of the canonical command input, to tell a repeat from a conflict. */
   readonly inputDigest: string;
-  /** The receipt returned for this command; metadata only (P-STO-10). */
-  readonly receipt: { readonly [key: string]: Json };
+  /** The receipt returned for this command: short scalar facts only, no payload (P-STO-10). */
+  readonly receipt: JournalMetadata;
   readonly createdAt: number;
 }
 

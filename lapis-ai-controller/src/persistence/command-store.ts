@@ -1,9 +1,12 @@
-// Accessor of the `commands` table: idempotency on command identity.
+// Accessor of the `commands` table: idempotency on command identity. A
+// receipt holds metadata and external source identity only, never a payload
+// (P-STO-10), under every retention profile.
 
 import { controllerError, err, ok, type Result } from "../domain/errors.ts";
 import type { CommandStore } from "../domain/ports.ts";
 import type { CommandRecord } from "../domain/records.ts";
 import type { StoreHandle } from "./handle.ts";
+import { validReceipt } from "./journal-rules.ts";
 import { int, json, primaryCode, SQLITE_CONSTRAINT, text, toJson, type Row } from "./rows.ts";
 
 /** Maps a validated `commands` row to its record. */
@@ -27,6 +30,7 @@ export function commandStore(handle: StoreHandle): CommandStore {
   const select = db.prepare("SELECT * FROM commands WHERE principal = ? AND application = ? AND command_id = ?");
   return {
     insert(command): Result<CommandRecord> {
+      if (!validReceipt(command.receipt)) return err(controllerError("invalid_params", { where: "commands.receipt" }));
       try {
         insert.run(command.principal, command.application, command.commandId, command.method, command.inputDigest,
           toJson(command.receipt), command.createdAt);

@@ -6,9 +6,7 @@
 import { closeSync, existsSync, openSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { controllerError, err, ok, type Result } from "../domain/errors.ts";
-
-const SQLITE_BUSY = 5;
-const SQLITE_LOCKED = 6;
+import { primaryCode, SQLITE_BUSY, SQLITE_LOCKED } from "./rows.ts";
 
 /** Limits of the lock wait: a short busy wait rides over a diagnostic probe, never over a live holder. */
 export const LOCK_WAIT_DEFAULT_MS = 250;
@@ -24,12 +22,6 @@ export interface InstanceLock {
 /** The sibling lock file of a database. */
 export function lockPathFor(databasePath: string): string {
   return `${databasePath}.lock`;
-}
-
-/** The primary SQLite result code of a node:sqlite error, if any. */
-export function sqlitePrimaryCode(error: unknown): number | undefined {
-  const errcode = (error as { errcode?: unknown } | null)?.errcode;
-  return typeof errcode === "number" ? errcode & 0xff : undefined;
 }
 
 function clampWait(waitMs: number | undefined): number {
@@ -52,7 +44,7 @@ export function acquireInstanceLock(databasePath: string, waitMs?: number): Resu
     } catch {
       // closing a half-open handle may fail; the lock was not taken either way
     }
-    const code = sqlitePrimaryCode(error);
+    const code = primaryCode(error);
     if (code === SQLITE_BUSY || code === SQLITE_LOCKED) return err(controllerError("instance_locked"));
     return err(controllerError("storage_unavailable", { where: "instance_lock" }));
   }

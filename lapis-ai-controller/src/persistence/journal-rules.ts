@@ -25,3 +25,11 @@ export function validMetadata(value: unknown): boolean {
     (typeof item === "string" && item.length <= METADATA_MAX_STRING)
   ));
 }
+
+/** Receipt keys that would carry content; a receipt covers metadata and source identity only (P-STO-10). */
+export const RECEIPT_CONTENT_KEYS = ["payload", "prompt", "text", "content", "input", "output", "message"];
+
+/** True when `value` is a metadata-only receipt: short scalar facts and no content-named key. */
+export function validReceipt(value: unknown): boolean {
+  return validMetadata(value) && Object.keys(value as object).every((key) => !RECEIPT_CONTENT_KEYS.includes(key));
+}

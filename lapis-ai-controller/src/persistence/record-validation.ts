@@ -8,7 +8,7 @@ import {
   DECIDERS, INTERACTION_KINDS, INTERACTION_STATES, JOURNAL_VISIBILITIES, LEASE_KINDS, PAYLOAD_STATES,
   RETENTION_PROFILES, TURN_STATES,
 } from "../domain/records.ts";
-import { validKind, validMetadata } from "./journal-rules.ts";
+import { validKind, validMetadata, validReceipt } from "./journal-rules.ts";
 import { validPreparationMarkerRow } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
 import { TABLES, type TableName } from "./schema.ts";
@@ -34,7 +34,7 @@ const SHAPES: Readonly<Record<Exclude<TableName, "preparation_markers">, Readonl
   },
   commands: {
     principal: id, application: id, command_id: id, method: kindOrMethod(), input_digest: digest,
-    receipt: jsonObject, created_at: count,
+    receipt: jsonWith(validReceipt), created_at: count,
   },
   journal: {
     journal_id: positive, thread_id: id, turn_id: idOrNull, seq: countOrNull, visibility: oneOf(JOURNAL_VISIBILITIES),

@@ -39,10 +39,23 @@ export function toJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The SQLite primary result code of a caught error, or undefined. */
+/** SQLITE_BUSY and SQLITE_LOCKED: another connection holds the lock. */
+export const SQLITE_BUSY = 5;
+export const SQLITE_LOCKED = 6;
+
+/**
+ * The SQLite primary result code of a caught error, or undefined. Node sets
+ * `errcode`; Deno's node:sqlite (2.9) sets only the message, which is
+ * SQLite's own errstr, so the code is read back from it.
+ */
 export function primaryCode(error: unknown): number | undefined {
   const errcode = (error as { errcode?: unknown } | null)?.errcode;
-  return typeof errcode === "number" ? errcode & 0xff : undefined;
+  if (typeof errcode === "number") return errcode & 0xff;
+  const message = error instanceof Error ? error.message : "";
+  if (/^database is locked\b/.test(message)) return SQLITE_BUSY;
+  if (/^database table is locked\b/.test(message)) return SQLITE_LOCKED;
+  if (/constraint failed/.test(message)) return SQLITE_CONSTRAINT;
+  return undefined;
 }
 
 /** SQLITE_CONSTRAINT: a uniqueness, CHECK or foreign-key violation. */

@@ -3,7 +3,7 @@
 // row before anything else may use it, and written only in short
 // BEGIN IMMEDIATE transactions that never span an await.
 
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync } from "node:fs";
 import { dirname, isAbsolute } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { controllerError, ControllerFailure, err, ok, type Result } from "../domain/errors.ts";
@@ -134,6 +134,8 @@ export function openSqliteStore(options: StoreOptions): Result<SqliteStore> {
   if (!lock.ok) return lock;
   let db: DatabaseSync | undefined;
   try {
+    // Created owner-only before SQLite opens it; SQLite gives -wal and -shm the same mode.
+    closeSync(openSync(options.path, "a", 0o600));
     db = new DatabaseSync(options.path, { timeout: 1_000 });
     configureConnection(db, true);
     const transact = transactor(db);

@@ -74,7 +74,7 @@ export function jsonWith(inner: (value: unknown) => boolean): Check {
 
 /** True when every listed column of `row` passes its check and the row has no other columns. */
 export function rowMatches(row: Row, shape: Readonly<Record<string, Check>>): boolean {
-  const columns = Object.keys(row).filter((name) => name !== "_rowid");
+  const columns = Object.keys(row);
   if (columns.length !== Object.keys(shape).length) return false;
   return Object.entries(shape).every(([column, check]) => column in row && check(row[column]));
 }

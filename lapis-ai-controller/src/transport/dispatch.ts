@@ -2,6 +2,7 @@
 // known, scope held (SCOPE_MAP), then the handler's own principal,
 // application, provider and workspace checks.
 import { checkScope } from "../auth/access.ts";
+import { requiredScope } from "../auth/scopes.ts";
 import type { Conn, Handler, ProtocolDeps } from "./context.ts";
 import type { FrameId } from "./frames.ts";
 import { encodeError, encodeRawResult, encodeResult, RPC, rpcError } from "./frames.ts";
@@ -26,6 +27,11 @@ export function dispatchTable(extra: Readonly<Record<string, Handler>> = {}): Re
     if (Object.hasOwn(DISPATCH, name) || name === "hello") throw new Error(`dispatch: duplicate method ${name}`);
   }
   return Object.freeze({ ...DISPATCH, ...extra });
+}
+
+/** Methods of a table without a SCOPE_MAP entry (a test requires none; dispatch refuses them). */
+export function unmappedMethods(table: Readonly<Record<string, Handler>>): string[] {
+  return Object.keys(table).filter((method) => requiredScope(method) === undefined || requiredScope(method) === null);
 }
 
 /** Handles one authenticated request and sends exactly one reply. */

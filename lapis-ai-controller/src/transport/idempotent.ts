@@ -7,11 +7,11 @@ import type { Result } from "../domain/errors.ts";
 import { ControllerFailure, err, failureOf, ok } from "../domain/errors.ts";
 import type { AccessContext, Outcome } from "../domain/protocol-ports.ts";
 import { fail } from "../domain/protocol-ports.ts";
-import type { CommandRecord, Json } from "../domain/records.ts";
+import type { CommandRecord, JournalMetadata } from "../domain/records.ts";
 import type { ProtocolDeps, Reply } from "./context.ts";
 
-/** A receipt: metadata only, a JSON object. */
-export type Receipt = { readonly [key: string]: Json };
+/** A receipt: short scalar facts only, never a payload (P-STO-10). */
+export type Receipt = JournalMetadata;
 
 /** Identity digest of a command's input (method plus params without the command id). */
 export function commandInputDigest(method: string, input: unknown): string {

@@ -20,6 +20,7 @@ export interface ServeToken {
   readonly principal?: string;
   readonly application?: string;
   readonly scopes?: readonly string[];
+  readonly workspaces?: readonly string[];
 }
 
 /** A running serve child. */
@@ -49,6 +50,7 @@ export async function startServe(
       ...(tk.principal === undefined ? {} : { principal: tk.principal }),
       ...(tk.application === undefined ? {} : { application: tk.application }),
       ...(tk.scopes === undefined ? {} : { scopes: tk.scopes }),
+      ...(tk.workspaces === undefined ? {} : { workspaces: tk.workspaces }),
     })),
     listen: { host: "127.0.0.1", port: 0 },
     ...(options.limits === undefined ? {} : { limits: { protocol: options.limits } }),

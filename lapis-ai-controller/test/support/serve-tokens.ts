@@ -17,6 +17,7 @@ export const SERVE_TOKENS: readonly ServeToken[] = [
   token("bob", "AIC_T_BOB", { principal: "bob", application: "notes" }),
   token("reader", "AIC_T_READER", { principal: "alice", application: "notes", scopes: ["threads:read"] }),
   token("owner", "AIC_T_OWNER"),
+  token("ws-narrow", "AIC_T_WS_NARROW", { principal: "alice", application: "notes", workspaces: ["ws-1"] }),
   ...INITIAL_SCOPES.map((scope) => token(`no-${scope.replace(":", "-")}`, `AIC_T_NO_${scope.replace(":", "_").toUpperCase()}`, {
     principal: "alice",
     application: "notes",

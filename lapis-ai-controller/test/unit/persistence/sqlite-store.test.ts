@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
@@ -30,4 +31,12 @@ test("P-STO-01 schema v1 has every table STRICT and records its schema version",
     assert.equal(row?.strict, 1, `${table} is STRICT`);
   }
   assert.deepEqual({ ...db.prepare("SELECT version FROM schema_version").get() }, { version: 1 });
+});
+
+test("P-STO-09 the database, its -wal and its lock file are created owner-only (0600)", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  const opened = openSqliteStore({ path });
+  assert.ok(opened.ok);
+  t.after(() => opened.value.close());
+  for (const file of [path, `${path}-wal`, `${path}.lock`]) assert.equal(statSync(file).mode & 0o777, 0o600, file);
 });

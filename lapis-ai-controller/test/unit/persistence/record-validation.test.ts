@@ -1,0 +1,117 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { test } from "node:test";
+import { acquireInstanceLock } from "../../../src/persistence/instance-lock.ts";
+import { openSqliteStore } from "../../../src/persistence/sqlite-store.ts";
+import { startService } from "../../../src/service.ts";
+import { seedEveryTable } from "../../support/seeded-store.ts";
+import { tempDir } from "../../support/temp.ts";
+
+const CANARY = "CANARY-ROW-5be0c1d9";
+
+/** Runs raw SQL on a closed store file, with CHECK constraints off so malformed rows can exist. */
+function corrupt(path: string, sql: string): void {
+  const db = new DatabaseSync(path);
+  try {
+    db.exec("PRAGMA ignore_check_constraints = ON");
+    db.exec("PRAGMA foreign_keys = OFF");
+    db.exec(sql);
+  } finally {
+    db.close();
+  }
+}
+
+const CORRUPTIONS: ReadonlyArray<readonly [string, string]> = [
+  ["threads", `UPDATE threads SET config = 'not json ${CANARY}'`],
+  ["turns", `UPDATE turns SET state = '${CANARY}'`],
+  ["turns", `UPDATE turns SET error_code = 'Error: ${CANARY} at line 1'`],
+  ["commands", `UPDATE commands SET receipt = '["${CANARY}"]'`],
+  ["journal", `UPDATE journal SET metadata = json_object('text', '${CANARY}' || printf('%.300c', 'x')) WHERE seq = 1`],
+  ["journal", `UPDATE journal SET payload_state = 'none' WHERE seq = 1`],
+  ["interactions", `UPDATE interactions SET option_ids = '[1, "${CANARY}"]'`],
+  ["workspace_leases", `UPDATE workspace_leases SET kind = '${CANARY}'`],
+  ["provider_sessions", `UPDATE provider_sessions SET binding = '${CANARY}'`],
+  ["auth_sessions", `UPDATE auth_sessions SET scopes = '"${CANARY}"'`],
+  ["audit", `UPDATE audit SET details = json_object('nested', json_object('x', '${CANARY}'))`],
+  ["preparation_markers", `UPDATE preparation_markers SET suppressed_by = 'restricted', approval_effective = 'allow-all', native_mode_requested = '${CANARY}'`],
+  ["journal", `UPDATE journal SET seq = 5 WHERE seq = 2`],
+  ["foreign_keys", `UPDATE turns SET thread_id = '${CANARY}'`],
+];
+
+for (const [index, [table, sql]] of CORRUPTIONS.entries()) {
+  test(`P-STO-06 malformed retained row #${index + 1} (${table}) carrying a canary fails startup with storage_record_invalid, payload-free`, (t) => {
+    const path = join(tempDir(t), "controller.sqlite");
+    seedEveryTable(path);
+    corrupt(path, sql);
+    const opened = openSqliteStore({ path });
+    assert.equal(opened.ok, false);
+    if (opened.ok) return;
+    assert.deepEqual(opened.error, { code: "storage_record_invalid", retryable: false, where: table });
+    assert.equal(JSON.stringify(opened.error).includes(CANARY), false);
+    const lock = acquireInstanceLock(path);
+    assert.ok(lock.ok, "the failed open released the instance lock");
+    lock.value.release();
+  });
+}
+
+test("P-STO-07 preparation_markers have their own validator: a corrupted marker fails startup", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path, "metadata-only");
+  corrupt(path, "UPDATE preparation_markers SET payload_volatile = 0");
+  const opened = openSqliteStore({ path });
+  assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "preparation_markers" });
+});
+
+test("P-STO-06 a stored payload in a metadata-only thread fails startup (payload placement follows retention)", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path, "metadata-only");
+  corrupt(path, `UPDATE journal SET payload_state = 'stored', payload = '"${CANARY}"' WHERE seq = 1`);
+  const opened = openSqliteStore({ path });
+  assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "journal" });
+});
+
+test("P-STO-06 schema_version=999 fails startup with storage_version_unsupported", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  corrupt(path, "UPDATE schema_version SET version = 999");
+  const opened = openSqliteStore({ path });
+  assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_version_unsupported", retryable: false });
+});
+
+test("P-STO-06 a database of unknown tables without a version fails storage_version_unsupported and is left untouched", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  corrupt(path, "CREATE TABLE other (x TEXT)");
+  const opened = openSqliteStore({ path });
+  assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_version_unsupported", retryable: false });
+  const db = new DatabaseSync(path, { readOnly: true });
+  t.after(() => db.close());
+  assert.deepEqual(db.prepare("SELECT name FROM sqlite_master").all().map((r) => r.name), ["other"]);
+});
+
+test("P-STO-05 startup validates every retained row before any later startup step (recovery, external work) runs", async (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  let stepRuns = 0;
+  const step = () => {
+    stepRuns += 1;
+    return { ok: true as const, value: undefined };
+  };
+  corrupt(path, `UPDATE threads SET binding = '${CANARY}'`);
+  const failed = await startService({ databasePath: path, retention: "full", startupSteps: [step] });
+  assert.equal(failed.ok, false);
+  assert.equal(stepRuns, 0, "no step ran on an invalid database");
+  corrupt(path, "UPDATE threads SET binding = '{}'");
+  const started = await startService({ databasePath: path, retention: "full", startupSteps: [step] });
+  assert.ok(started.ok);
+  assert.equal(stepRuns, 1);
+  await started.value.stop();
+});
+
+test("P-STO-05 a valid database with a row in every table passes validation", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  const opened = openSqliteStore({ path });
+  assert.ok(opened.ok);
+  opened.value.close();
+});
