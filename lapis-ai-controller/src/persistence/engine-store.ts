@@ -151,6 +151,8 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
         const t = store.turns.get(id);
         if (!t || !from.includes(t.state)) return false;
         must(store.turns.setState(id, to, now(), patch.errorCode));
+        // Settled turns rebuild their configuration from the marker when read again.
+        if (to === "completed" || to === "failed" || to === "cancelled") configs.delete(id);
         return true;
       });
     },
