@@ -135,10 +135,14 @@ export class ControllerClient {
   }
 
   async #connectOnce(): Promise<RpcFailure | null> {
+    const bound: { peer: RpcPeer | null } = { peer: null };
     const handlers: PeerHandlers = {
       notification: (method, params) => this.#onNotification(method, params),
       request: (method, params) => this.#onRequest(method, params),
-      closed: (code) => this.#onClosed(code),
+      // Only the close of the current, bound peer counts (not a refused hello's, not a stale one's).
+      closed: (code) => {
+        if (bound.peer !== null && bound.peer === this.#peer) this.#onClosed(code);
+      },
     };
     const opened = await RpcPeer.open(this.#options.url, this.#factory, handlers, this.#timeoutMs);
     if (!(opened instanceof RpcPeer)) return opened;
@@ -152,6 +156,9 @@ export class ControllerClient {
     if (hello.bearer !== undefined) this.#bearer = hello.bearer;
     this.#hello = hello;
     this.#peer = opened;
+    bound.peer = opened;
+    // It may have closed while hello was answered: then reconnect as for any close.
+    if (!opened.open) this.#onClosed(1006);
     this.#options.onConnected?.(hello);
     return null;
   }
@@ -171,16 +178,21 @@ export class ControllerClient {
     let delay = clamp(this.#options.reconnectDelayMs, 100, 10, 60_000);
     const maxDelay = clamp(this.#options.maxReconnectDelayMs, 5000, delay, 300_000);
     const attempts = clamp(this.#options.maxReconnectAttempts, 20, 1, 10_000);
+    const initialDelay = delay;
     try {
-      for (let i = 0; i < attempts && !this.#closed; i++) {
+      for (let failures = 0; failures < attempts && !this.#closed;) {
         await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(maxDelay, delay * 2);
         const failure = await this.#connectOnce();
         if (failure === null) {
           await this.#restore();
-          return;
+          // A close during the restore found the reconnect still running: go round again.
+          if (this.#peer !== null) return;
+          delay = initialDelay;
+          continue;
         }
         if (failure.code === "unauthorized" || failure.code === "protocol_unsupported") break;
+        failures++;
+        delay = Math.min(maxDelay, delay * 2);
       }
       this.#closed = true;
     } finally {

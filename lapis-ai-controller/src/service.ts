@@ -5,7 +5,7 @@
 
 import process from "node:process";
 import type { ControllerError, Result } from "./domain/errors.ts";
-import { err, ok } from "./domain/errors.ts";
+import { controllerError, err, ok } from "./domain/errors.ts";
 import type { Clock } from "./domain/ports.ts";
 import { PROTOCOL_VERSION } from "./domain/protocol.ts";
 import type { Json, RetentionProfile } from "./domain/records.ts";
@@ -63,7 +63,11 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     tmpRoot: tmpdir(),
   });
   const vcs = new Map(config.providers.map((p) => [p.id, p.vcsIdentity]));
-  const turns = new TurnService({ store: estore, executor, workspaces: aliases.roots, limits: config.limits, newId: randomUUID, vcsIdentity: (id) => vcs.get(id) ?? null });
+  const modes = new Map(config.providers.map((p) => [p.id, p.mode ?? null]));
+  const turns = new TurnService({
+    store: estore, executor, workspaces: aliases.roots, limits: config.limits, newId: randomUUID,
+    vcsIdentity: (id) => vcs.get(id) ?? null, providerMode: (id) => modes.get(id) ?? null,
+  });
   turns.start();
   return ok({ turns, hub, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
 }
@@ -124,7 +128,13 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
   };
-  const opened = openSqliteStore(storeOptions);
+  // Config `limits.volatile` ({maxEntries, maxChars}); openSqliteStore validates and caps it.
+  const limits = options.sections?.limits;
+  const volatile = limits !== null && typeof limits === "object" && !Array.isArray(limits) ? (limits as { readonly [key: string]: Json }).volatile : undefined;
+  if (volatile !== undefined && (volatile === null || typeof volatile !== "object" || Array.isArray(volatile))) {
+    return err(controllerError("config_invalid", { where: "config.limits.volatile" }));
+  }
+  const opened = openSqliteStore({ ...storeOptions, ...(volatile === undefined ? {} : { volatile: volatile as Record<string, number> }) });
   if (!opened.ok) return opened;
   const store = opened.value;
   for (const step of options.startupSteps ?? []) {

@@ -9,7 +9,7 @@ import type { TurnRecord, EngineStore } from "./turn-store-port.ts";
 export function hasUnknownToolEffect(store: EngineStore, turnId: string): boolean {
   const open = new Set<string>();
   for (const e of store.journal({ turnId })) {
-    const id = (e.data.envelope as { toolCallId?: string } | undefined)?.toolCallId;
+    const id = e.data.toolCallId;
     if (typeof id !== "string") continue;
     if (e.type === "tool_begin") open.add(id);
     if (e.type === "tool_end") {

@@ -30,14 +30,14 @@ export function updateThreadConfig(store: EngineStore, threadId: string, expecte
   });
 }
 
-/** The configuration a new turn on this thread runs with. */
-export function captureConfig(t: ThreadRecord): PreparedConfig {
+/** The configuration a new turn on this thread runs with; the provider's configured mode is the default request. */
+export function captureConfig(t: ThreadRecord, providerMode: string | null = null): PreparedConfig {
   return {
     configVersion: t.configVersion,
     retention: t.retention,
     providerId: t.providerId,
     restricted: t.restricted,
-    requestedMode: t.requestedMode,
+    requestedMode: t.requestedMode ?? providerMode,
     approval: prepareApproval(t.approvalPolicy, t.restricted),
     nativeMode: null,
   };

@@ -36,9 +36,11 @@ export class TurnCommands {
   #newId: () => string;
   #workspaces: ReadonlySet<string>;
   #schedule: () => void;
+  #providerMode: (providerId: string) => string | null;
 
-  constructor(o: { store: EngineStore; newId: () => string; workspaces: ReadonlySet<string>; schedule: () => void }) {
+  constructor(o: { store: EngineStore; newId: () => string; workspaces: ReadonlySet<string>; schedule: () => void; providerMode?: (providerId: string) => string | null }) {
     this.#store = o.store;
+    this.#providerMode = o.providerMode ?? (() => null);
     this.#newId = o.newId;
     this.#workspaces = o.workspaces;
     this.#schedule = o.schedule;
@@ -114,7 +116,7 @@ export class TurnCommands {
    */
   acceptTurn(thread: ThreadRecord, commandId: string, attemptOf: string | null, text: string): Result<TurnReceipt> {
     if (typeof text !== "string" || text.length === 0 || text.length > MAX_PROMPT) return refuse("invalid_params");
-    const config = captureConfig(thread);
+    const config = captureConfig(thread, this.#providerMode(thread.providerId));
     const turn = this.#store.insertTurn({ id: this.#newId(), threadId: thread.id, commandId, attemptOf, state: "queued", workspaceId: thread.workspaceId, config, errorCode: null }, text);
     this.#store.append({ threadId: thread.id, turnId: turn.id, type: "turn_queued", visibility: "owner", data: { commandId, attemptOf, configVersion: config.configVersion } });
     return ok({ commandId, turnId: turn.id, threadId: thread.id, attemptOf, retention: thread.retention });

@@ -13,6 +13,8 @@ export type ProviderDefinition = {
   agent?: string;
   command?: readonly string[];
   nodePath?: string;
+  /** The native (ACP session) mode requested by default. */
+  mode?: string;
   envAllowlist: readonly string[];
   restrictedModes: readonly string[];
   vcsIdentity: VcsIdentity | null;
@@ -64,7 +66,7 @@ export function parseVcsIdentity(raw: unknown, path: string): { ok: true; value:
 
 function provider(id: string, raw: Json, path: string): ProviderDefinition {
   const p = obj(raw, path);
-  const known = ["agent", "command", "nodePath", "envAllowlist", "restrictedModes", "vcsIdentity", "setupTimeoutMs", "killGraceMs"];
+  const known = ["agent", "command", "nodePath", "mode", "envAllowlist", "restrictedModes", "vcsIdentity", "setupTimeoutMs", "killGraceMs"];
   for (const k of Object.keys(p)) if (!known.includes(k)) throw new Bad(`${path}.${k}`);
   const def: ProviderDefinition = {
     id,
@@ -80,6 +82,10 @@ function provider(id: string, raw: Json, path: string): ProviderDefinition {
   if (p.agent !== undefined) {
     if (typeof p.agent !== "string" || !ID.test(p.agent)) throw new Bad(`${path}.agent`);
     def.agent = p.agent;
+  }
+  if (p.mode !== undefined) {
+    if (typeof p.mode !== "string" || !ID.test(p.mode)) throw new Bad(`${path}.mode`);
+    def.mode = p.mode;
   }
   if (p.command !== undefined) def.command = strList(p.command, `${path}.command`, null);
   if (p.nodePath !== undefined) {

@@ -4,6 +4,7 @@
 // (P-TRN-01/02), and lost outcomes that fence the workspace (P-TRN-04).
 import type { ExecutorEvent, Executor, PermissionAsk, PermissionDecision, PreparedSession, TurnOutcome, VcsIdentity } from "./executor-port.ts";
 import { InteractionBroker, type Timers } from "./interactions.ts";
+import { captureEvent } from "./transcript-capture.ts";
 import { isFinal, type TurnState } from "./turn-state.ts";
 import { ok, refuse, type Result } from "./turn-result.ts";
 import type { TurnRecord, EngineStore } from "./turn-store-port.ts";
@@ -30,7 +31,6 @@ export type EngineOptions = {
 const LIVE: readonly TurnState[] = ["dispatched", "running", "waiting"];
 const ENDABLE: readonly TurnState[] = ["dispatched", "running", "waiting", "cancelling"];
 
-const TRANSCRIPT = new Set(["text", "reasoning", "message_completed", "tool_begin", "tool_end"]);
 
 /** The engine. */
 export class TurnEngine {
@@ -140,6 +140,8 @@ export class TurnEngine {
       vcsIdentity: this.#o.vcsIdentity(turn.config.providerId),
       envGrants: this.#o.envGrants(turn.config.providerId),
     });
+    // Shutting down: leave the turn in `preparing`; recovery requeues it (nothing was sent).
+    if (this.#closed) return;
     if (!setup.ok) return fail(setup.code === "restricted_mode_unavailable" ? setup.code : "provider_setup_failed");
     const session = setup.session;
     // The persisted dispatch boundary: after this commit a lost outcome is unknown.
@@ -167,19 +169,24 @@ export class TurnEngine {
   }
 
   #event(turn: TurnRecord, e: ExecutorEvent): void {
+    if (this.#closed) return;
     this.#alive(turn);
-    const { type, ...rest } = e;
-    const data = rest as Record<string, unknown>;
-    const visibility = TRANSCRIPT.has(type) ? "transcript" : "owner";
-    this.#o.store.append({ threadId: turn.threadId, turnId: turn.id, type, visibility, data });
+    captureEvent(this.#o.store, turn, e);
   }
 
   #permission(turn: TurnRecord, ask: PermissionAsk): Promise<PermissionDecision> {
+    // During shutdown no answer is given: the agent is about to be stopped.
+    if (this.#closed) return new Promise(() => {});
     this.#alive(turn);
     const cur = this.#o.store.getTurn(turn.id);
     // Only a live turn can be asked; anything else gets cancelled (P-TRN-14/18).
     if (!cur || !LIVE.includes(cur.state)) return Promise.resolve({ outcome: "cancelled" });
-    return this.broker.open(cur, ask, cur.config.approval);
+    try {
+      return this.broker.open(cur, ask, cur.config.approval);
+    } catch {
+      // The interaction could not be made durable: the agent gets no answer at all (P-ARC-15).
+      return new Promise(() => {});
+    }
   }
 
   #pendingChanged(turnId: string): void {
@@ -214,6 +221,11 @@ export class TurnEngine {
     const live = this.#live.get(turn.id);
     if (live) this.#o.timers.clear(live.cancelTimer);
     this.#live.delete(turn.id);
+    // An outcome caused by our own shutdown proves nothing: recovery decides on restart.
+    if (this.#closed) {
+      this.#notifyIdle();
+      return;
+    }
     this.broker.closeTurn(turn.id, "closed");
     s.tx(() => {
       const cur = s.getTurn(turn.id);

@@ -32,6 +32,8 @@ export type TurnServiceOptions = {
   timers?: Timers;
   vcsIdentity?: (providerId: string) => VcsIdentity | null;
   envGrants?: (providerId: string) => Readonly<Record<string, string>>;
+  /** The native mode each provider requests by default (config `providers.<id>.mode`). */
+  providerMode?: (providerId: string) => string | null;
 };
 
 function capped(v: number | undefined, def: number, cap: number): number {
@@ -62,7 +64,7 @@ export class TurnService {
       continuationReady: (t) => commands?.continuationReady(t) ?? false,
       promptFor: (t) => commands?.promptFor(t) ?? null,
     });
-    commands = new TurnCommands({ store: o.store, newId: o.newId, workspaces: new Set(o.workspaces.keys()), schedule: () => this.engine.schedule() });
+    commands = new TurnCommands({ store: o.store, newId: o.newId, workspaces: new Set(o.workspaces.keys()), schedule: () => this.engine.schedule(), ...(o.providerMode ? { providerMode: o.providerMode } : {}) });
     this.commands = commands;
   }
 

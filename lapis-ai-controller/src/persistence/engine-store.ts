@@ -128,7 +128,7 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
       return c ? { principal, application, commandId, method: c.method, inputHash: c.inputDigest, receipt: JSON.stringify(c.receipt) } : null;
     },
     insertCommand(c): void {
-      must(store.commands.insert({ principal: c.principal, application: c.application, commandId: c.commandId, method: c.method, inputDigest: c.inputHash, receipt: JSON.parse(c.receipt) as Record<string, Json>, createdAt: now() }));
+      must(store.commands.insert({ principal: c.principal, application: c.application, commandId: c.commandId, method: c.method, inputDigest: c.inputHash, receipt: JSON.parse(c.receipt) as JournalMetadata, createdAt: now() }));
     },
     insertTurn(t: TurnRecord, prompt: string): TurnRecord {
       must(store.turns.insert({ turnId: t.id, threadId: t.threadId, commandId: t.commandId, attemptOf: t.attemptOf, state: t.state, workspaceId: t.workspaceId, provider: t.config.providerId, configVersion: t.config.configVersion, errorCode: t.errorCode, createdAt: now(), updatedAt: now() }));
@@ -151,6 +151,8 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
         const t = store.turns.get(id);
         if (!t || !from.includes(t.state)) return false;
         must(store.turns.setState(id, to, now(), patch.errorCode));
+        // Settled turns rebuild their configuration from the marker when read again.
+        if (to === "completed" || to === "failed" || to === "cancelled") configs.delete(id);
         return true;
       });
     },

@@ -113,6 +113,12 @@ export function openConnection(host: ConnectionHost, socket: RawSocket, id: stri
       return;
     }
     const frame = decodeFrame(text);
+    if (state === "hello" && !(frame.kind === "request" && frame.method === "hello")) {
+      // The first frame must be hello; anything else ends the connection.
+      conn.send(encodeError(frame.kind === "request" ? frame.id : null, frame.kind === "invalid" ? frame.error : rpcError("hello_required")));
+      conn.close(CLOSE_HELLO_REQUIRED, "hello_required");
+      return;
+    }
     switch (frame.kind) {
       case "invalid":
         conn.send(encodeError(frame.id, frame.error));
@@ -130,11 +136,6 @@ export function openConnection(host: ConnectionHost, socket: RawSocket, id: stri
         break;
     }
     if (state === "hello") {
-      if (frame.method !== "hello") {
-        conn.send(encodeError(frame.id, rpcError("hello_required")));
-        conn.close(CLOSE_HELLO_REQUIRED, "hello_required");
-        return;
-      }
       clearTimeout(helloTimer);
       if (handleHello(deps, conn, frame.id, frame.params)) state = "ready";
       return;

@@ -43,7 +43,11 @@ export function protocolConfig(
     if (key in protocolLimits.value) return err(controllerError("config_invalid", { where: `config.limits.protocol.${key}` }));
   }
   const limits = transportLimits({ ...protocolLimits.value, ...listen.value });
-  if (!limits.ok) return err(controllerError("config_invalid", { where: `config.${limits.error.where ?? "limits"}` }));
+  if (!limits.ok) {
+    const key = (limits.error.where ?? "").replace(/^transport\./, "");
+    const where = key === "host" || key === "port" ? `config.listen.${key}` : `config.limits.protocol.${key}`;
+    return err(controllerError("config_invalid", { where }));
+  }
   const ids = new Set(credentials.value.map((c) => c.id));
   for (const c of extra) if (ids.has(c.id)) return err(controllerError("config_invalid", { where: "config.tokens" }));
   return ok({

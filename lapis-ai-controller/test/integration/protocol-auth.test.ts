@@ -105,3 +105,23 @@ test("P-API-02 hello with a wrong token or a malformed credential fails unauthor
   assert.equal(errorCode(malformed.reply), "invalid_params");
   assert.ok(h.logs.every((line) => !line.includes(TOKENS.owner)));
 });
+
+test("ISSUE-13-1 the first frame must be hello: a notification, a result or garbage first closes the socket", async (t) => {
+  const h = await startHarness(t);
+  for (const first of ['{"jsonrpc":"2.0","method":"event","params":{}}', '{"jsonrpc":"2.0","id":"s1","result":1}', "garbage"]) {
+    const client = await RawClient.open(h.url);
+    client.sendText(first);
+    assert.equal(await client.closed(), 4400, first);
+  }
+  const late = await RawClient.open(h.url);
+  const { client } = await hello(h.url, { type: "token", token: TOKENS.owner });
+  assert.equal(errorCode(await client.request("hello", { protocol: PROTOCOL, credential: { type: "token", token: TOKENS.owner } })), "already_authenticated");
+  client.close();
+  late.close();
+});
+
+test("ISSUE-13-1 a connection that never says hello is closed at the hello deadline", async (t) => {
+  const h = await startHarness(t, { limits: { helloTimeoutMs: 200 } });
+  const client = await RawClient.open(h.url);
+  assert.equal(await client.closed(3000), 4400);
+});

@@ -96,3 +96,37 @@ test("P-TRN-08 an owner cancel of a submission_unknown turn resolves it as cance
   assert.equal(agent.log().filter((e) => e.event === "prompt" && String(e.text).includes("LOST-ONE")).length, 1);
   c.close();
 });
+
+test("P-STO-05 a corrupt row stops startup before recovery starts any agent (spawn counter 0)", async (t) => {
+  const dir = tempDir(t, "aic-corrupt-");
+  const agent = scriptedAgent({ byPrompt: { HOLD: [{ stall: true }] }, steps: [{ say: "ran" }] }, "scripted", dir);
+  const serve = engineServe(t, dir, [agent.provider], 1);
+  await serve.start();
+  const c = await serve.client();
+  const threadId = String((await c.createThread({ workspace: "ws-1", provider: "scripted" })).threadId);
+  const hold = String((await c.submitTurn(threadId, { text: "HOLD" })).turnId);
+  const queued = String((await c.submitTurn(threadId, { text: "WOULD-RUN" })).turnId);
+  await until(() => agent.log().some((e) => e.event === "prompt"), "prompt");
+  c.close();
+  await serve.kill("SIGKILL");
+  const { DatabaseSync } = await import("node:sqlite");
+  const db = new DatabaseSync(serve.databasePath);
+  // Make the queued turn runnable at the next start, then corrupt one retained row.
+  db.prepare("UPDATE turns SET state = 'completed' WHERE turn_id = ?").run(hold);
+  db.exec("DELETE FROM workspace_leases");
+  db.exec("PRAGMA ignore_check_constraints = ON");
+  db.prepare("UPDATE turns SET state = 'bogus_state' WHERE turn_id = ?").run(hold);
+  db.close();
+  const spawnsBefore = agent.log().filter((e) => e.event === "spawn").length;
+  await assert.rejects(serve.start(), /serve exited/);
+  assert.match(serve.stderr(), /storage_record_invalid/);
+  assert.equal(agent.log().filter((e) => e.event === "spawn").length, spawnsBefore);
+  const fix = new DatabaseSync(serve.databasePath);
+  fix.prepare("UPDATE turns SET state = 'completed' WHERE turn_id = ?").run(hold);
+  fix.close();
+  await serve.start();
+  const c2 = await serve.client();
+  await waitTurn(c2, queued, ["completed"]);
+  assert.equal(agent.log().filter((e) => e.event === "spawn").length, spawnsBefore + 1, "a valid start does spawn");
+  c2.close();
+});

@@ -38,7 +38,7 @@ export type EngineServe = {
 };
 
 /** Prepares the config and returns a handle; call start(). */
-export function engineServe(t: TestContext, dir: string, providers: AcpProviderConfig[], workspaces: number, limits: Record<string, unknown> = {}): EngineServe {
+export function engineServe(t: TestContext, dir: string, providers: Array<AcpProviderConfig & { mode?: string; vcsIdentity?: { name: string; email: string } }>, workspaces: number, limits: Record<string, unknown> = {}, runtime: "node" | "deno" = "node"): EngineServe {
   const ws: Record<string, string> = {};
   for (let i = 1; i <= workspaces; i++) {
     const root = join(dir, `ws-${i}`);
@@ -50,7 +50,7 @@ export function engineServe(t: TestContext, dir: string, providers: AcpProviderC
     tokens: ENGINE_TOKENS.map((tk) => ({ id: tk.id, token: `env:${tk.envName}`, principal: tk.principal, application: tk.application, ...("scopes" in tk ? { scopes: tk.scopes } : {}) })),
     listen: { host: "127.0.0.1", port: 0 },
     workspaces: ws,
-    providers: Object.fromEntries(providers.map((p) => [p.id, { command: p.launch.command, restrictedModes: p.restrictedModes, setupTimeoutMs: p.setupTimeoutMs, killGraceMs: p.killGraceMs }])),
+    providers: Object.fromEntries(providers.map((p) => [p.id, { command: p.launch.command, restrictedModes: p.restrictedModes, setupTimeoutMs: p.setupTimeoutMs, killGraceMs: p.killGraceMs, ...(p.mode === undefined ? {} : { mode: p.mode }), ...(p.vcsIdentity === undefined ? {} : { vcsIdentity: p.vcsIdentity }) }])),
     limits: { turns: limits },
   };
   const configPath = join(dir, "config.json");
@@ -69,7 +69,9 @@ export function engineServe(t: TestContext, dir: string, providers: AcpProviderC
     url: "",
     pid: 0,
     async start() {
-      const c = spawn(join(PACKAGE, "node_modules/.bin/node"), [join(PACKAGE, "src/main.ts"), "serve", "--config", configPath, "--workspace", workspace], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+      const main = [join(PACKAGE, "src/main.ts"), "serve", "--config", configPath, "--workspace", workspace];
+      const argv = runtime === "node" ? main : ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-run", "--allow-net=127.0.0.1", ...main];
+      const c = spawn(join(PACKAGE, "node_modules/.bin", runtime), argv, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
       child = c;
       let out = "";
       err = "";

@@ -19,7 +19,8 @@ export type AgentStep =
   | { crash: number }
   | { unknownRequest: string }
   | { foreignSessionUpdate: string }
-  | { sayEnv: string[] };
+  | { sayEnv: string[] }
+  | { stderr: string };
 
 /** A permission request the agent sends to the client. */
 export type PermissionAsk = { toolCallId: string; title?: string; kind?: string; options: { optionId: string; name?: string; kind: string }[] };
@@ -109,6 +110,8 @@ async function runTurn(client: acp.AgentContext, sessionId: string, steps: Agent
       catch (e) { log({ event: "unknown_error", code: (e as { code?: number }).code ?? null }); }
     } else if ("foreignSessionUpdate" in step) {
       await client.notify(acp.methods.client.session.update, { sessionId: "foreign-session", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.foreignSessionUpdate } } });
+    } else if ("stderr" in step) {
+      process.stderr.write(`${step.stderr}\n`);
     } else if ("sayEnv" in step) {
       await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.sayEnv.map((k) => `${k}=${process.env[k] ?? ""}`).join(";") } });
     }

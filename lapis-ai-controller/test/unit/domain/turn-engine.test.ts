@@ -223,3 +223,33 @@ test("P-TRN-28 a lost ack is resolved by command identity", async () => {
     assert.equal(f.service.commands.receipt(ACTOR, "never-sent"), null);
   } finally { await f.service.engine.idle(); await f.close(); }
 });
+
+test("P-TRN-02 a lying agent that answers end_turn after a cancel ends the turn by its own word, never by the request alone", async () => {
+  const agent = scriptedAgent({ steps: [{ say: "working" }, { stall: true }], cancel: "lie" });
+  const f = startEngine([agent.provider], { limits: { cancelConfirmMs: 10_000 } });
+  try {
+    const t1 = submit(f, thread(f), "c1", "stall");
+    await waitState(f, t1, ["running"]);
+    f.service.cancel(t1, "p1");
+    assert.equal(await waitState(f, t1, ["completed", "cancelled"]), "completed");
+    const states = f.store.journal({ turnId: t1 }).filter((e) => e.type === "turn_state").map((e) => e.data.state);
+    assert.deepEqual(states.slice(-2), ["cancelling", "completed"]);
+    assert.equal(f.store.getLease("ws-1"), null);
+  } finally { await f.close(); }
+});
+
+test("P-ARC-15 when the interaction row cannot be written the agent receives no answer", async () => {
+  const agent = scriptedAgent({ steps: [{ permission: { toolCallId: "t", options: [{ optionId: "a", kind: "allow_once" }] } }] });
+  const f = startEngine([agent.provider], { limits: { cancelConfirmMs: 300 } });
+  try {
+    const realInsert = f.store.insertInteraction.bind(f.store);
+    f.store.insertInteraction = () => { throw new Error("injected write failure"); };
+    const t1 = submit(f, thread(f, { approvalPolicy: "allow-all" }), "c1", "ask");
+    await waitFor(() => agent.log().some((e) => e.event === "prompt"), "prompt");
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(agent.log().filter((e) => e.event === "permission_response" || e.event === "permission_error").length, 0);
+    f.store.insertInteraction = realInsert;
+    f.service.cancel(t1, "p1");
+    await waitState(f, t1, ["cancelled", "interrupted", "completed"]);
+  } finally { await f.close(); }
+});
