@@ -27,12 +27,16 @@ import { AcpExecutor } from "./execution/acp-executor.ts";
 import { currentLaunchHost } from "./execution/acp-launch.ts";
 import { engineStore } from "./persistence/engine-store.ts";
 import { turnMethods } from "./transport/methods-turns.ts";
+import { blockRedactingExecutor } from "./capture/event-blocks.ts";
+import { createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
 
 /** The turn engine as the service composes it (issue 14). */
 interface EngineParts {
   readonly turns: TurnService;
   readonly hub: ThreadEventHub;
   readonly known: { readonly workspaces: ReadonlySet<string>; readonly providers: ReadonlySet<string> };
+  /** The redaction worker and redactor every journal write passes (issue 15). */
+  readonly capture: CaptureParts;
 }
 
 /**
@@ -47,13 +51,17 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   if (config.providers.length === 0 && config.workspaces.length === 0) return ok(null);
   const aliases = checkWorkspaceAliases(config.workspaces, realpathSync);
   if (!aliases.ok) return err({ code: aliases.code, retryable: false });
+  const limitsSection = options.sections?.limits;
+  const captured = createCapture(limitsSection !== null && typeof limitsSection === "object" && !Array.isArray(limitsSection) ? (limitsSection as Record<string, Json>).capture : undefined);
+  if (!captured.ok) return err(controllerError("config_invalid", { where: captured.where }));
+  const capture = captured.value;
   const hub = new ThreadEventHub();
-  const estore = engineStore(store, (threadId) => hub.published(threadId, store.journal.lastSeq(threadId)));
+  const estore = engineStore(store, (threadId) => hub.published(threadId, store.journal.lastSeq(threadId)), capture.redactor);
   const env: Record<string, string | undefined> = {};
   for (const name of new Set(["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL", ...config.providers.flatMap((p) => p.envAllowlist)])) {
     env[name] = options.env?.(name) ?? process.env[name];
   }
-  const executor = new AcpExecutor({
+  const acp = new AcpExecutor({
     providers: config.providers.map((p) => ({
       id: p.id, envAllowlist: p.envAllowlist, restrictedModes: p.restrictedModes, setupTimeoutMs: p.setupTimeoutMs, killGraceMs: p.killGraceMs,
       launch: { ...(p.agent === undefined ? {} : { agent: p.agent }), ...(p.command === undefined ? {} : { command: p.command }), ...(p.nodePath === undefined ? {} : { nodePath: p.nodePath }) },
@@ -62,6 +70,8 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     env,
     tmpRoot: tmpdir(),
   });
+  // Event text reaches the journal only after whole-block redaction (P-CAP-10).
+  const executor = blockRedactingExecutor(acp, capture.redactor, capture.blockBytes);
   const vcs = new Map(config.providers.map((p) => [p.id, p.vcsIdentity]));
   const modes = new Map(config.providers.map((p) => [p.id, p.mode ?? null]));
   const turns = new TurnService({
@@ -69,7 +79,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     vcsIdentity: (id) => vcs.get(id) ?? null, providerMode: (id) => modes.get(id) ?? null,
   });
   turns.start();
-  return ok({ turns, hub, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
+  return ok({ turns, hub, capture, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
 }
 
 /** A step run after the store is open and validated; a failure stops startup. */
@@ -158,6 +168,7 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
   const transport = await startTransport(options, store, engine.value);
   if (!transport.ok) {
     await engine.value?.turns.close();
+    await engine.value?.capture.scanner.close();
     store.close();
     return err(transport.error);
   }
@@ -170,10 +181,12 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
       protocol: PROTOCOL_VERSION,
       ...(protocol === null ? {} : { url: protocol.server.url }),
       storage: { journalMode: pragmas.journalMode, synchronous: pragmas.synchronous, schemaVersion: pragmas.schemaVersion },
+      redaction: redactionFacts(),
     },
     stop: async () => {
       await protocol?.close();
       await engine.value?.turns.close();
+      await engine.value?.capture.scanner.close();
       store.close();
     },
   });
