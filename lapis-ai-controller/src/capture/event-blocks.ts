@@ -8,6 +8,7 @@
 // (fail closed) and the turn goes on.
 import type { BlockRedactor } from "../domain/redaction-port.ts";
 import type { Executor, ExecutorEvent, PreparedSession, SessionSetup, SetupResult, TurnSink } from "../domain/executor-port.ts";
+import { ControllerFailure } from "../domain/errors.ts";
 import { OMISSION_PREFIX } from "./secret-detectors.ts";
 
 /** Largest block held for whole-block redaction (bytes of UTF-16 text). */
@@ -115,7 +116,10 @@ class RedactingSession implements PreparedSession {
   get nativeMode() { return this.#inner.nativeMode; }
 
   async dispatch(prompt: string, sink: TurnSink) {
-    const buffer = new BlockBuffer(this.#redactor, this.#limit, (e) => sink.event(e));
+    const buffer = new BlockBuffer(this.#redactor, this.#limit, (e) => {
+      // A durable write that failed closed (scanner down) drops that event; the turn and service go on.
+      try { sink.event(e); } catch (caught) { if (!(caught instanceof ControllerFailure)) throw caught; }
+    });
     try {
       return await this.#inner.dispatch(prompt, {
         event: (e) => buffer.push(e),
