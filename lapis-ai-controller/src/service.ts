@@ -28,6 +28,9 @@ import { currentLaunchHost } from "./execution/acp-launch.ts";
 import { engineStore } from "./persistence/engine-store.ts";
 import { turnMethods } from "./transport/methods-turns.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
+import { applicationToolHost } from "./capture/capture-port.ts";
+import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
+import { ToolBridge } from "./execution/tool-bridge.ts";
 import { createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
 
 /** The turn engine as the service composes it (issue 14). */
@@ -37,6 +40,8 @@ interface EngineParts {
   readonly known: { readonly workspaces: ReadonlySet<string>; readonly providers: ReadonlySet<string> };
   /** The redaction worker and redactor every journal write passes (issue 15). */
   readonly capture: CaptureParts;
+  /** Application tools: the MCP bridge and the registry it reads, both set once the transport runs. */
+  readonly tools: { bridge: ToolBridge | null; registry: EndpointRegistry | null };
 }
 
 /**
@@ -55,6 +60,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   const captured = createCapture(limitsSection !== null && typeof limitsSection === "object" && !Array.isArray(limitsSection) ? (limitsSection as Record<string, Json>).capture : undefined);
   if (!captured.ok) return err(controllerError("config_invalid", { where: captured.where }));
   const capture = captured.value;
+  const tools: EngineParts["tools"] = { bridge: null, registry: null };
   const hub = new ThreadEventHub();
   const estore = engineStore(store, (threadId) => hub.published(threadId, store.journal.lastSeq(threadId)), capture.redactor);
   const env: Record<string, string | undefined> = {};
@@ -69,6 +75,12 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     host: currentLaunchHost(),
     env,
     tmpRoot: tmpdir(),
+    // Each provider session of a thread gets its own bearer for that thread owner's tools.
+    tools: (setup) => {
+      const thread = setup.threadId === undefined ? undefined : store.threads.get(setup.threadId);
+      if (tools.bridge === null || thread === undefined) return null;
+      return tools.bridge.grant({ principal: thread.principal, application: thread.application, threadId: thread.threadId });
+    },
   });
   // Event text reaches the journal only after whole-block redaction (P-CAP-10).
   const executor = blockRedactingExecutor(acp, capture.redactor, capture.blockBytes);
@@ -79,7 +91,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     vcsIdentity: (id) => vcs.get(id) ?? null, providerMode: (id) => modes.get(id) ?? null,
   });
   turns.start();
-  return ok({ turns, hub, capture, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
+  return ok({ turns, hub, capture, tools, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
 }
 
 /** A step run after the store is open and validated; a failure stops startup. */
@@ -173,6 +185,12 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     return err(transport.error);
   }
   const protocol = transport.value;
+  const parts = engine.value;
+  if (parts !== null && protocol !== null) {
+    parts.tools.registry = protocol.endpoints;
+    const registry = parts.tools;
+    parts.tools.bridge = await ToolBridge.start(applicationToolHost(() => registry.registry, parts.capture.toolCallMs));
+  }
   const pragmas = store.pragmas();
   return ok({
     store,
@@ -187,6 +205,7 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
       await protocol?.close();
       await engine.value?.turns.close();
       await engine.value?.capture.scanner.close();
+      await engine.value?.tools.bridge?.close();
       store.close();
     },
   });

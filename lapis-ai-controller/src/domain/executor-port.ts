@@ -15,6 +15,8 @@ export type VcsIdentity = { name: string; email: string };
 export type SessionSetup = {
   /** Stable key of the logical session (thread + provider). */
   sessionKey: string;
+  /** The thread the session serves; lets the service grant that thread's application tools (issue 15). */
+  threadId?: string;
   providerId: string;
   cwd: string;
   restricted: boolean;

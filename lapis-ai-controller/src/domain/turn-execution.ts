@@ -133,6 +133,7 @@ export class TurnEngine {
     if (cwd === undefined) return fail("workspace_not_granted");
     const setup = await this.#o.executor.prepare({
       sessionKey: `${turn.threadId}:${turn.config.providerId}`,
+      threadId: turn.threadId,
       providerId: turn.config.providerId,
       cwd,
       restricted: turn.config.restricted,

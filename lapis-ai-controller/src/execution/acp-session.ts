@@ -8,6 +8,7 @@ import { AcpEventTranslator } from "./acp-events.ts";
 import type { ResolvedLaunch } from "./acp-launch.ts";
 import { planMode, rejectedMode, restrictedModeId, type AdvertisedModes } from "./acp-modes.ts";
 import { toAsk, toResponse } from "./acp-permissions.ts";
+import type { McpHttpServer } from "./tool-bridge.ts";
 
 /** Parameters of one session start. */
 export type AcpSessionStart = {
@@ -19,6 +20,8 @@ export type AcpSessionStart = {
   restrictedModes: readonly string[];
   setupTimeoutMs: number;
   killGraceMs: number;
+  /** MCP servers for `session/new` (the application-tool bridge; empty when restricted). */
+  mcpServers?: readonly McpHttpServer[];
 };
 
 class Deadline extends Error {}
@@ -95,7 +98,8 @@ export class AcpSession implements PreparedSession {
           clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
           clientInfo: { name: "lapis-ai-controller", version: "0.1.0" },
         });
-        const created = await conn.agent.request(acp.methods.agent.session.new, { cwd: start.cwd, mcpServers: [] });
+        const mcpServers: acp.McpServer[] = start.restricted ? [] : (start.mcpServers ?? []).map((m) => ({ type: "http", name: m.name, url: m.url, headers: m.headers.map((h) => ({ name: h.name, value: h.value })) }));
+        const created = await conn.agent.request(acp.methods.agent.session.new, { cwd: start.cwd, mcpServers });
         this.nativeSessionId = created.sessionId;
         const advertised = created.modes as AdvertisedModes;
         const wanted = start.restricted ? restrictedModeId(advertised, start.restrictedModes) ?? start.restrictedModes[0] ?? null : start.requestedMode;

@@ -11,7 +11,7 @@ export type ScriptedReply =
   /** An assistant message streamed as these text deltas (chunk boundaries kept). */
   | { text: readonly string[] }
   /** A function call, e.g. Codex's `exec_command`, with its JSON arguments. */
-  | { call: { name: string; arguments: Record<string, unknown>; callId?: string } }
+  | { call: { name: string; arguments: Record<string, unknown>; callId?: string; namespace?: string } }
   /** Opens the stream, sends `response.created`, then never finishes (until the client goes). */
   | { stall: true };
 
@@ -59,7 +59,7 @@ function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon:
     for (const delta of reply.text) sse(res, "response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta });
     item = { id: itemId, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: reply.text.join(""), annotations: [] }] };
   } else {
-    item = { id: `fc_scripted_${n}`, type: "function_call", status: "completed", call_id: reply.call.callId ?? `call_scripted_${n}`, name: reply.call.name, arguments: JSON.stringify(reply.call.arguments) };
+    item = { id: `fc_scripted_${n}`, type: "function_call", status: "completed", call_id: reply.call.callId ?? `call_scripted_${n}`, name: reply.call.name, ...(reply.call.namespace === undefined ? {} : { namespace: reply.call.namespace }), arguments: JSON.stringify(reply.call.arguments) };
     sse(res, "response.output_item.added", { output_index: 0, item: { ...item, status: "in_progress", arguments: "" } });
   }
   sse(res, "response.output_item.done", { output_index: 0, item });

@@ -1,0 +1,107 @@
+// Application tools with the real agent: the real Codex (through codex-acp)
+// calls tools over the controller's MCP bridge. AIC-API-004d, P-API-08,
+// P-ARC-10, P-ARC-23, P-PRV-11.
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { test } from "node:test";
+import type { ControllerClient } from "../../src/client.ts";
+import { startAgentServe } from "../support/agent-serve.ts";
+import { waitTurn } from "../support/engine-serve.ts";
+
+const NS = "mcp__lapis_app_tools";
+const call = (name: string, args: Record<string, unknown>) => ({ call: { name, namespace: NS, arguments: args } });
+
+type Interaction = { interactionId: string; state: string; optionIds: string[] };
+
+/** Runs one turn; approves the agent's tool-call permission requests (ask policy) until it ends. */
+async function turn(c: ControllerClient, threadId: string, text: string): Promise<string> {
+  const turnId = String((await c.submitTurn(threadId, { text })).turnId);
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const v = (await c.call("turns.get", { turnId })) as { state: string; interactions: Interaction[] };
+    if (["completed", "failed", "cancelled", "interrupted"].includes(v.state)) return v.state;
+    for (const i of v.interactions.filter((x) => x.state === "pending")) {
+      await c.call("interactions.respond", { turnId, interactionId: i.interactionId, optionId: i.optionIds.includes("allow_once") ? "allow_once" : (i.optionIds[0] as string) });
+    }
+    if (Date.now() > end) throw new Error(`turn ${turnId} stuck in ${v.state}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Command lines of every live descendant of `root` (Linux /proc). */
+function descendantCmdlines(root: number): string[] {
+  const parent = new Map<number, number>();
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try { parent.set(Number(d), Number(readFileSync(`/proc/${d}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[1])); } catch { /* gone */ }
+  }
+  const out: string[] = [];
+  for (const pid of parent.keys()) {
+    let p: number | undefined = pid;
+    while (p !== undefined && p > 1 && p !== root) p = parent.get(p);
+    if (p === root) { try { out.push(readFileSync(`/proc/${pid}/cmdline`, "utf8")); } catch { /* gone */ } }
+  }
+  return out;
+}
+
+function lastToolOutput(requests: Record<string, unknown>[]): string {
+  const input = (requests.at(-1)?.input ?? []) as { type?: string; output?: unknown }[];
+  return JSON.stringify(input.filter((i) => i.type === "function_call_output").at(-1)?.output ?? null);
+}
+
+test("AIC-API-004d P-API-08 P-ARC-10 P-ARC-23 P-PRV-11 app tools over the MCP bridge with the real agent", { timeout: 240_000 }, async (t) => {
+  const serve = await startAgentServe(t, []);
+  const a = await serve.client("a");
+  const b = await serve.client("b");
+  const threadA = String((await a.createThread({ workspace: "ws", provider: "codex" })).threadId);
+  const threadB = String((await b.createThread({ workspace: "ws", provider: "codex" })).threadId);
+  const seen = { a: [] as unknown[], b: [] as unknown[] };
+  await a.registerEndpoint({ endpointId: "tools-a", kind: "tools", threadId: threadA, tools: { note_write: (args) => { seen.a.push(args); return { saved: true }; } } });
+  await b.registerEndpoint({ endpointId: "tools-b", kind: "tools", threadId: threadB, tools: { mail_send: (args) => { seen.b.push(args); return { sent: true }; } } });
+
+  await t.test("P-API-08 P-ARC-10 A's agent calls A's registered tool; the handler runs with the agent's arguments", async () => {
+    serve.model.push(call("note_write", { text: "from A" }), { text: ["noted"] });
+    assert.equal(await turn(a, threadA, "write a note"), "completed");
+    assert.deepEqual(seen.a, [{ text: "from A" }]);
+    assert.match(lastToolOutput(serve.model.requests), /saved/);
+    // The tools the agent was offered are exactly A's.
+    const offered = JSON.stringify((serve.model.requests.at(-1)?.tools as Record<string, unknown>[]).filter((x) => x.name === NS));
+    assert.match(offered, /note_write/);
+    assert.doesNotMatch(offered, /mail_send/);
+  });
+
+  await t.test("AIC-API-004d B's agent never reaches A's tool: A's handler count stays 1, B's handler count stays 0", async () => {
+    serve.model.push(call("note_write", { text: "from B" }), { text: ["tried"] });
+    assert.equal(await turn(b, threadB, "write a note too"), "completed");
+    assert.equal(seen.a.length, 1);
+    assert.equal(seen.b.length, 0);
+    const offered = JSON.stringify((serve.model.requests.at(-1)?.tools as Record<string, unknown>[]).filter((x) => x.name === NS));
+    assert.match(offered, /mail_send/);
+    assert.doesNotMatch(offered, /note_write/);
+  });
+
+  await t.test("AIC-API-004d the per-session bridge bearer never reaches argv, logs or the database", () => {
+    const cmdlines = descendantCmdlines(serve.pid);
+    assert.ok(cmdlines.some((c) => c.includes("codex")), "the agent processes are live");
+    for (const c of cmdlines) assert.doesNotMatch(c, /Bearer|Authorization/);
+    const db = [serve.databasePath, `${serve.databasePath}-wal`].filter((p) => existsSync(p)).map((p) => readFileSync(p).toString("latin1")).join("");
+    assert.doesNotMatch(db, /Bearer |Authorization/);
+    assert.doesNotMatch(serve.stdout() + serve.stderr(), /Bearer |Authorization/);
+  });
+
+  await t.test("P-PRV-11 replay and a fresh subscription never re-invoke a handler", async () => {
+    await a.replayAll(threadA);
+    const other = await serve.client("a");
+    await other.attach(threadA);
+    await other.replayAll(threadA);
+    assert.equal(seen.a.length, 1);
+  });
+
+  await t.test("P-ARC-23 disposal revokes at once: the agent's next call reaches no handler", async () => {
+    await a.disposeEndpoint("tools-a");
+    serve.model.push(call("note_write", { text: "after dispose" }), { text: ["gone"] });
+    assert.equal(await turn(a, threadA, "write again"), "completed");
+    assert.equal(seen.a.length, 1);
+    assert.match(lastToolOutput(serve.model.requests), /tool_not_found|endpoint_revoked/);
+  });
+});
