@@ -102,6 +102,7 @@ export class TurnEngine {
   async close(): Promise<void> {
     this.#closed = true;
     for (const l of this.#live.values()) this.#o.timers.clear(l.cancelTimer);
+    this.broker.close();
     await this.#o.executor.close();
   }
 

@@ -2,7 +2,7 @@
 // session key; a changed binding (cwd, mode, vcsIdentity, grants) replaces the
 // native session (P-PRV-05). Restricted sessions are one-shot, in an isolated
 // temporary cwd, with no MCP servers (P-PRV-19).
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import type { Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
@@ -88,6 +88,8 @@ export class AcpExecutor implements Executor {
       restrictedModes: provider.restrictedModes,
       setupTimeoutMs: Math.min(provider.setupTimeoutMs, ACP_LIMITS.setupTimeoutMsMax),
       killGraceMs: Math.min(provider.killGraceMs, ACP_LIMITS.killGraceMsMax),
+      // A restricted session's isolated cwd lives only as long as its agent.
+      ...(setup.restricted ? { onClosed: () => rmSync(cwd, { recursive: true, force: true }) } : {}),
     });
     if (!started.ok) { grant?.revoke(); return started; }
     if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant });

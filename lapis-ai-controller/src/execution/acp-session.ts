@@ -22,6 +22,8 @@ export type AcpSessionStart = {
   killGraceMs: number;
   /** MCP servers for `session/new` (the application-tool bridge; empty when restricted). */
   mcpServers?: readonly McpHttpServer[];
+  /** Runs once after the agent process is gone (e.g. removing an isolated cwd). */
+  onClosed?: () => void;
 };
 
 class Deadline extends Error {}
@@ -46,13 +48,19 @@ export class AcpSession implements PreparedSession {
   #killGraceMs: number;
   #nextNative = 0;
 
-  constructor(child: ChildProcess, restricted: boolean, killGraceMs: number) {
+  constructor(child: ChildProcess, restricted: boolean, killGraceMs: number, onClosed: () => void = () => {}) {
     this.#child = child;
     this.restricted = restricted;
     this.#killGraceMs = killGraceMs;
+    let done = false;
+    const exit = (resolve: () => void) => () => {
+      this.#alive = false;
+      if (!done) { done = true; onClosed(); }
+      resolve();
+    };
     this.#exited = new Promise((resolve) => {
-      child.once("exit", () => { this.#alive = false; resolve(); });
-      child.once("error", () => { this.#alive = false; resolve(); });
+      child.once("exit", exit(resolve));
+      child.once("error", exit(resolve));
     });
   }
 
@@ -170,7 +178,7 @@ export async function startAcpSession(start: AcpSessionStart): Promise<{ ok: tru
     child.once("spawn", () => resolve(true));
     child.once("error", () => resolve(false));
   });
-  const session = new AcpSession(child, start.restricted, start.killGraceMs);
+  const session = new AcpSession(child, start.restricted, start.killGraceMs, start.onClosed);
   if (!spawned) return { ok: false, code: "provider_setup_failed" };
   session.connect();
   const r = await session.setup(start);

@@ -1,7 +1,7 @@
 // AcpExecutor against the scripted ACP agent (a real ACP peer over stdio).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, realpathSync } from "node:fs";
+import { existsSync, mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AcpExecutor } from "../../../src/execution/acp-executor.ts";
@@ -139,6 +139,7 @@ test("P-PRV-19 restricted sessions run in read-only mode in an isolated cwd, one
     assert.notEqual(created?.cwd, ws);
     assert.equal(created?.mcpServers, 0);
     assert.equal(agent.log().filter((e) => e.event === "exit").length, 1);
+    assert.equal(existsSync(String(created?.cwd)), false, "the isolated cwd is removed with its agent");
   });
 });
 
