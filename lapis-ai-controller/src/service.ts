@@ -24,7 +24,7 @@ import { engineTurnPort } from "./domain/turn-port.ts";
 import { TurnService } from "./domain/turn-service.ts";
 import { checkWorkspaceAliases } from "./domain/workspace-lease.ts";
 import { AcpExecutor } from "./execution/acp-executor.ts";
-import { currentLaunchHost } from "./execution/acp-launch.ts";
+import { currentLaunchHost, resolveLaunch } from "./execution/acp-launch.ts";
 import { engineStore } from "./persistence/engine-store.ts";
 import { turnMethods } from "./transport/methods-turns.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
@@ -209,4 +209,20 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
       store.close();
     },
   });
+}
+
+/**
+ * Non-secret facts for `status --json` (P-PRV-01, P-CAP-08): each provider's
+ * launch source and package, resolved as serve would resolve it, never its
+ * argv or environment; and the pinned detector table's version and digest.
+ */
+export function serviceDiagnostics(sections: Readonly<Record<string, Json>>): { [key: string]: Json } {
+  const parsed = parseEngineConfig(sections);
+  const host = currentLaunchHost();
+  const providers: Json[] = parsed.ok ? parsed.value.providers.map((p) => {
+    const r = resolveLaunch({ ...(p.agent === undefined ? {} : { agent: p.agent }), ...(p.command === undefined ? {} : { command: p.command }), ...(p.nodePath === undefined ? {} : { nodePath: p.nodePath }) }, host);
+    const launch: Json = r.ok ? { source: r.launch.source, packageName: r.launch.packageName, packageVersion: r.launch.packageVersion } : { error: r.code };
+    return { id: p.id, ...(p.agent === undefined ? {} : { agent: p.agent }), launch };
+  }) : [];
+  return { providers, redaction: redactionFacts() };
 }

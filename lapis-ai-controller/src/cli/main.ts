@@ -4,6 +4,7 @@
 import process from "node:process";
 import { failureOf } from "../domain/errors.ts";
 import { CONTROLLER_VERSION } from "../domain/protocol.ts";
+import type { Json } from "../domain/records.ts";
 import { parseArgs, USAGE } from "./args.ts";
 import { loadConfig } from "./config.ts";
 import { CliError, EXIT, exitClassOf, type ExitClass } from "./errors.ts";
@@ -18,6 +19,8 @@ export interface CliDeps {
   readonly host: RuntimeHost;
   readonly startService: StartService;
   readonly cwd?: string;
+  /** Non-secret facts the composition root adds to status (provider launch sources, the redaction table digest). */
+  readonly diagnostics?: (sections: Readonly<Record<string, Json>>) => { [key: string]: Json };
 }
 
 async function run(deps: CliDeps): Promise<ExitClass> {
@@ -49,7 +52,7 @@ async function run(deps: CliDeps): Promise<ExitClass> {
   });
   if (turns !== null) return runTurnsResolve(turns, paths.databasePath, (s) => host.writeOut(s));
   if (command === "status") {
-    const report = statusReport(host, paths, config.value.retention, config.value.exists);
+    const report = { ...statusReport(host, paths, config.value.retention, config.value.exists), ...(deps.diagnostics?.(config.value.sections) ?? {}) };
     host.writeOut(options.json ? `${JSON.stringify(report)}\n` : statusText(report));
     return EXIT.ok;
   }
