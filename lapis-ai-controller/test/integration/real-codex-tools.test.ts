@@ -2,11 +2,12 @@
 // calls tools over the controller's MCP bridge. AIC-API-004d, P-API-08,
 // P-ARC-10, P-ARC-23, P-PRV-11.
 import assert from "node:assert/strict";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 import type { ControllerClient } from "../../src/client.ts";
 import { startAgentServe } from "../support/agent-serve.ts";
 import { waitTurn } from "../support/engine-serve.ts";
+import { descendants, procText } from "../support/proc-tree.ts";
 
 const NS = "mcp__lapis_app_tools";
 const call = (name: string, args: Record<string, unknown>) => ({ call: { name, namespace: NS, arguments: args } });
@@ -28,28 +29,12 @@ async function turn(c: ControllerClient, threadId: string, text: string): Promis
   }
 }
 
-/** Command lines of every live descendant of `root` (Linux /proc). */
-function descendantCmdlines(root: number): string[] {
-  const parent = new Map<number, number>();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try { parent.set(Number(d), Number(readFileSync(`/proc/${d}/stat`, "utf8").replace(/^.*\) /s, "").split(" ")[1])); } catch { /* gone */ }
-  }
-  const out: string[] = [];
-  for (const pid of parent.keys()) {
-    let p: number | undefined = pid;
-    while (p !== undefined && p > 1 && p !== root) p = parent.get(p);
-    if (p === root) { try { out.push(readFileSync(`/proc/${pid}/cmdline`, "utf8")); } catch { /* gone */ } }
-  }
-  return out;
-}
-
 function lastToolOutput(requests: Record<string, unknown>[]): string {
   const input = (requests.at(-1)?.input ?? []) as { type?: string; output?: unknown }[];
   return JSON.stringify(input.filter((i) => i.type === "function_call_output").at(-1)?.output ?? null);
 }
 
-test("AIC-API-004d P-API-08 P-ARC-10 P-ARC-23 P-PRV-11 app tools over the MCP bridge with the real agent", { timeout: 240_000 }, async (t) => {
+test("AIC-API-004d P-API-08 P-ARC-10 P-ARC-23 P-PRV-11 P-CAP-05 app tools over the MCP bridge with the real agent", { timeout: 240_000 }, async (t) => {
   const serve = await startAgentServe(t, []);
   const a = await serve.client("a");
   const b = await serve.client("b");
@@ -81,7 +66,7 @@ test("AIC-API-004d P-API-08 P-ARC-10 P-ARC-23 P-PRV-11 app tools over the MCP br
   });
 
   await t.test("AIC-API-004d the per-session bridge bearer never reaches argv, logs or the database", () => {
-    const cmdlines = descendantCmdlines(serve.pid);
+    const cmdlines = descendants(serve.pid).map((pid) => procText(pid, "cmdline"));
     assert.ok(cmdlines.some((c) => c.includes("codex")), "the agent processes are live");
     for (const c of cmdlines) assert.doesNotMatch(c, /Bearer|Authorization/);
     const db = [serve.databasePath, `${serve.databasePath}-wal`].filter((p) => existsSync(p)).map((p) => readFileSync(p).toString("latin1")).join("");
@@ -103,5 +88,18 @@ test("AIC-API-004d P-API-08 P-ARC-10 P-ARC-23 P-PRV-11 app tools over the MCP br
     assert.equal(await turn(a, threadA, "write again"), "completed");
     assert.equal(seen.a.length, 1);
     assert.match(lastToolOutput(serve.model.requests), /tool_not_found|endpoint_revoked/);
+  });
+
+  await t.test("P-PRV-11 P-CAP-05 a restart sends nothing to the agent and invokes no handler", async () => {
+    const requests = serve.model.requests.length;
+    await serve.restart();
+    const again = await serve.client("a");
+    await again.attach(threadA);
+    const events = await again.replayAll(threadA);
+    assert.ok(events.length > 0);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(serve.model.requests.length, requests, "no prompt re-sent to the agent");
+    assert.equal(seen.a.length, 1);
+    assert.equal(seen.b.length, 0);
   });
 });
