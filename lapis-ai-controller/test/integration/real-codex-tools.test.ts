@@ -42,6 +42,18 @@ test("AIC-API-004d P-API-08 P-ARC-10 P-ARC-23 P-PRV-11 P-CAP-05 app tools over t
   const threadB = String((await b.createThread({ workspace: "ws", provider: "codex" })).threadId);
   const seen = { a: [] as unknown[], b: [] as unknown[] };
   await a.registerEndpoint({ endpointId: "tools-a", kind: "tools", threadId: threadA, tools: { note_write: (args) => { seen.a.push(args); return { saved: true }; } } });
+  const captureLog: string[] = [];
+  await a.registerEndpoint({
+    endpointId: "tools-cap", kind: "tools", threadId: threadA, capture: true, readOnly: ["note_read"],
+    tools: { note_commit: () => { captureLog.push("tool:note_commit"); return "committed"; }, note_read: () => { captureLog.push("tool:note_read"); return "content"; } },
+    handle: async (operation, params) => {
+      captureLog.push(`${operation}:${String(params.tool)}`);
+      if (operation !== "capture.begin") return null;
+      await new Promise((r) => setTimeout(r, 300));
+      // The owner acknowledges mutating work and refuses the read: the read still runs (advisory).
+      return { ack: params.tool === "note_commit" };
+    },
+  });
   await b.registerEndpoint({ endpointId: "tools-b", kind: "tools", threadId: threadB, tools: { mail_send: (args) => { seen.b.push(args); return { sent: true }; } } });
 
   await t.test("P-API-08 P-ARC-10 A's agent calls A's registered tool; the handler runs with the agent's arguments", async () => {
@@ -63,6 +75,15 @@ test("AIC-API-004d P-API-08 P-ARC-10 P-ARC-23 P-PRV-11 P-CAP-05 app tools over t
     const offered = JSON.stringify((serve.model.requests.at(-1)?.tools as Record<string, unknown>[]).filter((x) => x.name === NS));
     assert.match(offered, /mail_send/);
     assert.doesNotMatch(offered, /note_write/);
+  });
+
+  await t.test("P-CAP-01 P-CAP-02 P-CAP-03 through the SDK: a mutating tool waits for the capture begin ack and sends finish; a read runs although capture refused", async () => {
+    serve.model.push(call("note_commit", {}), call("note_read", {}), { text: ["both done"] });
+    assert.equal(await turn(a, threadA, "commit and read"), "completed");
+    assert.deepEqual(captureLog, [
+      "capture.begin:note_commit", "tool:note_commit", "capture.finish:note_commit",
+      "capture.begin:note_read", "tool:note_read", "capture.finish:note_read",
+    ]);
   });
 
   await t.test("AIC-API-004d the per-session bridge bearer never reaches argv, logs or the database", () => {
