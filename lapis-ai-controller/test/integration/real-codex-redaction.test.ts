@@ -1,6 +1,7 @@
 // Redaction with the real agent: canary credentials the scripted model emits
 // (split across stream chunks), one in the user's prompt, and one inside a
-// tool call identity. P-CAP-09, P-CAP-10, P-ARC-08, P-CAP-08 (readiness).
+// tool call identity; a provider error carrying a canary under metadata-only
+// retention. P-CAP-09, P-CAP-10, P-ARC-08, P-CAP-08 (readiness), P-STO-08.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
@@ -35,7 +36,7 @@ function dbBytes(path: string): string {
   return [path, `${path}-wal`].filter((p) => existsSync(p)).map((p) => readFileSync(p).toString("latin1")).join("");
 }
 
-test("P-CAP-09 P-CAP-10 P-ARC-08 canaries from the real agent appear only as markers in DB, journal and SDK events", { timeout: 180_000 }, async (t) => {
+test("P-CAP-09 P-CAP-10 P-ARC-08 P-STO-08 canaries from the real agent appear only as markers in DB, journal and SDK events", { timeout: 180_000 }, async (t) => {
   const openaiCuts = [5, 17, 30];
   const awsCuts = [9];
   const serve = await startAgentServe(t, [
@@ -73,4 +74,15 @@ test("P-CAP-09 P-CAP-10 P-ARC-08 canaries from the real agent appear only as mar
   assert.ok(omissions.some((o) => o.omittedKind === "tool_begin" && o.reason === "identity_redacted"), JSON.stringify(omissions));
   const tools = journal.filter((r) => r.kind === "tool_begin" || r.kind === "tool_end");
   assert.equal(tools.some((r) => `${r.payload ?? ""}${r.metadata}`.includes("[redacted:")), false, "no tool row with an altered identity");
+
+  // P-STO-08: a real provider error (the model answers HTTP 400 with a canary) under metadata-only retention.
+  const ERR_CANARY = `CANARYprovidererror${alnum(12)}`;
+  serve.model.push({ fail: { status: 400, message: `refused: ${ERR_CANARY}` } });
+  const meta = String((await c.createThread({ workspace: "ws", provider: "codex", binding: { retention: "metadata-only" } })).threadId);
+  const turn3 = String((await c.submitTurn(meta, { text: "this will fail" })).turnId);
+  const ended = await waitTurn(c, turn3, ["completed", "failed", "interrupted"], 60_000);
+  assert.ok(ended.errorCode === null || /^[a-z][a-z0-9_]{0,63}$/.test(String(ended.errorCode)));
+  const codes = readDb<{ error_code: string | null }>(serve.databasePath, "SELECT error_code FROM turns WHERE turn_id = ?", turn3);
+  assert.ok(codes.every((r) => r.error_code === null || /^[a-z][a-z0-9_]{0,63}$/.test(r.error_code)));
+  assert.equal(dbBytes(serve.databasePath).includes(ERR_CANARY), false, "no provider error text in the database or WAL");
 });

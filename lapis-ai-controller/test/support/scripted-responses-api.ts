@@ -13,7 +13,9 @@ export type ScriptedReply =
   /** A function call, e.g. Codex's `exec_command`, with its JSON arguments. */
   | { call: { name: string; arguments: Record<string, unknown>; callId?: string; namespace?: string } }
   /** Opens the stream, sends `response.created`, then never finishes (until the client goes). */
-  | { stall: true };
+  | { stall: true }
+  /** Answers with an HTTP error whose body carries `message` (a provider error). */
+  | { fail: { status: number; message: string } };
 
 /** A running scripted model server. */
 export type ScriptedResponsesApi = {
@@ -45,6 +47,10 @@ function sse(res: ServerResponse, type: string, data: Record<string, unknown>): 
 const USAGE = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
 
 function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon: () => void): void {
+  if ("fail" in reply) {
+    res.writeHead(reply.fail.status, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: reply.fail.message, type: "invalid_request_error", code: "scripted_failure" } }));
+    return;
+  }
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   const id = `resp_scripted_${n}`;
   sse(res, "response.created", { response: { id, object: "response", status: "in_progress", output: [] } });
