@@ -122,7 +122,8 @@ class RedactingSession implements PreparedSession {
     });
     try {
       return await this.#inner.dispatch(prompt, {
-        event: (e) => buffer.push(e),
+        // The engine learns at once that the provider works, even while content is held.
+        event: (e) => { sink.event({ type: "activity" }); buffer.push(e); },
         permission: (ask) => { buffer.flush(); return sink.permission(ask); },
       });
     } finally {

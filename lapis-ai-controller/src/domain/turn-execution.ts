@@ -173,6 +173,8 @@ export class TurnEngine {
   #event(turn: TurnRecord, e: ExecutorEvent): void {
     if (this.#closed) return;
     this.#alive(turn);
+    // Liveness only: content held for whole-block redaction is journaled when released (issue 15).
+    if (e.type === "activity") return;
     captureEvent(this.#o.store, turn, e);
   }
 
