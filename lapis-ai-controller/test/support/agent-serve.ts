@@ -40,7 +40,7 @@ export type AgentServe = {
 };
 
 /** Starts the scripted model and serve; `sections` adds config keys (e.g. limits); `grants` are extra env values the codex provider is allowed. */
-export async function startAgentServe(t: TestContext, script: ScriptedReply[], sections: Record<string, unknown> = {}, grants: Record<string, string> = {}): Promise<AgentServe> {
+export async function startAgentServe(t: TestContext, script: ScriptedReply[], sections: Record<string, unknown> = {}, grants: Record<string, string> = {}, runtime: "node" | "deno" = "node"): Promise<AgentServe> {
   const dir = tempDir(t, "aic-agent-");
   const model = await startScriptedResponsesApi(script);
   t.after(() => model.close());
@@ -74,7 +74,10 @@ export async function startAgentServe(t: TestContext, script: ScriptedReply[], s
   };
   t.after(stop);
   const launch = async (): Promise<Record<string, unknown>> => {
-    const child = spawn(join(PACKAGE, "node_modules/.bin/node"), [join(PACKAGE, "src/main.ts"), "serve", "--config", configPath, "--workspace", workspace], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+    const main = [join(PACKAGE, "src/main.ts"), "serve", "--config", configPath, "--workspace", workspace];
+    // Under Deno, serve gets exactly the permissions its launcher grants (plus --allow-run for agents).
+    const argv = runtime === "node" ? main : ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-net=127.0.0.1", "--allow-run", ...main];
+    const child = spawn(join(PACKAGE, "node_modules/.bin", runtime), argv, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
     c = child;
     out = "";
     child.stdout?.on("data", (b: Buffer) => (out += b.toString("utf8")));
