@@ -26,4 +26,5 @@ test("P-TRN-01 P-TRN-02 P-ARC-17 a cancelled turn keeps the workspace until the 
   assert.deepEqual(leases, ["lease_acquired:A", "lease_released:A", "lease_acquired:B", "lease_released:B"]);
   assert.equal(quick.log().filter((e) => e.event === "prompt").length, 1);
   c.close();
+  await serve.kill("SIGTERM");
 });
