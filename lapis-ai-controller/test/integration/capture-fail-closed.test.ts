@@ -4,7 +4,7 @@
 // stays up, and the next turn is redacted by a fresh worker. P-CAP-08, P-CAP-10.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -36,7 +36,7 @@ test("P-CAP-08 P-CAP-10 a hung scanner fails the write closed, the service stays
   const executor = blockRedactingExecutor(new AcpExecutor({ providers: [agent.provider], host: currentLaunchHost(), env: process.env, tmpRoot: dir }), redactor);
   const service = new TurnService({ store, executor, workspaces: makeWorkspaces(dir, 1), limits: {}, newId: () => randomUUID() });
   service.start();
-  t.after(async () => { await service.close(); await scanner.close(); sqlite.close(); });
+  t.after(async () => { await service.close(); await scanner.close(); sqlite.close(); rmSync(dir, { recursive: true, force: true }); });
   const created = service.createThread({ principal: "p", application: "app", workspaceId: "ws-1", providerId: "scripted" });
   assert.ok(created.ok);
   const threadId = created.ok ? created.value.id : "";

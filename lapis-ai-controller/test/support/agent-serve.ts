@@ -4,13 +4,13 @@
 // workspace (codex-home.ts). Two applications' tokens let tests prove tool
 // isolation. Every child is killed when the test ends.
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
 import { ControllerClient } from "../../src/client.ts";
 import { FAKE_KEY_ENV, writeCodexHome, type CodexHome } from "./codex-home.ts";
 import { startScriptedResponsesApi, type ScriptedReply, type ScriptedResponsesApi } from "./scripted-responses-api.ts";
-import { tempDir } from "./temp.ts";
 
 const PACKAGE = resolve(import.meta.dirname, "../..");
 const READY_DEADLINE_MS = 30_000;
@@ -41,9 +41,11 @@ export type AgentServe = {
 
 /** Starts the scripted model and serve; `sections` adds config keys (e.g. limits); `grants` are extra env values the codex provider is allowed. */
 export async function startAgentServe(t: TestContext, script: ScriptedReply[], sections: Record<string, unknown> = {}, grants: Record<string, string> = {}, runtime: "node" | "deno" = "node"): Promise<AgentServe> {
-  const dir = tempDir(t, "aic-agent-");
+  const dir = mkdtempSync(join(tmpdir(), "aic-agent-"));
   const model = await startScriptedResponsesApi(script);
-  t.after(() => model.close());
+  // One ordered cleanup: serve (and its agents) stop before the model and the directory go.
+  let stopServe: () => Promise<void> = async () => {};
+  t.after(async () => { await stopServe(); await model.close(); rmSync(dir, { recursive: true, force: true }); });
   const home = writeCodexHome(dir, model.baseUrl);
   const config = {
     version: 1,
@@ -72,7 +74,7 @@ export async function startAgentServe(t: TestContext, script: ScriptedReply[], s
     await exited;
     clearTimeout(hard);
   };
-  t.after(stop);
+  stopServe = stop;
   const launch = async (): Promise<Record<string, unknown>> => {
     const main = [join(PACKAGE, "src/main.ts"), "serve", "--config", configPath, "--workspace", workspace];
     // Under Deno, serve gets exactly the permissions its launcher grants (plus --allow-run for agents).
