@@ -25,6 +25,9 @@ export const REQUIRED_FILES = [
   "src/transport/dispatch.ts",
   "src/transport/client-snapshot.ts",
   "src/domain/endpoint-registration.ts",
+  // issue 14
+  "src/domain/turn-execution.ts",
+  "src/domain/transcript-capture.ts",
 ];
 
 /** Entries allowed at the package root; anything else is a stray root file. */

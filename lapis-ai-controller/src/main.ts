@@ -5,8 +5,8 @@
 import process from "node:process";
 import { runCli } from "./cli/main.ts";
 import { runtimeHost } from "./cli/runtime-host.ts";
-import { startService } from "./service.ts";
+import { serviceDiagnostics, startService } from "./service.ts";
 
-const code = await runCli({ host: runtimeHost(), startService });
+const code = await runCli({ host: runtimeHost(), startService, diagnostics: serviceDiagnostics });
 process.exitCode = code;
 process.exit(code);

@@ -32,6 +32,7 @@ export const SCOPE_MAP: Readonly<Record<string, string | null>> = Object.freeze(
   "turns.cancel": "turns:write",
   "turns.continue": "turns:write",
   "turns.resolve": "turns:resolve",
+  "turns.get": "threads:read",
   "interactions.respond": "interactions:write",
 });
 

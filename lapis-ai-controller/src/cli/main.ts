@@ -4,6 +4,7 @@
 import process from "node:process";
 import { failureOf } from "../domain/errors.ts";
 import { CONTROLLER_VERSION } from "../domain/protocol.ts";
+import type { Json } from "../domain/records.ts";
 import { parseArgs, USAGE } from "./args.ts";
 import { loadConfig } from "./config.ts";
 import { CliError, EXIT, exitClassOf, type ExitClass } from "./errors.ts";
@@ -11,17 +12,21 @@ import { defaultConfigPath, requireHome, resolvePaths } from "./paths.ts";
 import type { RuntimeHost } from "./runtime-host.ts";
 import { serve, type StartService } from "./serve.ts";
 import { statusReport, statusText } from "./status.ts";
+import { parseTurnsArgs, runTurnsResolve } from "./turns-resolve.ts";
 
 /** What the CLI needs from its composition root. */
 export interface CliDeps {
   readonly host: RuntimeHost;
   readonly startService: StartService;
   readonly cwd?: string;
+  /** Non-secret facts the composition root adds to status (provider launch sources, the redaction table digest). */
+  readonly diagnostics?: (sections: Readonly<Record<string, Json>>) => { [key: string]: Json };
 }
 
 async function run(deps: CliDeps): Promise<ExitClass> {
   const { host } = deps;
-  const { command, options } = parseArgs(host.args);
+  const turns = host.args[0] === "turns" ? parseTurnsArgs(host.args) : null;
+  const { command, options } = turns === null ? parseArgs(host.args) : { command: "turns" as const, options: turns.options };
   if (command === "help") {
     host.writeOut(USAGE);
     return EXIT.ok;
@@ -45,8 +50,9 @@ async function run(deps: CliDeps): Promise<ExitClass> {
     ...(workspaceEnv === undefined ? {} : { workspaceEnv }),
     ...(config.value.workspace === undefined ? {} : { configWorkspace: config.value.workspace }),
   });
+  if (turns !== null) return runTurnsResolve(turns, paths.databasePath, (s) => host.writeOut(s));
   if (command === "status") {
-    const report = statusReport(host, paths, config.value.retention, config.value.exists);
+    const report = { ...statusReport(host, paths, config.value.retention, config.value.exists), ...(deps.diagnostics?.(config.value.sections) ?? {}) };
     host.writeOut(options.json ? `${JSON.stringify(report)}\n` : statusText(report));
     return EXIT.ok;
   }
