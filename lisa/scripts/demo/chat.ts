@@ -54,8 +54,17 @@ export async function runChat(people: ChatPeople, external: AbortSignal): Promis
   const rl: Interface = createInterface({ input: process.stdin, output: process.stdout, terminal, prompt: PROMPT });
   let lastLisa: TimelineEvent | undefined;
   let lisaTyping = false;
+  // On a pipe the prompt is plain text: end its line before printing anything else.
+  let promptPending = false;
+  const prompt = (): void => {
+    if (terminal) return rl.prompt(true);
+    process.stdout.write(PROMPT);
+    promptPending = true;
+  };
   const show = (text: string): void => {
     if (terminal) process.stdout.write("\r\x1b[K");
+    else if (promptPending) process.stdout.write("\n");
+    promptPending = false;
     process.stdout.write(`${text}\n`);
     if (terminal) rl.prompt(true);
   };
@@ -111,14 +120,14 @@ export async function runChat(people: ChatPeople, external: AbortSignal): Promis
       const line = raw.trim();
       if (line === "/quit" || line === "/exit") return end();
       if (line === "/help") return show(CHAT_HELP);
-      if (line === "") return rl.prompt();
+      if (line === "") return prompt();
       // Sends go out in the order typed.
       queue = queue.then(() => send(line)).then(
-        () => rl.prompt(),
+        () => prompt(),
         (error: unknown) => show(`  (could not send: ${error instanceof Error ? error.message : String(error)})`),
       );
     });
-    rl.prompt();
+    prompt();
   });
   await feed.stop();
 }

@@ -27,9 +27,10 @@ export const SHUTDOWN_GRACE_SECONDS = 5;
 const READY_TIMEOUT_MS = 120_000;
 
 // SmolLM2-135M runs with a 4096-token window: keep prompt, context and tool
-// output small enough that a request always fits, and answers short.
+// output small enough that a request always fits. Its answers are at most
+// 300 characters (llama.ts), so 512 tokens never cut one off.
 const BUNDLED_LIMITS = {
-  llm: { request_timeout_seconds: 120, max_output_tokens: 256, max_request_characters: 10_000, max_response_characters: 4_000, max_iterations: 3, max_tool_calls: 2 },
+  llm: { request_timeout_seconds: 180, max_output_tokens: 512, max_request_characters: 10_000, max_response_characters: 1_000, max_iterations: 3, max_tool_calls: 2 },
   context: { max_events: 12, max_characters: 3_000, max_event_characters: 1_000 },
   web: { max_tool_output_characters: 3_000 },
 } as const;
@@ -53,7 +54,7 @@ export function lisaConfig(input: LisaConfigInput): Record<string, Record<string
     // No search URL: no [search] endpoint, so search is off and no web_search tool is offered.
     search: options.searchUrl === null ? {} : { endpoint: options.searchUrl },
     web: bundled ? { ...BUNDLED_LIMITS.web } : {},
-    runtime: { database_path: DATABASE, shutdown_grace_seconds: SHUTDOWN_GRACE_SECONDS, invocation_timeout_seconds: 240, log_level: "INFO" },
+    runtime: { database_path: DATABASE, shutdown_grace_seconds: SHUTDOWN_GRACE_SECONDS, invocation_timeout_seconds: 400, lease_seconds: 600, log_level: "INFO" },
   };
 }
 

@@ -16,6 +16,15 @@ export const BUNDLED_MODEL_ALIAS = "smollm2-135m-instruct";
 // A first install builds llama.cpp from source: about 6 minutes on two idle cores.
 const INSTALL_TIMEOUT_MS = 45 * 60_000;
 const READY_TIMEOUT_MS = 120_000;
+/** Most characters of one bundled-model answer (the grammar below enforces it). */
+export const BUNDLED_ANSWER_MAX_CHARACTERS = 300;
+// Measured: left alone, SmolLM2-135M under Lisa's prompt often loops (markup,
+// repeated lines) until the token limit, and Lisa rightly refuses a cut-off
+// answer. Server-side defaults keep its own words but make it finish: a
+// repeat penalty, and a grammar of at most 300 characters of prose without
+// braces or angle brackets (its template cannot see tools, so no tool call is
+// lost). A request's own response_format or grammar would replace it.
+const SAMPLING = ["--repeat-penalty", "1.3", "--grammar", `root ::= [^{}<>]{1,${BUNDLED_ANSWER_MAX_CHARACTERS}}`];
 const POLL_MS = 250;
 
 /** Runs the cached, locked installer (a fast no-op once installed). */
@@ -39,12 +48,10 @@ async function healthy(url: string): Promise<boolean> {
 export async function startLlama(install: LlamaInstall, port: number, logPath: string): Promise<{ managed: Managed; baseUrl: string }> {
   const args = [
     "-m", install.model, "--alias", BUNDLED_MODEL_ALIAS, "--host", "127.0.0.1", "--port", String(port),
-    "-np", "1", "-t", "2", "-c", "4096", "--no-webui", "--jinja",
+    "-np", "1", "-t", "2", "-c", "4096", "--no-webui", "--jinja", ...SAMPLING,
   ];
   const env = {
     PATH: process.env["PATH"] ?? "/usr/bin:/bin",
-    // The wheel keeps llama.cpp's shared libraries beside the binary.
-    LD_LIBRARY_PATH: dirname(install.server),
     LANG: "C.UTF-8",
   };
   const managed = startManaged("llama-server", install.server, args, { env, cwd: dirname(logPath), logPath });
