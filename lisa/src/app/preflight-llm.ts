@@ -10,13 +10,13 @@ import type { AppConfig } from "../config/types.ts";
 import { completionsUrl, responseFormat } from "../llm/client.ts";
 import { completionSchema } from "../llm/schemas.ts";
 import { httpProbe, joinUrl, probeAgent, type HttpOutcome } from "./preflight-http.ts";
+import { isListed, modelMissing, probeToolTemplate, speedProblem, unlistedModel, validationRefusal } from "./preflight-llm-server.ts";
 import { displayUrl, failed, passed, printable, timedOutResult, type PreflightResult, type ProbeContext } from "./preflight-result.ts";
 
 const NAME = "llm";
 const MODELS_MAX_BYTES = 1_000_000;
 const COMPLETION_MAX_BYTES = 256 * 1024;
 const PROBE_MAX_TOKENS = 16;
-const LISTED_MODELS_SHOWN = 10;
 
 /** The trivial tool sent with the probe completion; the model is never asked to call it. */
 export const PROBE_TOOL = {
@@ -70,18 +70,6 @@ function servedModels(outcome: HttpOutcome): string[] | null {
   }
 }
 
-/** Ollama serves `name:latest` for a configured `name`. */
-function isListed(model: string, served: readonly string[]): boolean {
-  return served.some((id) => id === model || id === `${model}:latest`);
-}
-
-function describeServed(served: readonly string[]): string {
-  if (served.length === 0) return "none";
-  const shown = served.slice(0, LISTED_MODELS_SHOWN).map((id) => printable(id));
-  const more = served.length - shown.length;
-  return more > 0 ? `${shown.join(", ")} and ${more} more` : shown.join(", ");
-}
-
 function unreachable(config: AppConfig, outcome: HttpOutcome, context: ProbeContext): PreflightResult | null {
   const base = displayUrl(config.llm.base_url);
   if (outcome.kind === "timeout") return timedOutResult(NAME, `the LLM at ${base}`, context.timeoutMs);
@@ -98,17 +86,14 @@ function unauthorized(config: AppConfig, status: number): PreflightResult {
     : failed(NAME, "llm_unauthorized", `the LLM rejected the API key (HTTP ${status}): check the environment variable that llm.api_key names`);
 }
 
-function modelMissing(model: string, served: readonly string[] | null): PreflightResult {
-  const list = served === null ? "" : `; served: ${describeServed(served)}`;
-  return failed(NAME, "llm_model_missing", `model ${printable(model)} is not served by the LLM${list}: set llm.model to a served model or load it`);
-}
-
 /** Explains a refused probe completion (status >= 300). */
 function explainRefusal(config: AppConfig, status: number, body: string, served: readonly string[] | null): PreflightResult {
   const llm = config.llm;
   const unlisted = served !== null && !isListed(llm.model, served);
   if (status === 401 || status === 403) return unauthorized(config, status);
   if (status === 429) return failed(NAME, "llm_rate_limited", "the LLM rate-limited the check (HTTP 429): run it again later or raise the server's limits");
+  const invalid = validationRefusal(config, status, body);
+  if (invalid !== null) return invalid;
   if (status >= 500) {
     return failed(NAME, "llm_server_error", `the LLM server failed on a minimal request (HTTP ${status}): check its logs (is the model still loading?)`);
   }
@@ -157,9 +142,10 @@ async function probeWith(agent: Agent, config: AppConfig, context: ProbeContext)
     return failed(NAME, "llm_protocol_error",
       `${displayUrl(completionsUrl(llm.base_url))} did not answer with an OpenAI-compatible chat completion: check llm.base_url`);
   }
-  const listing = served === null
-    ? "the server publishes no model list"
-    : isListed(llm.model, served) ? "listed by /models" : "not listed by /models, but the server accepted it";
+  const problem = unlistedModel(llm.model, served) ?? speedProblem(config, chat.body)
+    ?? await probeToolTemplate(agent, config, headers(llm, false), context);
+  if (problem !== null) return problem;
+  const listing = served === null ? "the server publishes no model list" : "listed by /models";
   return passed(NAME, `model ${printable(llm.model)} accepts tool definitions (${listing})`);
 }
 

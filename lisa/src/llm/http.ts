@@ -8,6 +8,7 @@ import type { LisaError } from "../errors.ts";
 import { InvocationLimitError } from "../errors.ts";
 import { LlmRejectedError, protocolError } from "./errors.ts";
 import { parseRetryAfterMs } from "./retry.ts";
+import { isValidationFailure } from "./server-errors.ts";
 import { tryParseJson } from "./text.ts";
 
 /** What one attempt produced. */
@@ -61,6 +62,8 @@ async function readErrorSnippet(body: AsyncIterable<Uint8Array> & { destroy(): u
 function classifyStatus(status: number, snippet: string, retryAfterMs: number | null): AttemptOutcome {
   if (status === 429) return { kind: "transient", code: "llm_rate_limited", status, retryAfterMs };
   if (status === 408) return { kind: "transient", code: "llm_request_timeout", status, retryAfterMs };
+  // llama-cpp-python reports its own request validation as 500: a refusal, not an outage.
+  if (isValidationFailure(status, snippet)) return { kind: "failed", status, error: new LlmRejectedError("llm_bad_request", status) };
   if (status >= 500) return { kind: "transient", code: "llm_server_error", status, retryAfterMs };
   if (status === 401 || status === 403) return { kind: "failed", status, error: new LlmRejectedError("llm_unauthorized", status) };
   if (status === 404) return { kind: "failed", status, error: new LlmRejectedError("llm_not_found", status) };

@@ -61,11 +61,15 @@ export function toolResultContent(result: ToolResult): string {
   return `${UNTRUSTED_PREAMBLE}\n${result.content}`;
 }
 
-/** The assistant message that carries a batch of tool calls (arguments always strings). */
+/**
+ * The assistant message that carries a batch of tool calls (arguments always
+ * strings). Content without text is `""`, never null: llama-cpp-python answers
+ * a null content with HTTP 500, which would end every tool loop.
+ */
 export function assistantToolCallMessage(text: string | null, calls: readonly { id: string; name: string; arguments: string }[]): ChatMessage {
   return {
     role: "assistant",
-    content: text,
+    content: text ?? "",
     tool_calls: calls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } })),
   };
 }

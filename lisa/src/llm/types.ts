@@ -17,7 +17,8 @@ export type ChatMessage =
   | { readonly role: "user"; readonly content: string }
   | {
     readonly role: "assistant";
-    readonly content: string | null;
+    /** Always a string (`""` beside tool calls): some servers reject null. */
+    readonly content: string;
     readonly tool_calls?: readonly {
       readonly id: string;
       readonly type: "function";

@@ -136,12 +136,14 @@ describe("llm probe", () => {
     }
   });
 
-  test("accepts a model the list omits when the server answers for it (llama.cpp serves any name)", async () => {
+  // llama.cpp and llama-cpp-python answer any model name with their one loaded model (measured, issue 20).
+  test("fails a model the list omits even when the server answers for it, naming the served id", async () => {
     const single = await startScriptedLlm(() => textReply("OK"), { model: "/models/some-file.gguf" });
     try {
       const result = await probe("llm", { llm: { base_url: single.url } });
-      assert.equal(result.ok, true);
-      assert.match(result.detail ?? "", /not listed by \/models, but the server accepted it/);
+      assert.equal(result.code, "llm_model_missing");
+      assert.match(result.fix ?? "", /model test-model is not listed by \/models \(served: \/models\/some-file\.gguf\)/);
+      assert.match(result.fix ?? "", /set llm\.model to the served id/);
     } finally {
       await single.close();
     }

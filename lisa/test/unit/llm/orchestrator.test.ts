@@ -73,6 +73,7 @@ describe("tool loop", () => {
     for (const call of assistant?.tool_calls ?? []) assert.equal(typeof call.function.arguments, "string");
     assert.equal(assistant?.tool_calls?.[0]?.function.arguments, "{\"query\":\"a\"}");
     assert.deepEqual(messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id), ids);
+    assert.equal(assistant?.content, "", "a tool-call message without text has content \"\", never null (llama-cpp-python answers null with 500)");
   });
 
   test("calls run sequentially in model order", async () => {
