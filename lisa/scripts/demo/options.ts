@@ -34,7 +34,11 @@ Options:
   --search-url URL     your SearXNG /search URL (JSON format enabled); without it
                        search is off and Lisa offers the model no web_search tool
   --dir DIR            demo data folder (default ~/.cache/lisa/demo)
-  -h, --help           this text`;
+  -h, --help           this text
+
+Environment: LISA_LLAMA_THREADS sets llama-server's threads (default 1, which
+answers fastest on a busy two-core machine); LISA_SYNAPSE_VENV and
+LISA_LLAMA_VENV move the cached installs.`;
 
 const VALUE_OPTIONS = new Set(["--llm-url", "--llm-model", "--llm-key-env", "--search-url", "--dir"]);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
