@@ -28,7 +28,7 @@ const READY_TIMEOUT_MS = 120_000;
 
 // SmolLM2-135M runs with a 4096-token window: keep prompt, context and tool
 // output small enough that a request always fits. Its answers are at most
-// 300 characters (llama.ts), so 512 tokens never cut one off.
+// 300 characters (the prose grammar, llama.ts), so 512 tokens never cut one off.
 const BUNDLED_LIMITS = {
   llm: { request_timeout_seconds: 180, max_output_tokens: 512, max_request_characters: 10_000, max_response_characters: 1_000, max_iterations: 3, max_tool_calls: 2 },
   context: { max_events: 12, max_characters: 3_000, max_event_characters: 1_000 },

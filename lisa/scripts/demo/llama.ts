@@ -13,10 +13,8 @@ export const BUNDLED_MODEL_ALIAS = "smollm2-135m-instruct";
 const INSTALL_TIMEOUT_MS = 45 * 60_000;
 const READY_TIMEOUT_MS = 120_000;
 const POLL_MS = 250;
-/** Most characters of one bundled-model answer (the acceptance suite's prose grammar enforces it). */
-export const BUNDLED_ANSWER_MAX_CHARACTERS = 300;
 // The acceptance suite's command line (one slot, 4096 tokens, --jinja, its
-// thread count and its prose grammar: left alone, SmolLM2-135M under Lisa's
+// thread count and its prose grammar of at most 300 characters: left alone, SmolLM2-135M under Lisa's
 // prompt often loops until the token limit and Lisa rightly refuses a cut-off
 // answer; its template cannot see tools, so no tool call is lost). The demo
 // adds the model alias and a repeat penalty, which makes the short answers
