@@ -12,7 +12,7 @@ import { type Managed, runInstallScript } from "./children.ts";
 import { installLlama, startLlama } from "./llama.ts";
 import { SHUTDOWN_GRACE_SECONDS, startLisa, writeLisaConfig } from "./lisa.ts";
 import { type DemoOptions, parseDemoArgs, USAGE } from "./options.ts";
-import { ensurePersona, ensureRoom, keepPort, loadState, PASSWORD_ENV, PERSON_LOCALPART, prepareDir, saveState } from "./setup.ts";
+import { claimDir, ensurePersona, ensureRoom, keepPort, loadState, PASSWORD_ENV, PERSON_LOCALPART, prepareDir, saveState } from "./setup.ts";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const SYNAPSE_INSTALL_TIMEOUT_MS = 20 * 60_000;
@@ -78,6 +78,15 @@ function printWelcome(options: DemoOptions, server: SynapseServer, personPasswor
 async function run(options: DemoOptions, stop: AbortController): Promise<void> {
   const began = Date.now();
   const { synapseDir } = prepareDir(options.dir);
+  const release = claimDir(options.dir);
+  try {
+    await runClaimed(options, stop, synapseDir, began);
+  } finally {
+    release();
+  }
+}
+
+async function runClaimed(options: DemoOptions, stop: AbortController, synapseDir: string, began: number): Promise<void> {
   const { state, fresh } = loadState(options.dir);
   say(fresh ? `new demo folder ${options.dir}` : `reusing demo folder ${options.dir} (homeserver, accounts, room, Lisa's state)`);
   const llamaInstall = await installAll(options, stop.signal);

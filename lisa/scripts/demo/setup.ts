@@ -2,7 +2,7 @@
 // the room), the two accounts and the room on the demo homeserver, and the
 // configuration and persona Lisa runs with. A second run reuses all of it.
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { freeLoopbackPort, login, type MatrixTestClient, registerUser, type SynapseServer, SynapseHttpError } from "../../test/support/synapse.ts";
@@ -115,6 +115,29 @@ export function prepareDir(dir: string): { synapseDir: string } {
   const synapseDir = join(dir, "synapse");
   mkdirSync(synapseDir, { recursive: true, mode: 0o700 });
   return { synapseDir };
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Claims the demo folder for this process (one demo per folder: two would share
+ * one homeserver database); returns the release function, or throws naming the other demo.
+ */
+export function claimDir(dir: string): () => void {
+  const path = join(dir, "demo.pid");
+  const other = existsSync(path) ? Number(readFileSync(path, "utf8").trim()) : 0;
+  if (Number.isInteger(other) && other > 0 && other !== process.pid && alive(other)) {
+    throw new Error(`another demo (pid ${other}) is running with ${dir}: stop it first, or use --dir for a second one`);
+  }
+  writeFileSync(path, `${process.pid}\n`);
+  return () => rmSync(path, { force: true });
 }
 
 /** Writes the persona unless it exists (edits survive); returns its path. */
