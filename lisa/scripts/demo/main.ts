@@ -52,12 +52,23 @@ async function installAll(options: DemoOptions, signal: AbortSignal): Promise<Aw
     ? "installing Synapse and llama.cpp's llama-server with the SmolLM2-135M model into ~/.cache/lisa (first run only: building llama.cpp takes about 6 minutes on two cores; later runs reuse it)"
     : "installing Synapse into ~/.cache/lisa (first run only)");
   const started = Date.now();
-  const [, llama] = await Promise.all([
-    runInstallScript(join(REPO, "scripts/synapse/install.sh"), process.env, SYNAPSE_INSTALL_TIMEOUT_MS, signal),
-    options.llm === null ? installLlama(REPO, signal) : Promise.resolve(null),
+  // One failed install stops the other (a build left running would outlive the demo).
+  const failed = new AbortController();
+  const both = AbortSignal.any([signal, failed.signal]);
+  let first: unknown;
+  const stopOthers = (error: unknown): never => {
+    first ??= error;
+    failed.abort();
+    throw error;
+  };
+  const [synapse, llama] = await Promise.allSettled([
+    runInstallScript(join(REPO, "scripts/synapse/install.sh"), process.env, SYNAPSE_INSTALL_TIMEOUT_MS, both).catch(stopOthers),
+    options.llm === null ? installLlama(REPO, both).catch(stopOthers) : Promise.resolve(null),
   ]);
+  if (first !== undefined) throw first;
+  if (llama.status === "rejected" || synapse.status === "rejected") throw new Error("an install failed");
   say(`installs ready in ${seconds(started)}`);
-  return llama;
+  return llama.value;
 }
 
 function printWelcome(options: DemoOptions, server: SynapseServer, personPassword: string, personaPath: string, dir: string): void {
@@ -98,12 +109,17 @@ async function runClaimed(options: DemoOptions, stop: AbortController, synapseDi
     saveState(options.dir, state);
     say(llamaInstall === null ? "starting Synapse" : "starting Synapse and llama-server");
     const persistent = { dataDir: synapseDir, port: state.synapsePort, registrationSharedSecret: state.registrationSecret };
-    const [synapse, llama] = await Promise.all([
+    // Settled, not all: when one fails, the other must have finished starting before the stop below.
+    const [synapseStart, llamaStart] = await Promise.allSettled([
       startSynapse({ persistent }).then((server) => (running.synapse = server)),
       llamaInstall === null
         ? Promise.resolve(null)
         : startLlama(llamaInstall, state.llamaPort, join(options.dir, "llama-server.log")).then((started) => ((running.llama = started.managed), started)),
     ]);
+    if (synapseStart.status === "rejected") throw synapseStart.reason;
+    if (llamaStart.status === "rejected") throw llamaStart.reason;
+    const synapse = synapseStart.value;
+    const llama = llamaStart.value;
     checkAborted(stop.signal);
     const room = await ensureRoom(synapse, state);
     saveState(options.dir, state);
