@@ -129,5 +129,6 @@ export async function runChat(people: ChatPeople, external: AbortSignal): Promis
     });
     prompt();
   });
+  if (promptPending) process.stdout.write("\n");
   await feed.stop();
 }
