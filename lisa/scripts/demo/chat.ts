@@ -89,8 +89,6 @@ export async function runChat(people: ChatPeople, external: AbortSignal): Promis
       show(`  (cannot read the room: ${text}; retrying)`);
     },
   });
-  await feed.ready;
-
   const send = async (line: string): Promise<void> => {
     if (line.startsWith("/reply")) {
       const text = line.slice("/reply".length).trim();
@@ -103,6 +101,8 @@ export async function runChat(people: ChatPeople, external: AbortSignal): Promis
     await person.sendMessage(roomId, textContent(line, { mentions }));
   };
 
+  // Listening starts now, not after the first sync: lines typed (or piped) early are queued, not lost.
+  let queue: Promise<void> = feed.ready;
   await new Promise<void>((resolve) => {
     let ended = false;
     const end = (): void => {
@@ -115,7 +115,6 @@ export async function runChat(people: ChatPeople, external: AbortSignal): Promis
     external.addEventListener("abort", end, { once: true });
     rl.on("SIGINT", end);
     rl.on("close", end);
-    let queue = Promise.resolve();
     rl.on("line", (raw) => {
       const line = raw.trim();
       if (line === "/quit" || line === "/exit") return end();
@@ -127,8 +126,12 @@ export async function runChat(people: ChatPeople, external: AbortSignal): Promis
         (error: unknown) => show(`  (could not send: ${error instanceof Error ? error.message : String(error)})`),
       );
     });
-    prompt();
+    void feed.ready.then(() => {
+      if (!ended) prompt();
+    });
   });
+  // What was typed before the end still goes out.
+  await queue;
   if (promptPending) process.stdout.write("\n");
   await feed.stop();
 }
