@@ -1,8 +1,9 @@
 // `lisa check`, search: one GET to the SearXNG endpoint with
 // `q=lisa check&format=json`, exactly like a real `web_search` minus the
 // model's query. Redirects are reported, not followed (Lisa refuses them).
+// Without a configured endpoint search is off: nothing is probed.
 
-import type { AppConfig } from "../config/types.ts";
+import type { AppConfig, EnabledSearchConfig } from "../config/types.ts";
 import { parseSearxngResults, SEARCH_MAX_RESPONSE_BYTES } from "../tools/searxng.ts";
 import { httpProbe, probeAgent } from "./preflight-http.ts";
 import { displayUrl, failed, passed, timedOutResult, type PreflightResult, type ProbeContext } from "./preflight-result.ts";
@@ -19,11 +20,14 @@ export function searchProbeUrl(endpoint: string): URL {
   return url;
 }
 
-function headers(config: AppConfig): Record<string, string> {
-  const out: Record<string, string> = { accept: "application/json", "user-agent": config.web.user_agent };
-  const key = config.search.api_key;
+/** What `lisa check` says when no search endpoint is configured. */
+export const SEARCH_OFF_DETAIL = "search is off: no search.endpoint is configured, so the model is offered no web_search tool";
+
+function headers(search: EnabledSearchConfig, userAgent: string): Record<string, string> {
+  const out: Record<string, string> = { accept: "application/json", "user-agent": userAgent };
+  const key = search.api_key;
   if (key !== null) {
-    const header = config.search.api_key_header.toLowerCase();
+    const header = search.api_key_header.toLowerCase();
     out[header] = header === "authorization" ? `Bearer ${key.reveal()}` : key.reveal();
   }
   return out;
@@ -38,11 +42,11 @@ function redirectTarget(location: string | null, base: string): string {
   }
 }
 
-function explainStatus(config: AppConfig, status: number, location: string | null): PreflightResult {
-  const endpoint = displayUrl(config.search.endpoint);
+function explainStatus(config: EnabledSearchConfig, status: number, location: string | null): PreflightResult {
+  const endpoint = displayUrl(config.endpoint);
   if (status >= 300 && status < 400) {
     return failed(NAME, "search_redirects",
-      `${endpoint} redirects (HTTP ${status}) to ${redirectTarget(location, config.search.endpoint)}: set search.endpoint to the final SearXNG /search URL (Lisa follows no redirects)`);
+      `${endpoint} redirects (HTTP ${status}) to ${redirectTarget(location, config.endpoint)}: set search.endpoint to the final SearXNG /search URL (Lisa follows no redirects)`);
   }
   if (status === 403) {
     return failed(NAME, "search_json_disabled",
@@ -62,18 +66,21 @@ function explainStatus(config: AppConfig, status: number, location: string | nul
 
 /** Probes SearXNG's JSON API through its own agent, closed afterwards. */
 export async function probeSearch(config: AppConfig, context: ProbeContext): Promise<PreflightResult> {
+  const configured = config.search.endpoint;
+  if (configured === null) return passed(NAME, SEARCH_OFF_DETAIL);
+  const search: EnabledSearchConfig = { ...config.search, endpoint: configured };
   const agent = probeAgent(context.timeoutMs);
-  const endpoint = displayUrl(config.search.endpoint);
+  const endpoint = displayUrl(configured);
   try {
     const outcome = await httpProbe(agent, {
-      method: "GET", url: searchProbeUrl(config.search.endpoint), headers: headers(config), maxBodyBytes: SEARCH_MAX_RESPONSE_BYTES,
+      method: "GET", url: searchProbeUrl(configured), headers: headers(search, config.web.user_agent), maxBodyBytes: SEARCH_MAX_RESPONSE_BYTES,
     }, context);
     if (outcome.kind === "timeout") return timedOutResult(NAME, `SearXNG at ${endpoint}`, context.timeoutMs);
     if (outcome.kind === "aborted") return failed(NAME, "check_cancelled", "the check was interrupted: run it again");
     if (outcome.kind === "network") {
       return failed(NAME, "search_unreachable", `cannot reach SearXNG at ${endpoint} (${outcome.code}): check search.endpoint and that SearXNG is running`);
     }
-    if (outcome.status < 200 || outcome.status >= 300) return explainStatus(config, outcome.status, outcome.location);
+    if (outcome.status < 200 || outcome.status >= 300) return explainStatus(search, outcome.status, outcome.location);
     const hits = outcome.truncated ? null : parseSearxngResults(outcome.body, config.search.max_results);
     if (hits === null) {
       return failed(NAME, "search_malformed_response",

@@ -136,6 +136,8 @@ function checkConsistency(c: FileConfig, problems: string[]): void {
   ] as const) {
     rule(seconds <= invocation, `${key}: must not exceed runtime.invocation_timeout_seconds`);
   }
+  rule(c.search.endpoint !== undefined || c.search.api_key === undefined,
+    "search.api_key: is set but search.endpoint is not (without an endpoint search is off)");
   rule(invocation < c.runtime.lease_seconds, "runtime.lease_seconds: must exceed runtime.invocation_timeout_seconds");
   rule(c.llm.max_tool_calls === 0 || c.llm.max_iterations >= 2,
     "llm.max_iterations: must be at least 2 when tools are allowed (one call to ask, one to answer)");
@@ -170,14 +172,14 @@ function validateResolved(c: FileConfig, baseDir: string, env: Environment): Res
   if (problems.length > 0 || password === null) return fail(problems);
   const { password: _p, access_token: _a, ...matrix } = c.matrix;
   const { api_key: _k, extra_headers: _h, ...llm } = c.llm;
-  const { api_key: _s, ...search } = c.search;
+  const { api_key: _s, endpoint, ...search } = c.search;
   const secrets = [password, llmKey, searchKey, ...Object.values(headers)].filter((s): s is Secret => s !== null);
   return ok({
     matrix: Object.freeze({ ...matrix, password }),
     llm: Object.freeze({ ...llm, api_key: llmKey, extra_headers: Object.freeze(headers) }),
     persona: Object.freeze({ ...c.persona, path: personaPath, text: personaText }),
     context: Object.freeze(c.context),
-    search: Object.freeze({ ...search, api_key: searchKey }),
+    search: Object.freeze({ ...search, endpoint: endpoint ?? null, api_key: searchKey }),
     web: Object.freeze(c.web),
     runtime: Object.freeze({ ...c.runtime, database_path: databasePath }),
     secrets: Object.freeze(secrets),

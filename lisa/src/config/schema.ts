@@ -104,7 +104,8 @@ const contextSchema = z.strictObject({
 });
 
 const searchSchema = z.strictObject({
-  endpoint: httpUrl,
+  // Optional: without an endpoint Lisa offers the model no web_search tool.
+  endpoint: httpUrl.optional(),
   api_key: secretRef.optional(),
   api_key_header: z.string().regex(/^[A-Za-z0-9-]{1,64}$/).default("Authorization"),
   max_results: bounded("search.max_results"),
@@ -145,7 +146,7 @@ export const fileSchema = z.strictObject({
   llm: llmSchema,
   persona: personaSchema,
   context: contextSchema.default(() => contextSchema.parse({})),
-  search: searchSchema,
+  search: searchSchema.default(() => searchSchema.parse({})),
   web: webSchema.default(() => webSchema.parse({})),
   runtime: runtimeSchema,
 });

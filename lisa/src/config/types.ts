@@ -10,8 +10,10 @@ export type LlmConfig = Readonly<Omit<FileConfig["llm"], "api_key" | "extra_head
 }>;
 /** Persona settings with the persona text read from its file. */
 export type PersonaConfig = Readonly<FileConfig["persona"] & { text: string }>;
-/** Search settings with the optional key resolved. */
-export type SearchConfig = Readonly<Omit<FileConfig["search"], "api_key"> & { api_key: Secret | null }>;
+/** Search settings with the optional key resolved; `endpoint` null means search is off (no `web_search` tool). */
+export type SearchConfig = Readonly<Omit<FileConfig["search"], "api_key" | "endpoint"> & { endpoint: string | null; api_key: Secret | null }>;
+/** Search settings of a configuration that has a search endpoint. */
+export type EnabledSearchConfig = SearchConfig & { readonly endpoint: string };
 /** Conversation-context limits. */
 export type ContextConfig = Readonly<FileConfig["context"]>;
 /** Web download and conversion limits. */

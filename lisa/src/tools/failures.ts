@@ -4,7 +4,7 @@ import { WebError } from "../web/errors.ts";
 // Fixed, non-sensitive messages the model sees for each failure code. Error
 // messages from lower layers never reach the model: only their codes do.
 const FAILURE_MESSAGES: Readonly<Record<string, string>> = {
-  unknown_tool: "No tool with that name exists. Available tools: web_search, fetch_web_page, html_to_markdown.",
+  unknown_tool: "No tool with that name exists.",
   invalid_arguments: "The tool arguments were not a valid JSON object matching the tool's schema.",
   invalid_url: "The URL is not an acceptable absolute http or https URL.",
   address_blocked: "The URL points to a network address that Lisa is not allowed to contact.",
@@ -34,6 +34,11 @@ export function failureMessage(code: string): string {
 /** An expected tool failure with its fixed message. */
 export function toolFailure(code: string, retryable = false): ToolExecutionError {
   return new ToolExecutionError(code, failureMessage(code), { retryable });
+}
+
+/** `unknown_tool`, naming the tools this configuration offers (web_search only when search is on). */
+export function unknownTool(offered: readonly string[]): ToolExecutionError {
+  return new ToolExecutionError("unknown_tool", `${failureMessage("unknown_tool")} Available tools: ${offered.join(", ")}.`);
 }
 
 /** An argument-validation failure with extra, host-written detail. */

@@ -21,16 +21,24 @@ export interface ToolRegistryDeps {
   readonly conversionSlots: ConversionSlots;
 }
 
+/** The tool names a configuration offers: `web_search` only when a search endpoint is configured. */
+export function offeredToolNames(search: SearchConfig): readonly (typeof TOOL_NAMES)[number][] {
+  return TOOL_NAMES.filter((name) => name !== "web_search" || search.endpoint !== null);
+}
+
 /** Builds the fixed name-to-tool map; nothing the model says can add to it. */
 export function createToolRegistry(deps: ToolRegistryDeps): ReadonlyMap<string, Tool> {
+  const endpoint = deps.search.endpoint;
+  // Search off: the model is not offered a tool that could only fail.
+  const search = endpoint === null ? [] : [createWebSearchTool({ search: { ...deps.search, endpoint }, web: deps.web, log: deps.log })];
   const tools = [
-    createWebSearchTool({ search: deps.search, web: deps.web, log: deps.log }),
+    ...search,
     createFetchWebPageTool({ web: deps.web, fetchPage: deps.fetchPage }),
     createHtmlToMarkdownTool({ web: deps.web, pandocExecutable: deps.pandocExecutable, slots: deps.conversionSlots }),
   ];
   const registry = new Map<string, Tool>(tools.map((tool) => [tool.definition.name, tool]));
-  const names = [...registry.keys()];
-  if (names.length !== TOOL_NAMES.length || !TOOL_NAMES.every((name) => registry.has(name))) {
+  const expected = offeredToolNames(deps.search);
+  if (registry.size !== expected.length || !expected.every((name) => registry.has(name))) {
     throw new Error("tool registry does not match TOOL_NAMES");
   }
   return registry;

@@ -1,6 +1,6 @@
 import { Agent, request } from "undici";
 import { z } from "zod";
-import type { SearchConfig } from "../config/types.ts";
+import type { EnabledSearchConfig } from "../config/types.ts";
 import { err, ok, type Result, type ToolExecutionError } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
 import { normalizeSourceUrl } from "../web/url.ts";
@@ -45,7 +45,7 @@ const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEO
 
 class ResponseTooLarge extends Error {}
 
-function requestHeaders(config: SearchConfig, userAgent: string): Record<string, string> {
+function requestHeaders(config: EnabledSearchConfig, userAgent: string): Record<string, string> {
   const headers: Record<string, string> = { accept: "application/json", "user-agent": userAgent };
   if (config.api_key !== null) {
     const key = config.api_key.reveal();
@@ -54,7 +54,7 @@ function requestHeaders(config: SearchConfig, userAgent: string): Record<string,
   return headers;
 }
 
-function searchUrl(config: SearchConfig, query: string): URL {
+function searchUrl(config: EnabledSearchConfig, query: string): URL {
   const url = new URL(config.endpoint);
   url.searchParams.set("q", query);
   url.searchParams.set("format", "json");
@@ -132,7 +132,7 @@ function statusFailure(status: number, log: Logger): ToolExecutionError {
  * agent that follows no redirects, with connect/read/total deadlines and a
  * response-size cap. Never logs the query.
  */
-export async function querySearxng(config: SearchConfig, search: SearchQuery, log: Logger): Promise<Result<SearchHit[], ToolExecutionError>> {
+export async function querySearxng(config: EnabledSearchConfig, search: SearchQuery, log: Logger): Promise<Result<SearchHit[], ToolExecutionError>> {
   const timeoutMs = config.timeout_seconds * 1_000;
   const maxBytes = Math.min(config.max_response_bytes, SEARCH_MAX_RESPONSE_BYTES);
   const agent = new Agent({

@@ -4,7 +4,7 @@ import type { Logger } from "../log/logger.ts";
 import { ArtifactStore } from "./artifacts.ts";
 import { parseArgumentObject } from "./arguments.ts";
 import { runWithDeadline } from "./deadline.ts";
-import { toolFailure } from "./failures.ts";
+import { toolFailure, unknownTool } from "./failures.ts";
 import type { FetchPage } from "./fetch_web_page.ts";
 import { resolvePandocExecutable } from "./pandoc.ts";
 import type { ConversionSlots, ToolDefinition, ToolResult, ToolSession, ToolSessionFactory } from "./port.ts";
@@ -69,7 +69,7 @@ function openSession(
       const started = performance.now();
       const tool = registry.get(name);
       const result = tool === undefined
-        ? failed(toolFailure("unknown_tool"), scope.maxCharacters)
+        ? failed(unknownTool([...registry.keys()]), scope.maxCharacters)
         : await executeTool(tool, rawArguments, signal, scope);
       log.info("tool_call_finished", {
         tool: tool === undefined ? "unknown" : name,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { SearchConfig, WebConfig } from "../config/types.ts";
+import type { EnabledSearchConfig, WebConfig } from "../config/types.ts";
 import { ok } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
 import { textArgument } from "./arguments.ts";
@@ -22,7 +22,7 @@ function formatHits(hits: readonly SearchHit[]): string {
 }
 
 /** Builds `web_search` over the operator's SearXNG endpoint. */
-export function createWebSearchTool(deps: { search: SearchConfig; web: WebConfig; log: Logger }): Tool {
+export function createWebSearchTool(deps: { search: EnabledSearchConfig; web: WebConfig; log: Logger }): Tool {
   const maxResults = deps.search.max_results;
   const definition = {
     name: "web_search",

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Token lifetimes for a test homeserver; unset values keep Synapse's defaults. */
@@ -122,7 +122,9 @@ export function writeHomeserverFiles(input: HomeserverFilesInput): HomeserverFil
   const configPath = join(input.dataDir, "homeserver.yaml");
   mkdirSync(join(input.dataDir, "media_store"), { recursive: true });
   writeFileSync(logConfigPath, JSON.stringify(loggingConfig(logPath), null, 2));
-  writeFileSync(join(input.dataDir, `${input.serverName}.signing.key`), signingKeyLine(), { mode: 0o600 });
+  // A persistent homeserver keeps its identity; a fresh temp folder never has a key yet.
+  const keyPath = join(input.dataDir, `${input.serverName}.signing.key`);
+  if (!existsSync(keyPath)) writeFileSync(keyPath, signingKeyLine(), { mode: 0o600 });
   writeFileSync(configPath, JSON.stringify(homeserverConfig(input, logConfigPath), null, 2), { mode: 0o600 });
   return { configPath, logPath };
 }

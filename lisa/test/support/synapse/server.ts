@@ -14,6 +14,11 @@ export interface StartSynapseOptions extends TokenLifetimes {
   startTimeoutMs?: number;
   /** Keep the temp data folder after `stop()` (default: env `LISA_SYNAPSE_KEEP_DATA=1`). */
   keepDataDir?: boolean;
+  /**
+   * A persistent homeserver (the demo): this folder instead of a temp one, never removed,
+   * with this port and registration secret; its database and signing key survive restarts.
+   */
+  persistent?: { dataDir: string; port: number; registrationSharedSecret: string };
 }
 
 /** A running Synapse bound to 127.0.0.1 on an ephemeral port. */
@@ -62,10 +67,11 @@ function isPortClash(error: unknown): boolean {
 }
 
 async function startOnce(python: string, version: string, options: StartSynapseOptions): Promise<SynapseServer> {
-  const dataDir = mkdtempSync(join(tmpdir(), "lisa-synapse-"));
-  const keep = options.keepDataDir ?? process.env["LISA_SYNAPSE_KEEP_DATA"] === "1";
-  const port = await freeLoopbackPort();
-  const registrationSharedSecret = randomBytes(24).toString("base64url");
+  const persistent = options.persistent;
+  const dataDir = persistent?.dataDir ?? mkdtempSync(join(tmpdir(), "lisa-synapse-"));
+  const keep = persistent !== undefined || (options.keepDataDir ?? process.env["LISA_SYNAPSE_KEEP_DATA"] === "1");
+  const port = persistent?.port ?? await freeLoopbackPort();
+  const registrationSharedSecret = persistent?.registrationSharedSecret ?? randomBytes(24).toString("base64url");
   const { configPath } = writeHomeserverFiles({ ...options, dataDir, port, serverName: SERVER_NAME, registrationSharedSecret });
   const child = spawnSynapse(python, configPath, dataDir);
   const unguard = guardChild(child, keep ? undefined : dataDir);
@@ -104,7 +110,7 @@ export async function startSynapse(options: StartSynapseOptions = {}): Promise<S
       return await startOnce(python, version, options);
     } catch (error) {
       // The free port can be taken between probing and Synapse binding it; try another.
-      if (attempt >= PORT_ATTEMPTS || !isPortClash(error)) throw error;
+      if (attempt >= PORT_ATTEMPTS || !isPortClash(error) || options.persistent !== undefined) throw error;
     }
   }
 }
