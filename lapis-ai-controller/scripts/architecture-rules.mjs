@@ -19,7 +19,16 @@ export const ROOT_FILES = ["client", "runtime", "managed", "contracts", "index",
  * endpoint-registration.ts (issue 14); transport/dispatch.ts and
  * transport/client-snapshot.ts (issue 13).
  */
-export const REQUIRED_FILES = ["src/persistence/sqlite-store.ts"];
+export const REQUIRED_FILES = [
+  "src/persistence/sqlite-store.ts",
+  // issue 13
+  "src/transport/dispatch.ts",
+  "src/transport/client-snapshot.ts",
+  "src/domain/endpoint-registration.ts",
+  // issue 14
+  "src/domain/turn-execution.ts",
+  "src/domain/transcript-capture.ts",
+];
 
 /** Entries allowed at the package root; anything else is a stray root file. */
 export const ROOT_ENTRIES = [

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-env --allow-sys
+#!/usr/bin/env -S deno run --allow-read --allow-write --allow-env --allow-sys --allow-net=127.0.0.1
 // Program entry: argv -> CLI, with the service's start function handed in
 // (main and service are the composition roots).
 

@@ -3,12 +3,74 @@
 // so recovery and external work never see an unvalidated database (P-STO-05).
 // Later issues append their steps (transport, recovery, executors) here.
 
+import process from "node:process";
 import type { ControllerError, Result } from "./domain/errors.ts";
-import { err, ok } from "./domain/errors.ts";
+import { controllerError, err, ok } from "./domain/errors.ts";
 import type { Clock } from "./domain/ports.ts";
 import { PROTOCOL_VERSION } from "./domain/protocol.ts";
 import type { Json, RetentionProfile } from "./domain/records.ts";
 import { openSqliteStore, type SqliteStore } from "./persistence/sqlite-store.ts";
+import type { BootstrapCredential } from "./auth/auth-sessions.ts";
+import type { TurnPort } from "./domain/protocol-ports.ts";
+import { authSessionStore } from "./persistence/auth-store.ts";
+import { protocolConfig } from "./transport/protocol-config.ts";
+import { startProtocol, type RunningProtocol } from "./transport/protocol.ts";
+import { randomUUID } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { ThreadEventHub } from "./domain/event-hub.ts";
+import { parseEngineConfig } from "./domain/turn-config.ts";
+import { engineTurnPort } from "./domain/turn-port.ts";
+import { TurnService } from "./domain/turn-service.ts";
+import { checkWorkspaceAliases } from "./domain/workspace-lease.ts";
+import { AcpExecutor } from "./execution/acp-executor.ts";
+import { currentLaunchHost } from "./execution/acp-launch.ts";
+import { engineStore } from "./persistence/engine-store.ts";
+import { turnMethods } from "./transport/methods-turns.ts";
+
+/** The turn engine as the service composes it (issue 14). */
+interface EngineParts {
+  readonly turns: TurnService;
+  readonly hub: ThreadEventHub;
+  readonly known: { readonly workspaces: ReadonlySet<string>; readonly providers: ReadonlySet<string> };
+}
+
+/**
+ * Builds the engine from the `workspaces`/`providers`/`limits.turns` sections:
+ * workspace aliases fail startup (P-ARC-18), then recovery runs before any
+ * provider starts (P-STO-05, P-TRN-04). No providers configured: no engine.
+ */
+function startEngine(options: ServiceOptions, store: SqliteStore): Result<EngineParts | null> {
+  const parsed = parseEngineConfig(options.sections ?? {});
+  if (!parsed.ok) return parsed;
+  const config = parsed.value;
+  if (config.providers.length === 0 && config.workspaces.length === 0) return ok(null);
+  const aliases = checkWorkspaceAliases(config.workspaces, realpathSync);
+  if (!aliases.ok) return err({ code: aliases.code, retryable: false });
+  const hub = new ThreadEventHub();
+  const estore = engineStore(store, (threadId) => hub.published(threadId, store.journal.lastSeq(threadId)));
+  const env: Record<string, string | undefined> = {};
+  for (const name of new Set(["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL", ...config.providers.flatMap((p) => p.envAllowlist)])) {
+    env[name] = options.env?.(name) ?? process.env[name];
+  }
+  const executor = new AcpExecutor({
+    providers: config.providers.map((p) => ({
+      id: p.id, envAllowlist: p.envAllowlist, restrictedModes: p.restrictedModes, setupTimeoutMs: p.setupTimeoutMs, killGraceMs: p.killGraceMs,
+      launch: { ...(p.agent === undefined ? {} : { agent: p.agent }), ...(p.command === undefined ? {} : { command: p.command }), ...(p.nodePath === undefined ? {} : { nodePath: p.nodePath }) },
+    })),
+    host: currentLaunchHost(),
+    env,
+    tmpRoot: tmpdir(),
+  });
+  const vcs = new Map(config.providers.map((p) => [p.id, p.vcsIdentity]));
+  const modes = new Map(config.providers.map((p) => [p.id, p.mode ?? null]));
+  const turns = new TurnService({
+    store: estore, executor, workspaces: aliases.roots, limits: config.limits, newId: randomUUID,
+    vcsIdentity: (id) => vcs.get(id) ?? null, providerMode: (id) => modes.get(id) ?? null,
+  });
+  turns.start();
+  return ok({ turns, hub, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
+}
 
 /** A step run after the store is open and validated; a failure stops startup. */
 export type StartupStep = (store: SqliteStore) => Result<void> | Promise<Result<void>>;
@@ -21,6 +83,32 @@ export interface ServiceOptions {
   readonly lockWaitMs?: number;
   /** Steps after validation, in order (recovery, executors, transport). */
   readonly startupSteps?: readonly StartupStep[];
+  /** Config sections owned by later issues (`tokens`, `listen`, `limits` for the protocol). */
+  readonly sections?: Readonly<Record<string, Json>>;
+  /** Environment lookup for `env:` secret references. */
+  readonly env?: (name: string) => string | undefined;
+  /** Bootstrap credentials not from the config file (the managed child's stdin token, issue 16). */
+  readonly bootstrapCredentials?: readonly BootstrapCredential[];
+  /** The turn engine boundary (issue 14); without it turns.submit answers `turns_unavailable`. */
+  readonly turns?: TurnPort;
+}
+
+/** Starts the WebSocket protocol when tokens or a listen address are configured (issue 13). */
+async function startTransport(options: ServiceOptions, store: SqliteStore, engine: EngineParts | null): Promise<Result<RunningProtocol | null>> {
+  const config = protocolConfig(options.sections ?? {}, options.env ?? (() => undefined), options.bootstrapCredentials);
+  if (!config.ok) return config;
+  if (!config.value.enabled) return ok(null);
+  return startProtocol({
+    store,
+    authStore: authSessionStore(store.handle),
+    credentials: config.value.credentials,
+    limits: config.value.limits,
+    clock: options.clock ?? { now: () => Date.now() },
+    // Payload-free lines only: event names, codes and counts.
+    log: (event, fields) => void process.stderr.write(`${JSON.stringify({ event, ...fields })}\n`),
+    turns: options.turns ?? (engine === null ? null : engineTurnPort(engine.turns)),
+    ...(engine === null ? {} : { hub: engine.hub, known: engine.known, extraMethods: turnMethods(engine.turns) }),
+  });
 }
 
 /** A running service. */
@@ -40,7 +128,13 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
   };
-  const opened = openSqliteStore(storeOptions);
+  // Config `limits.volatile` ({maxEntries, maxChars}); openSqliteStore validates and caps it.
+  const limits = options.sections?.limits;
+  const volatile = limits !== null && typeof limits === "object" && !Array.isArray(limits) ? (limits as { readonly [key: string]: Json }).volatile : undefined;
+  if (volatile !== undefined && (volatile === null || typeof volatile !== "object" || Array.isArray(volatile))) {
+    return err(controllerError("config_invalid", { where: "config.limits.volatile" }));
+  }
+  const opened = openSqliteStore({ ...storeOptions, ...(volatile === undefined ? {} : { volatile: volatile as Record<string, number> }) });
   if (!opened.ok) return opened;
   const store = opened.value;
   for (const step of options.startupSteps ?? []) {
@@ -56,14 +150,31 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
       return err(result.error);
     }
   }
+  const engine = startEngine(options, store);
+  if (!engine.ok) {
+    store.close();
+    return err(engine.error);
+  }
+  const transport = await startTransport(options, store, engine.value);
+  if (!transport.ok) {
+    await engine.value?.turns.close();
+    store.close();
+    return err(transport.error);
+  }
+  const protocol = transport.value;
   const pragmas = store.pragmas();
   return ok({
     store,
     readiness: {
       ready: true,
       protocol: PROTOCOL_VERSION,
+      ...(protocol === null ? {} : { url: protocol.server.url }),
       storage: { journalMode: pragmas.journalMode, synchronous: pragmas.synchronous, schemaVersion: pragmas.schemaVersion },
     },
-    stop: async () => store.close(),
+    stop: async () => {
+      await protocol?.close();
+      await engine.value?.turns.close();
+      store.close();
+    },
   });
 }

@@ -68,6 +68,8 @@ export const USAGE = `usage: lapis-ai-controller <command> [options]
 commands:
   serve      open the store, take the instance lock, validate, report readiness; stop on SIGTERM/SIGINT
   status     report the protocol, paths and live storage settings (--json for JSON)
+  turns resolve <turn> --as failed|cancelled --confirm-external-stopped
+             record the outcome of a submission_unknown or interrupted turn (service stopped)
   version    print the version
   help       print this text
 

@@ -11,6 +11,7 @@ import { defaultConfigPath, requireHome, resolvePaths } from "./paths.ts";
 import type { RuntimeHost } from "./runtime-host.ts";
 import { serve, type StartService } from "./serve.ts";
 import { statusReport, statusText } from "./status.ts";
+import { parseTurnsArgs, runTurnsResolve } from "./turns-resolve.ts";
 
 /** What the CLI needs from its composition root. */
 export interface CliDeps {
@@ -21,7 +22,8 @@ export interface CliDeps {
 
 async function run(deps: CliDeps): Promise<ExitClass> {
   const { host } = deps;
-  const { command, options } = parseArgs(host.args);
+  const turns = host.args[0] === "turns" ? parseTurnsArgs(host.args) : null;
+  const { command, options } = turns === null ? parseArgs(host.args) : { command: "turns" as const, options: turns.options };
   if (command === "help") {
     host.writeOut(USAGE);
     return EXIT.ok;
@@ -45,12 +47,13 @@ async function run(deps: CliDeps): Promise<ExitClass> {
     ...(workspaceEnv === undefined ? {} : { workspaceEnv }),
     ...(config.value.workspace === undefined ? {} : { configWorkspace: config.value.workspace }),
   });
+  if (turns !== null) return runTurnsResolve(turns, paths.databasePath, (s) => host.writeOut(s));
   if (command === "status") {
     const report = statusReport(host, paths, config.value.retention, config.value.exists);
     host.writeOut(options.json ? `${JSON.stringify(report)}\n` : statusText(report));
     return EXIT.ok;
   }
-  return serve(host, paths, config.value.retention, deps.startService);
+  return serve(host, paths, config.value.retention, deps.startService, config.value.sections);
 }
 
 /** Runs the CLI and resolves to its exit class; only codes reach stderr. */

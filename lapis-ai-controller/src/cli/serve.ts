@@ -15,7 +15,14 @@ export interface RunningService {
 }
 
 /** The port through which the composition root hands the service to the CLI. */
-export type StartService = (options: { databasePath: string; retention: RetentionProfile }) => Promise<Result<RunningService, ControllerError>>;
+export type StartService = (options: {
+  databasePath: string;
+  retention: RetentionProfile;
+  /** Config sections owned by later issues (protocol: `tokens`, `listen`, `limits`). */
+  sections?: Readonly<Record<string, Json>>;
+  /** Environment lookup for `env:` secret references. */
+  env?: (name: string) => string | undefined;
+}) => Promise<Result<RunningService, ControllerError>>;
 
 /** Longest wait for the service to stop after a signal. */
 export const STOP_DEADLINE_MS = 10_000;
@@ -26,8 +33,9 @@ export async function serve(
   paths: ControllerPaths,
   retention: RetentionProfile,
   startService: StartService,
+  sections: Readonly<Record<string, Json>> = {},
 ): Promise<ExitClass> {
-  const started = await startService({ databasePath: paths.databasePath, retention });
+  const started = await startService({ databasePath: paths.databasePath, retention, sections, env: (name) => host.env(name) });
   if (!started.ok) throw new CliError(started.error.code, exitClassOf(started.error.code));
   const service = started.value;
   const readiness = { ...service.readiness, instance: paths.instance, runtime: host.name, pid: process.pid };

@@ -58,8 +58,10 @@ test("AIC-CLI-002a --config, --workspace and --instance each move their file; th
 
 test("AIC-CLI-002d P-STO-01 status --json against a running serve reports lapis-ai-controller/1 and live pragmas, never token bytes", async (t) => {
   const home = tempDir(t);
-  writeConfig(join(home, ".config", "lapis-ai-controller", "config.json"), { version: 1, tokens: [{ id: "owner", token: TOKEN_CANARY }] });
-  const service = spawnCli(t, "deno", ["serve"], { HOME: home });
+  // Tokens are env: references (never literal in the file); the listener takes an ephemeral port.
+  writeConfig(join(home, ".config", "lapis-ai-controller", "config.json"),
+    { version: 1, tokens: [{ id: "owner", token: "env:AIC_TEST_OWNER_TOKEN" }], listen: { port: 0 } });
+  const service = spawnCli(t, "deno", ["serve"], { HOME: home, AIC_TEST_OWNER_TOKEN: TOKEN_CANARY });
   await waitReady(service);
   for (const runtime of ["node", "deno"] as const) {
     const status = await runCli(t, runtime, ["status", "--json"], { HOME: home });

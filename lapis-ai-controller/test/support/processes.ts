@@ -12,7 +12,7 @@ export const DENO = join(PACKAGE_ROOT, "node_modules", ".bin", "deno");
 /** The CLI entry. */
 export const MAIN = join(PACKAGE_ROOT, "src", "main.ts");
 /** The Deno permissions `serve` runs with. */
-export const DENO_FLAGS = ["--allow-read", "--allow-write", "--allow-env", "--allow-sys"];
+export const DENO_FLAGS = ["--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-net=127.0.0.1"];
 
 /** A runtime to run the CLI on. */
 export type Runtime = "node" | "deno";

@@ -1,0 +1,365 @@
+// The SDK client: connect and hello, reconnect under the same AuthSession,
+// re-snapshot and resume subscriptions with no gap and no duplicate, resolve
+// a lost acknowledgement by command identity (never a fresh command), and
+// serve registered endpoints. Browser-safe: only the WHATWG WebSocket.
+import { PROTOCOL } from "./transport/frames.ts";
+import type { PeerHandlers, RpcFailure, RpcOutcome, SocketFactory } from "./transport/ws-client.ts";
+import { defaultSocketFactory, RpcPeer } from "./transport/ws-client.ts";
+
+/** A failure raised by the SDK: the stable code only. */
+export class ClientError extends Error {
+  readonly code: string;
+  readonly retryable: boolean;
+  constructor(failure: RpcFailure) {
+    super(failure.code);
+    this.name = "ClientError";
+    this.code = failure.code;
+    this.retryable = failure.retryable;
+  }
+}
+
+/** How the client authenticates in hello; never part of the URL. */
+export type Credential = { readonly type: "token"; readonly token: string } | { readonly type: "bearer"; readonly bearer: string };
+
+/** Client options; every wait has a bounded deadline. */
+export interface ClientOptions {
+  readonly url: string;
+  readonly credential: Credential;
+  readonly socketFactory?: SocketFactory;
+  readonly requestTimeoutMs?: number;
+  readonly reconnectDelayMs?: number;
+  readonly maxReconnectDelayMs?: number;
+  /** Consecutive failed reconnects before the client gives up (then every call fails `connection_lost`). */
+  readonly maxReconnectAttempts?: number;
+  /** Called after each successful (re)connect with the hello result. */
+  readonly onConnected?: (hello: HelloResult) => void;
+}
+
+/** What hello returned. `bearer` only when the session was newly issued. */
+export interface HelloResult {
+  readonly protocol: string;
+  readonly authSessionId: string;
+  readonly principal: string;
+  readonly application: string;
+  readonly scopes: readonly string[];
+  readonly expiresAt: number;
+  readonly resumed: boolean;
+  readonly bearer?: string;
+}
+
+/** One event as delivered to a consumer, in seq order with no gap and no duplicate. */
+export interface ThreadEventDelivery {
+  readonly threadId: string;
+  readonly seq: number;
+  readonly event: Record<string, unknown>;
+}
+
+/** A consumer of one thread's events. */
+export interface ThreadListener {
+  event(delivery: ThreadEventDelivery): void;
+  /** Called with a fresh snapshot after each reconnect, before resumed events. */
+  snapshot?(snapshot: Record<string, unknown>): void;
+}
+
+/** A tool handler of a registered endpoint. */
+export type ToolHandler = (args: unknown, context: { readonly threadId: string | null }) => unknown | Promise<unknown>;
+
+/** An endpoint registration kept for re-registration under the same identity. */
+export interface EndpointSpec {
+  readonly endpointId: string;
+  readonly kind: "tools" | "context" | "preparation";
+  readonly threadId?: string;
+  readonly tools?: Readonly<Record<string, ToolHandler>>;
+  /** Handler for context and preparation calls. */
+  readonly handle?: (operation: string, params: Record<string, unknown>) => unknown | Promise<unknown>;
+}
+
+interface Watch {
+  readonly threadId: string;
+  readonly listener: ThreadListener;
+  lastSeq: number;
+  subscriptionId: string | null;
+}
+
+const clamp = (value: number | undefined, fallback: number, min: number, max: number) =>
+  Math.min(max, Math.max(min, value ?? fallback));
+
+/** Creates a command identity (never reused for different input). */
+export function newCommandId(): string {
+  return `cmd-${crypto.randomUUID()}`;
+}
+
+/** The controller SDK client. */
+export class ControllerClient {
+  readonly #options: ClientOptions;
+  readonly #factory: SocketFactory;
+  readonly #timeoutMs: number;
+  readonly #watches = new Map<string, Watch>();
+  readonly #endpoints = new Map<string, EndpointSpec>();
+  readonly #attachments = new Map<string, Record<string, unknown>>();
+  #peer: RpcPeer | null = null;
+  #hello: HelloResult | null = null;
+  #bearer: string | null = null;
+  #closed = false;
+  #ready: Promise<void> = Promise.resolve();
+  #reconnecting = false;
+
+  private constructor(options: ClientOptions) {
+    this.#options = options;
+    this.#factory = options.socketFactory ?? defaultSocketFactory;
+    this.#timeoutMs = clamp(options.requestTimeoutMs, 30_000, 100, 600_000);
+    if (options.credential.type === "bearer") this.#bearer = options.credential.bearer;
+  }
+
+  /** Connects and says hello; rejects with a ClientError (`protocol_unsupported`, `unauthorized`, …). */
+  static async connect(options: ClientOptions): Promise<ControllerClient> {
+    const client = new ControllerClient(options);
+    const failure = await client.#connectOnce();
+    if (failure !== null) throw new ClientError(failure);
+    return client;
+  }
+
+  /** The bound AuthSession identity (unchanged across reconnects). */
+  get authSessionId(): string {
+    return (this.#hello as HelloResult).authSessionId;
+  }
+
+  /** The last hello result. */
+  get hello(): HelloResult {
+    return this.#hello as HelloResult;
+  }
+
+  /** The session bearer issued on first hello, if any. */
+  get bearer(): string | null {
+    return this.#bearer;
+  }
+
+  async #connectOnce(): Promise<RpcFailure | null> {
+    const bound: { peer: RpcPeer | null } = { peer: null };
+    const handlers: PeerHandlers = {
+      notification: (method, params) => this.#onNotification(method, params),
+      request: (method, params) => this.#onRequest(method, params),
+      // Only the close of the current, bound peer counts (not a refused hello's, not a stale one's).
+      closed: (code) => {
+        if (bound.peer !== null && bound.peer === this.#peer) this.#onClosed(code);
+      },
+    };
+    const opened = await RpcPeer.open(this.#options.url, this.#factory, handlers, this.#timeoutMs);
+    if (!(opened instanceof RpcPeer)) return opened;
+    const credential = this.#bearer !== null ? { type: "bearer", bearer: this.#bearer } : this.#options.credential;
+    const reply = await opened.request("hello", { protocol: PROTOCOL, credential }, this.#timeoutMs);
+    if (!reply.ok) {
+      opened.close(1000, "hello_failed");
+      return reply.error;
+    }
+    const hello = reply.value as HelloResult;
+    if (hello.bearer !== undefined) this.#bearer = hello.bearer;
+    this.#hello = hello;
+    this.#peer = opened;
+    bound.peer = opened;
+    // It may have closed while hello was answered: then reconnect as for any close.
+    if (!opened.open) this.#onClosed(1006);
+    this.#options.onConnected?.(hello);
+    return null;
+  }
+
+  #onClosed(code: number): void {
+    this.#peer = null;
+    // Refused credentials and protocol versions are final; everything else reconnects.
+    if (this.#closed || code === 4401 || code === 4426) {
+      this.#closed = true;
+      return;
+    }
+    if (!this.#reconnecting) this.#ready = this.#reconnect();
+  }
+
+  async #reconnect(): Promise<void> {
+    this.#reconnecting = true;
+    let delay = clamp(this.#options.reconnectDelayMs, 100, 10, 60_000);
+    const maxDelay = clamp(this.#options.maxReconnectDelayMs, 5000, delay, 300_000);
+    const attempts = clamp(this.#options.maxReconnectAttempts, 20, 1, 10_000);
+    const initialDelay = delay;
+    try {
+      for (let failures = 0; failures < attempts && !this.#closed;) {
+        await new Promise((r) => setTimeout(r, delay));
+        const failure = await this.#connectOnce();
+        if (failure === null) {
+          await this.#restore();
+          // A close during the restore found the reconnect still running: go round again.
+          if (this.#peer !== null) return;
+          delay = initialDelay;
+          continue;
+        }
+        if (failure.code === "unauthorized" || failure.code === "protocol_unsupported") break;
+        failures++;
+        delay = Math.min(maxDelay, delay * 2);
+      }
+      this.#closed = true;
+    } finally {
+      this.#reconnecting = false;
+    }
+  }
+
+  /** After a reconnect: same endpoint identities, same attachments, re-snapshot, resume subscriptions. */
+  async #restore(): Promise<void> {
+    for (const spec of this.#endpoints.values()) await this.#registerRemote(spec);
+    for (const [threadId, binding] of this.#attachments) await this.#raw("threads.attach", { threadId, binding });
+    for (const watch of this.#watches.values()) await this.#resume(watch);
+  }
+
+  async #raw(method: string, params: Record<string, unknown>): Promise<RpcOutcome> {
+    const peer = this.#peer;
+    if (peer === null) return { ok: false, error: { code: "connection_lost", retryable: true } };
+    return peer.request(method, params, this.#timeoutMs);
+  }
+
+  /** Waits for a pending reconnect; false when the client is closed for good. */
+  async #awaitReady(): Promise<boolean> {
+    await this.#ready;
+    return this.#peer !== null && !this.#closed;
+  }
+
+  /** Calls a read-only method; retried once after a reconnect. */
+  async call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    let reply = await this.#raw(method, params);
+    if (!reply.ok && reply.error.code === "connection_lost" && await this.#awaitReady()) reply = await this.#raw(method, params);
+    if (!reply.ok) throw new ClientError(reply.error);
+    return reply.value;
+  }
+
+  /**
+   * Sends a mutation under one command identity. A lost acknowledgement is
+   * resolved by `commands.get`; only if the server never saw the command is
+   * the same command (same id, same input) sent again.
+   */
+  async command(method: string, params: Record<string, unknown>, commandId = newCommandId()): Promise<Record<string, unknown>> {
+    const full = { ...params, commandId };
+    let reply = await this.#raw(method, full);
+    for (let i = 0; !reply.ok && reply.error.code === "connection_lost" && i < 3; i++) {
+      if (!await this.#awaitReady()) break;
+      const known = await this.#raw("commands.get", { commandId });
+      reply = known.ok || known.error.code !== "not_found" ? known : await this.#raw(method, full);
+    }
+    if (!reply.ok) throw new ClientError(reply.error);
+    return reply.value as Record<string, unknown>;
+  }
+
+  /** Reserves a logical thread identity for endpoints registered before creation (P-SDK-18). */
+  async reserveThread(): Promise<string> {
+    return ((await this.call("threads.reserve")) as { threadId: string }).threadId;
+  }
+
+  /** Creates a thread and remembers its binding for reattachment. */
+  async createThread(params: Record<string, unknown>, commandId?: string): Promise<Record<string, unknown>> {
+    const receipt = await this.command("threads.create", params, commandId);
+    this.#attachments.set(String(receipt.threadId), (params.binding ?? {}) as Record<string, unknown>);
+    return receipt;
+  }
+
+  /** Attaches to a stored thread with this client's binding (fails `binding_mismatch`). */
+  async attach(threadId: string, binding: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    const result = (await this.call("threads.attach", { threadId, binding })) as Record<string, unknown>;
+    this.#attachments.set(threadId, binding);
+    return result;
+  }
+
+  /** Submits a turn under one command identity. */
+  submitTurn(threadId: string, input: unknown, commandId?: string): Promise<Record<string, unknown>> {
+    return this.command("turns.submit", { threadId, input }, commandId);
+  }
+
+  /** Reads the complete retained history, page by page. */
+  async replayAll(threadId: string): Promise<Record<string, unknown>[]> {
+    const events: Record<string, unknown>[] = [];
+    let afterSeq = 0;
+    for (;;) {
+      const page = (await this.call("threads.replay", { threadId, afterSeq })) as { events: { seq: number }[]; complete: boolean };
+      events.push(...(page.events as unknown as Record<string, unknown>[]));
+      if (page.complete || page.events.length === 0) return events;
+      afterSeq = (page.events[page.events.length - 1] as { seq: number }).seq;
+    }
+  }
+
+  /** Subscribes to a thread from `afterSeq` (default: now); events reach the listener once each, in order. */
+  async subscribe(threadId: string, listener: ThreadListener, afterSeq?: number): Promise<void> {
+    const watch: Watch = { threadId, listener, lastSeq: afterSeq ?? -1, subscriptionId: null };
+    this.#watches.set(threadId, watch);
+    await this.#subscribeRemote(watch, afterSeq);
+  }
+
+  async #subscribeRemote(watch: Watch, afterSeq: number | undefined): Promise<void> {
+    const params: Record<string, unknown> = { threadId: watch.threadId };
+    if (afterSeq !== undefined) params.afterSeq = afterSeq;
+    const reply = await this.#raw("threads.subscribe", params);
+    if (!reply.ok) throw new ClientError(reply.error);
+    const result = reply.value as { subscriptionId: string; cursor: number };
+    watch.subscriptionId = result.subscriptionId;
+    if (watch.lastSeq < 0) watch.lastSeq = result.cursor;
+  }
+
+  async #resume(watch: Watch): Promise<void> {
+    const snap = await this.#raw("threads.snapshot", { threadId: watch.threadId });
+    if (snap.ok) watch.listener.snapshot?.(snap.value as Record<string, unknown>);
+    await this.#subscribeRemote(watch, watch.lastSeq).catch(() => {});
+  }
+
+  #onNotification(method: string, params: Record<string, unknown>): void {
+    if (method === "subscription.closed") {
+      const watch = this.#watches.get(String(params.threadId));
+      if (watch !== undefined && watch.subscriptionId === params.subscriptionId) void this.#resume(watch);
+      return;
+    }
+    if (method !== "event") return;
+    const watch = this.#watches.get(String(params.threadId));
+    if (watch === undefined) return;
+    const seq = Number(params.seq);
+    // Catch-up events may arrive with the subscribe reply, before its id is known, so
+    // events are taken by thread and seq: the server reads by cursor (no gap), and a
+    // seq already delivered (an overlapping resubscription) is dropped.
+    if (!Number.isSafeInteger(seq) || seq <= watch.lastSeq) return;
+    watch.lastSeq = seq;
+    watch.listener.event({ threadId: watch.threadId, seq, event: params.event as Record<string, unknown> });
+  }
+
+  /** Registers an endpoint; it is re-registered under the same identity after reconnects. */
+  async registerEndpoint(spec: EndpointSpec): Promise<void> {
+    const reply = await this.#registerRemote(spec);
+    if (!reply.ok) throw new ClientError(reply.error);
+    this.#endpoints.set(spec.endpointId, spec);
+  }
+
+  #registerRemote(spec: EndpointSpec): Promise<RpcOutcome> {
+    const params: Record<string, unknown> = { endpointId: spec.endpointId, kind: spec.kind };
+    if (spec.threadId !== undefined) params.threadId = spec.threadId;
+    if (spec.tools !== undefined) params.tools = Object.keys(spec.tools);
+    return this.#raw("endpoints.register", params);
+  }
+
+  /** Disposes an endpoint; the server revokes it at once. */
+  async disposeEndpoint(endpointId: string): Promise<void> {
+    this.#endpoints.delete(endpointId);
+    await this.call("endpoints.dispose", { endpointId });
+  }
+
+  async #onRequest(method: string, params: Record<string, unknown>): Promise<RpcOutcome> {
+    const spec = method === "endpoint.invoke" ? this.#endpoints.get(String(params.endpointId)) : undefined;
+    if (spec === undefined) return { ok: false, error: { code: "endpoint_not_found", retryable: false } };
+    try {
+      const tool = spec.tools?.[String(params.tool)];
+      const threadId = typeof params.threadId === "string" ? params.threadId : null;
+      const value = params.operation === "tool" && tool !== undefined
+        ? await tool(params.arguments, { threadId })
+        : spec.handle !== undefined ? await spec.handle(String(params.operation), params) : undefined;
+      return { ok: true, value: value ?? null, raw: "" };
+    } catch {
+      return { ok: false, error: { code: "tool_failed", retryable: false } };
+    }
+  }
+
+  /** Closes the client for good (no reconnect). */
+  close(): void {
+    this.#closed = true;
+    this.#peer?.close(1000, "client_close");
+    this.#peer = null;
+  }
+}

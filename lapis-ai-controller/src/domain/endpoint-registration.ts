@@ -1,0 +1,136 @@
+// Volatile application endpoints (tools, context, preparation), keyed by
+// principal and application. Disposal and disconnect revoke at once; only the
+// endpoint identity is ever persisted (P-ARC-23, P-API-08, AIC-API-004d).
+import type { ControllerError, ErrorCode } from "./errors.ts";
+import type { Outcome } from "./protocol-ports.ts";
+import { fail } from "./protocol-ports.ts";
+
+/** Kinds of endpoint an application may register. */
+export type EndpointKind = "tools" | "context" | "preparation";
+
+/** Who owns an endpoint: server-derived, never client-supplied. */
+export interface EndpointOwner {
+  readonly principal: string;
+  readonly application: string;
+}
+
+/** Sends one call to the owning connection and settles by the deadline. */
+export type EndpointCall = (operation: string, params: Record<string, unknown>, timeoutMs: number) => Promise<Outcome<unknown>>;
+
+/** One live registration. */
+export interface EndpointRegistration extends EndpointOwner {
+  readonly endpointId: string;
+  readonly connectionId: string;
+  readonly kind: EndpointKind;
+  readonly threadId: string | null;
+  readonly tools: readonly string[];
+  readonly capture: boolean;
+}
+
+interface Entry {
+  readonly registration: EndpointRegistration;
+  readonly call: EndpointCall;
+  readonly pending: Set<(failure: ControllerError) => void>;
+}
+
+function keyOf(owner: EndpointOwner, endpointId: string): string {
+  return `${owner.principal}\u0000${owner.application}\u0000${endpointId}`;
+}
+
+/** The registry of live endpoints. */
+export class EndpointRegistry {
+  readonly #entries = new Map<string, Entry>();
+  readonly #maxPerOwner: number;
+
+  /** `maxPerOwner` bounds registrations per principal and application. */
+  constructor(maxPerOwner: number) {
+    this.#maxPerOwner = maxPerOwner;
+  }
+
+  /** Registers or replaces (same owner and id, e.g. after reconnect) an endpoint. */
+  register(registration: EndpointRegistration, call: EndpointCall): Outcome<EndpointRegistration> {
+    const key = keyOf(registration, registration.endpointId);
+    const previous = this.#entries.get(key);
+    if (previous === undefined && this.countFor(registration) >= this.#maxPerOwner) return fail("endpoint_limit");
+    if (previous !== undefined) this.#revoke(key, "endpoint_revoked");
+    this.#entries.set(key, { registration, call, pending: new Set() });
+    return { ok: true, value: registration };
+  }
+
+  /** Disposes an endpoint at once; in-flight calls settle `endpoint_revoked`. */
+  dispose(owner: EndpointOwner, endpointId: string): boolean {
+    return this.#revoke(keyOf(owner, endpointId), "endpoint_revoked");
+  }
+
+  /** Revokes every endpoint of a closed connection; in-flight calls settle `endpoint_disconnected`. */
+  disposeConnection(connectionId: string): number {
+    let n = 0;
+    for (const [key, entry] of [...this.#entries]) {
+      if (entry.registration.connectionId === connectionId) n += this.#revoke(key, "endpoint_disconnected") ? 1 : 0;
+    }
+    return n;
+  }
+
+  /** A live endpoint of this owner, or undefined. */
+  get(owner: EndpointOwner, endpointId: string): EndpointRegistration | undefined {
+    return this.#entries.get(keyOf(owner, endpointId))?.registration;
+  }
+
+  /** Registrations of one owner, optionally narrowed to a thread (unscoped ones included). */
+  list(owner: EndpointOwner, threadId?: string): readonly EndpointRegistration[] {
+    const out: EndpointRegistration[] = [];
+    for (const { registration: r } of this.#entries.values()) {
+      if (r.principal !== owner.principal || r.application !== owner.application) continue;
+      if (threadId !== undefined && r.threadId !== null && r.threadId !== threadId) continue;
+      out.push(r);
+    }
+    return out;
+  }
+
+  /** Finds the tool endpoint for a thread's owner; another owner's tool is never visible. */
+  findTool(owner: EndpointOwner, threadId: string, tool: string): EndpointRegistration | undefined {
+    return this.list(owner, threadId).find((r) => r.kind === "tools" && r.tools.includes(tool));
+  }
+
+  /** Invokes an owner's endpoint; fails closed when missing, revoked, disconnected or late. */
+  async invoke(
+    owner: EndpointOwner,
+    endpointId: string,
+    operation: string,
+    params: Record<string, unknown>,
+    timeoutMs: number,
+  ): Promise<Outcome<unknown>> {
+    const entry = this.#entries.get(keyOf(owner, endpointId));
+    if (entry === undefined) return fail("endpoint_not_found");
+    let cancel: ((failure: ControllerError) => void) | undefined;
+    const revoked = new Promise<Outcome<unknown>>((resolve) => {
+      cancel = (failure) => resolve({ ok: false, error: failure });
+      entry.pending.add(cancel);
+    });
+    try {
+      return await Promise.race([entry.call(operation, params, timeoutMs), revoked]);
+    } finally {
+      if (cancel !== undefined) entry.pending.delete(cancel);
+    }
+  }
+
+  /** Invokes a tool by name for the thread's owner (`tool_not_found` otherwise). */
+  async invokeTool(owner: EndpointOwner, threadId: string, tool: string, args: unknown, timeoutMs: number): Promise<Outcome<unknown>> {
+    const endpoint = this.findTool(owner, threadId, tool);
+    if (endpoint === undefined) return fail("tool_not_found");
+    return this.invoke(owner, endpoint.endpointId, "tool", { tool, arguments: args, threadId }, timeoutMs);
+  }
+
+  countFor(owner: EndpointOwner): number {
+    return this.list(owner).length;
+  }
+
+  #revoke(key: string, code: ErrorCode): boolean {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) return false;
+    this.#entries.delete(key);
+    for (const cancel of entry.pending) cancel({ code, retryable: false });
+    entry.pending.clear();
+    return true;
+  }
+}

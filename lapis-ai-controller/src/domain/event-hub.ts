@@ -1,0 +1,44 @@
+// In-process notice that a thread's journal grew. Subscribers read the
+// journal itself by seq, so a lost or merged notice can never cause a gap.
+
+/** Listener told the thread and its newest seq after a commit. */
+export type JournalListener = (threadId: string, lastSeq: number) => void;
+
+/** Publishes journal growth to subscriptions. */
+export class ThreadEventHub {
+  readonly #listeners = new Map<string, Set<JournalListener>>();
+
+  /** Listens to one thread; returns the unsubscribe function. */
+  listen(threadId: string, listener: JournalListener): () => void {
+    let set = this.#listeners.get(threadId);
+    if (set === undefined) {
+      set = new Set();
+      this.#listeners.set(threadId, set);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.#listeners.get(threadId);
+      current?.delete(listener);
+      if (current !== undefined && current.size === 0) this.#listeners.delete(threadId);
+    };
+  }
+
+  /** Called after a committed append; listener failures never reach the writer. */
+  published(threadId: string, lastSeq: number): void {
+    const set = this.#listeners.get(threadId);
+    if (set === undefined) return;
+    for (const listener of [...set]) {
+      try {
+        listener(threadId, lastSeq);
+      } catch {
+        // A broken subscriber drops itself; the journal stays the source of truth.
+        set.delete(listener);
+      }
+    }
+  }
+
+  /** Number of threads with listeners (diagnostics and leak tests). */
+  get size(): number {
+    return this.#listeners.size;
+  }
+}

@@ -1,0 +1,96 @@
+// The Executor port: where ai-host would plug in. Its inputs deliberately carry
+// no AuthSession, scope or token (P-API-10): execution never sees controller
+// users, only what one provider turn needs.
+
+/** Outcome of ACP native-mode selection, never inferred from the request. */
+export type NativeModeResult = "applied" | "unsupported" | "rejected" | "unreported";
+
+/** The recorded native-mode fact of one prepared session. */
+export type NativeModeRecord = { requested: string | null; result: NativeModeResult; current: string | null };
+
+/** A validated, non-secret git identity the provider binds (P-PRV-04/05). */
+export type VcsIdentity = { name: string; email: string };
+
+/** What the executor needs to set up a provider session. */
+export type SessionSetup = {
+  /** Stable key of the logical session (thread + provider). */
+  sessionKey: string;
+  providerId: string;
+  cwd: string;
+  restricted: boolean;
+  requestedMode: string | null;
+  vcsIdentity: VcsIdentity | null;
+  /** Private runtime env grants (values never persisted). */
+  envGrants: Readonly<Record<string, string>>;
+};
+
+/** Tool invocation envelope merged from start and update frames (P-CAP-06/07). */
+export type ToolEnvelope = {
+  toolCallId: string;
+  title: string | null;
+  kind: string | null;
+  status: string | null;
+  locations: string[];
+  command: string | null;
+};
+
+/** One permission option offered by the provider, with its exact id. */
+export type PermissionOptionOffer = { optionId: string; name: string; kind: string };
+
+/** A provider permission request bound to its native JSON-RPC id. */
+export type PermissionAsk = {
+  nativeRequestId: string;
+  toolCallId: string;
+  toolKind: string | null;
+  /** "execution" for tool approvals; "structured_input" never auto-approves. */
+  category: "execution" | "structured_input";
+  options: PermissionOptionOffer[];
+};
+
+/** The decision returned to the provider for one permission request. */
+export type PermissionDecision = { outcome: "selected"; optionId: string } | { outcome: "cancelled" };
+
+/** Events an executor reports while a turn runs. */
+export type ExecutorEvent =
+  | { type: "text"; messageId: string | null; text: string }
+  | { type: "reasoning"; messageId: string | null; text: string }
+  | { type: "message_completed"; channel: "text" | "reasoning"; messageId: string | null }
+  | { type: "tool_begin"; envelope: ToolEnvelope }
+  | { type: "tool_end"; envelope: ToolEnvelope; settled: boolean }
+  | { type: "mode_update"; modeId: string }
+  | { type: "unknown_request"; method: string };
+
+/** Callbacks of one dispatched turn. */
+export type TurnSink = {
+  event(e: ExecutorEvent): void;
+  /** Resolves with the decision; rejecting leaves the provider unanswered. */
+  permission(ask: PermissionAsk): Promise<PermissionDecision>;
+};
+
+/** Terminal outcome reported by the provider, or a payload-free failure code. */
+export type TurnOutcome =
+  | { kind: "stopped"; stopReason: string }
+  | { kind: "failed"; code: string };
+
+/** A live provider session after setup, before or during dispatch. */
+export type PreparedSession = {
+  readonly nativeSessionId: string;
+  readonly nativeMode: NativeModeRecord;
+  /** Sends the prompt; call only after the dispatch boundary is durable. */
+  dispatch(prompt: string, sink: TurnSink): Promise<TurnOutcome>;
+  /** Asks the provider to cancel; not proof of completion (P-TRN-02). */
+  cancel(): void;
+  /** Ends the session and its process. */
+  close(): Promise<void>;
+};
+
+/** Setup result: expected failures are values. */
+export type SetupResult = { ok: true; session: PreparedSession } | { ok: false; code: string };
+
+/** The execution port. */
+export type Executor = {
+  /** Ensures a provider session (reused when its binding is unchanged). */
+  prepare(setup: SessionSetup): Promise<SetupResult>;
+  /** Closes every session and process. */
+  close(): Promise<void>;
+};

@@ -1,0 +1,29 @@
+// Transcript capture: executor events become journal rows. Authored text,
+// reasoning, message completion markers (P-PRV-06) and the merged tool
+// invocation envelope (P-CAP-06/07) are transcript; mode updates and unknown
+// agent requests are owner metadata. Identities (message id, tool call id,
+// settled flag) are scalar metadata, so they survive loss of volatile payloads.
+import type { ExecutorEvent } from "./executor-port.ts";
+import type { EngineStore, TurnRecord } from "./turn-store-port.ts";
+
+const TRANSCRIPT = new Set(["text", "reasoning", "message_completed", "tool_begin", "tool_end"]);
+
+/** The journal data of one event: scalar identities plus its payload fields. */
+export function eventData(e: ExecutorEvent): Record<string, unknown> {
+  switch (e.type) {
+    case "tool_begin":
+      return { toolCallId: e.envelope.toolCallId, kind: e.envelope.kind, status: e.envelope.status, envelope: e.envelope };
+    case "tool_end":
+      return { toolCallId: e.envelope.toolCallId, kind: e.envelope.kind, status: e.envelope.status, settled: e.settled, envelope: e.envelope };
+    default: {
+      const { type: _type, ...rest } = e;
+      return rest as Record<string, unknown>;
+    }
+  }
+}
+
+/** Appends one executor event of a turn to the journal; returns its journal order. */
+export function captureEvent(store: EngineStore, turn: TurnRecord, e: ExecutorEvent): number {
+  const visibility = TRANSCRIPT.has(e.type) ? "transcript" : "owner";
+  return store.append({ threadId: turn.threadId, turnId: turn.id, type: e.type, visibility, data: eventData(e) });
+}

@@ -1,0 +1,258 @@
+// The turn engine: one turn at a time per workspace, provider setup before the
+// persisted dispatch boundary (P-TRN-03), cancellation that keeps the lease
+// until the provider confirms or the confirmation deadline expires
+// (P-TRN-01/02), and lost outcomes that fence the workspace (P-TRN-04).
+import type { ExecutorEvent, Executor, PermissionAsk, PermissionDecision, PreparedSession, TurnOutcome, VcsIdentity } from "./executor-port.ts";
+import { InteractionBroker, type Timers } from "./interactions.ts";
+import { captureEvent } from "./transcript-capture.ts";
+import { isFinal, type TurnState } from "./turn-state.ts";
+import { ok, refuse, type Result } from "./turn-result.ts";
+import type { TurnRecord, EngineStore } from "./turn-store-port.ts";
+import { dropLease, fenceWorkspace, takeLease } from "./workspace-lease.ts";
+
+/** Engine configuration; every limit is validated and capped by the caller. */
+export type EngineOptions = {
+  store: EngineStore;
+  executor: Executor;
+  /** Workspace id -> real root directory. */
+  workspaces: ReadonlyMap<string, string>;
+  cancelConfirmMs: number;
+  interactionDeadlineMs: number;
+  newId: () => string;
+  timers: Timers;
+  vcsIdentity: (providerId: string) => VcsIdentity | null;
+  envGrants: (providerId: string) => Readonly<Record<string, string>>;
+  /** Rechecks a continuation's prior outcome and evidence (P-TRN-26). */
+  continuationReady: (turn: TurnRecord) => boolean;
+  /** The prompt actually sent: new instructions plus verified evidence. */
+  promptFor: (turn: TurnRecord) => string | null;
+};
+
+const LIVE: readonly TurnState[] = ["dispatched", "running", "waiting"];
+const ENDABLE: readonly TurnState[] = ["dispatched", "running", "waiting", "cancelling"];
+
+
+/** The engine. */
+export class TurnEngine {
+  readonly broker: InteractionBroker;
+  #o: EngineOptions;
+  #live = new Map<string, { session: PreparedSession; cancelTimer: unknown }>();
+  #starting = new Set<string>();
+  #closed = false;
+  #idle: Array<() => void> = [];
+
+  constructor(o: EngineOptions) {
+    this.#o = o;
+    this.broker = new InteractionBroker(o.store, {
+      deadlineMs: o.interactionDeadlineMs,
+      newId: o.newId,
+      timers: o.timers,
+      onPendingChange: (turnId) => this.#pendingChanged(turnId),
+    });
+  }
+
+  /** Starts every queued turn whose workspace is free, oldest first. */
+  schedule(): void {
+    if (this.#closed) return;
+    const queued = this.#o.store.listTurns({ states: ["queued"] });
+    const seen = new Set<string>();
+    for (const t of queued) {
+      if (seen.has(t.workspaceId)) continue;
+      seen.add(t.workspaceId);
+      if (this.#starting.has(t.workspaceId) || this.#o.store.getLease(t.workspaceId)) continue;
+      this.#starting.add(t.workspaceId);
+      void this.#run(t).finally(() => {
+        this.#starting.delete(t.workspaceId);
+        this.schedule();
+        this.#notifyIdle();
+      });
+    }
+    this.#notifyIdle();
+  }
+
+  /** Resolves when no turn is starting or live (tests and shutdown). */
+  idle(): Promise<void> {
+    if (this.#starting.size === 0 && this.#live.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idle.push(resolve));
+  }
+
+  /** Cancels a turn (owner cancel of a lost outcome is handled by resolve). */
+  cancel(turnId: string): Result<{ turnId: string; state: TurnState }> {
+    const s = this.#o.store;
+    const turn = s.getTurn(turnId);
+    if (!turn) return refuse("not_found");
+    if (isFinal(turn.state) || turn.state === "cancelling") return ok({ turnId, state: turn.state });
+    if (turn.state === "queued" || turn.state === "preparing") {
+      // Before the dispatch boundary nothing reached the provider: cancel at once.
+      s.tx(() => { if (s.setTurnState(turnId, [turn.state], "cancelled")) this.#journalState(turn, "cancelled", null); });
+      return ok({ turnId, state: s.getTurn(turnId)?.state ?? "cancelled" });
+    }
+    if (!LIVE.includes(turn.state)) return refuse("turn_fenced");
+    if (!s.tx(() => s.setTurnState(turnId, LIVE, "cancelling") && this.#journalState(turn, "cancelling", null) !== 0)) {
+      return ok({ turnId, state: s.getTurn(turnId)?.state ?? turn.state });
+    }
+    this.broker.closeTurn(turnId, "cancelled");
+    const live = this.#live.get(turnId);
+    live?.session.cancel();
+    if (live) live.cancelTimer = this.#o.timers.set(() => this.#cancelExpired(turnId), this.#o.cancelConfirmMs);
+    return ok({ turnId, state: "cancelling" });
+  }
+
+  /** Stops scheduling and closes the executor (live turns become lost outcomes on restart). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const l of this.#live.values()) this.#o.timers.clear(l.cancelTimer);
+    await this.#o.executor.close();
+  }
+
+  #journalState(turn: TurnRecord, to: TurnState, code: string | null, stopReason: string | null = null): number {
+    return this.#o.store.append({ threadId: turn.threadId, turnId: turn.id, type: "turn_state", visibility: "owner", data: { state: to, code, stopReason } });
+  }
+
+  async #run(turn: TurnRecord): Promise<void> {
+    const s = this.#o.store;
+    const started = s.tx(() => {
+      if (!takeLease(s, turn.workspaceId, turn.id, turn.threadId)) return false;
+      if (!s.setTurnState(turn.id, ["queued"], "preparing")) { dropLease(s, turn.workspaceId, turn.id, turn.threadId); return false; }
+      this.#journalState(turn, "preparing", null);
+      // Policy metadata: owner journal only, never transcript, never "running" (P-ARC-05).
+      s.append({ threadId: turn.threadId, turnId: turn.id, type: "turn_prepared", visibility: "owner", data: { approval: turn.config.approval, restricted: turn.config.restricted, configVersion: turn.config.configVersion, requestedMode: turn.config.requestedMode } });
+      return true;
+    });
+    if (!started) return;
+    const fail = (code: string): void => {
+      s.tx(() => {
+        if (s.setTurnState(turn.id, ["preparing"], "failed", { errorCode: code })) this.#journalState(turn, "failed", code);
+        dropLease(s, turn.workspaceId, turn.id, turn.threadId);
+      });
+    };
+    if (turn.attemptOf !== null && !this.#o.continuationReady(turn)) return fail("continuation_evidence_unavailable");
+    const prompt = this.#o.promptFor(turn);
+    if (prompt === null) return fail("payload_unavailable");
+    const cwd = this.#o.workspaces.get(turn.workspaceId);
+    if (cwd === undefined) return fail("workspace_not_granted");
+    const setup = await this.#o.executor.prepare({
+      sessionKey: `${turn.threadId}:${turn.config.providerId}`,
+      providerId: turn.config.providerId,
+      cwd,
+      restricted: turn.config.restricted,
+      requestedMode: turn.config.requestedMode,
+      vcsIdentity: this.#o.vcsIdentity(turn.config.providerId),
+      envGrants: this.#o.envGrants(turn.config.providerId),
+    });
+    // Shutting down: leave the turn in `preparing`; recovery requeues it (nothing was sent).
+    if (this.#closed) return;
+    if (!setup.ok) return fail(setup.code === "restricted_mode_unavailable" ? setup.code : "provider_setup_failed");
+    const session = setup.session;
+    // The persisted dispatch boundary: after this commit a lost outcome is unknown.
+    const crossed = s.tx(() => {
+      s.setTurnConfig(turn.id, { ...turn.config, nativeMode: session.nativeMode });
+      s.append({ threadId: turn.threadId, turnId: turn.id, type: "native_mode", visibility: "owner", data: { ...session.nativeMode } });
+      s.setProviderSession(turn.threadId, turn.config.providerId, session.nativeSessionId);
+      if (!s.setTurnState(turn.id, ["preparing"], "dispatched")) { dropLease(s, turn.workspaceId, turn.id, turn.threadId); return false; }
+      this.#journalState(turn, "dispatched", null);
+      return true;
+    });
+    if (!crossed) return;
+    this.#live.set(turn.id, { session, cancelTimer: undefined });
+    const outcome = session.dispatch(prompt, {
+      event: (e) => this.#event(turn, e),
+      permission: (a) => this.#permission(turn, a),
+    });
+    this.#finish(turn, await outcome);
+  }
+
+  /** The first sign of the provider working on the prompt moves dispatched -> running. */
+  #alive(turn: TurnRecord): void {
+    const s = this.#o.store;
+    s.tx(() => { if (s.setTurnState(turn.id, ["dispatched"], "running")) this.#journalState(turn, "running", null); });
+  }
+
+  #event(turn: TurnRecord, e: ExecutorEvent): void {
+    if (this.#closed) return;
+    this.#alive(turn);
+    captureEvent(this.#o.store, turn, e);
+  }
+
+  #permission(turn: TurnRecord, ask: PermissionAsk): Promise<PermissionDecision> {
+    // During shutdown no answer is given: the agent is about to be stopped.
+    if (this.#closed) return new Promise(() => {});
+    this.#alive(turn);
+    const cur = this.#o.store.getTurn(turn.id);
+    // Only a live turn can be asked; anything else gets cancelled (P-TRN-14/18).
+    if (!cur || !LIVE.includes(cur.state)) return Promise.resolve({ outcome: "cancelled" });
+    try {
+      return this.broker.open(cur, ask, cur.config.approval);
+    } catch {
+      // The interaction could not be made durable: the agent gets no answer at all (P-ARC-15).
+      return new Promise(() => {});
+    }
+  }
+
+  #pendingChanged(turnId: string): void {
+    const s = this.#o.store;
+    const turn = s.getTurn(turnId);
+    if (!turn) return;
+    const pending = this.broker.pendingCount(turnId);
+    s.tx(() => {
+      if (pending > 0 && s.setTurnState(turnId, ["running"], "waiting")) this.#journalState(turn, "waiting", null);
+      if (pending === 0 && s.setTurnState(turnId, ["waiting"], "running")) this.#journalState(turn, "running", null);
+    });
+  }
+
+  #cancelExpired(turnId: string): void {
+    const s = this.#o.store;
+    const turn = s.getTurn(turnId);
+    if (!turn) return;
+    // No confirmation before the deadline: interrupted, and the workspace stays fenced.
+    s.tx(() => {
+      if (!s.setTurnState(turnId, ["cancelling"], "interrupted", { errorCode: "cancel_unconfirmed" })) return;
+      this.#journalState(turn, "interrupted", "cancel_unconfirmed");
+      fenceWorkspace(s, turn.workspaceId, turnId, turn.threadId);
+    });
+    const live = this.#live.get(turnId);
+    this.#live.delete(turnId);
+    void live?.session.close();
+    this.#notifyIdle();
+  }
+
+  #finish(turn: TurnRecord, outcome: TurnOutcome): void {
+    const s = this.#o.store;
+    const live = this.#live.get(turn.id);
+    if (live) this.#o.timers.clear(live.cancelTimer);
+    this.#live.delete(turn.id);
+    // An outcome caused by our own shutdown proves nothing: recovery decides on restart.
+    if (this.#closed) {
+      this.#notifyIdle();
+      return;
+    }
+    this.broker.closeTurn(turn.id, "closed");
+    s.tx(() => {
+      const cur = s.getTurn(turn.id);
+      if (!cur || !ENDABLE.includes(cur.state)) {
+        // An outcome after the confirmation deadline changes nothing (P-TRN-02).
+        s.append({ threadId: turn.threadId, turnId: turn.id, type: "late_outcome", visibility: "owner", data: { kind: outcome.kind } });
+        return;
+      }
+      if (outcome.kind === "failed" && outcome.code === "provider_exited") {
+        if (s.setTurnState(turn.id, ENDABLE, "interrupted", { errorCode: "provider_exited" })) {
+          this.#journalState(turn, "interrupted", "provider_exited");
+          fenceWorkspace(s, turn.workspaceId, turn.id, turn.threadId);
+        }
+        return;
+      }
+      const to: TurnState = outcome.kind === "failed" ? "failed" : outcome.stopReason === "cancelled" ? "cancelled" : "completed";
+      const patch = outcome.kind === "failed" ? { errorCode: outcome.code } : {};
+      if (s.setTurnState(turn.id, ENDABLE, to, patch)) this.#journalState(turn, to, outcome.kind === "failed" ? outcome.code : null, outcome.kind === "stopped" ? outcome.stopReason : null);
+      dropLease(s, turn.workspaceId, turn.id, turn.threadId);
+    });
+    this.#notifyIdle();
+  }
+
+  #notifyIdle(): void {
+    if (this.#starting.size !== 0 || this.#live.size !== 0) return;
+    const waiting = this.#idle;
+    this.#idle = [];
+    for (const w of waiting) w();
+  }
+}

@@ -1,0 +1,130 @@
+// The turns facade the transport dispatch calls: threads, submit, continue,
+// cancel, resolve, interactions and snapshots over one engine and one store.
+import type { Executor, VcsIdentity } from "./executor-port.ts";
+import type { InteractionAnswer, Timers } from "./interactions.ts";
+import { updateThreadConfig, type ThreadPatch } from "./thread-config.ts";
+import { TurnCommands, type Actor, type NewThread, type TurnReceipt } from "./turn-commands.ts";
+import { TurnEngine } from "./turn-execution.ts";
+import { recoverTurns, resolveTurn, type RecoverySummary, type Resolution } from "./turn-recovery.ts";
+import { ok, refuse, type Result } from "./turn-result.ts";
+import { isFencing, type TurnState } from "./turn-state.ts";
+import type { InteractionRecord, JournalEntry, PreparedConfig, ThreadRecord, EngineStore } from "./turn-store-port.ts";
+
+/** Limits of the turn service (validated and capped here). */
+export type TurnLimits = { cancelConfirmMs: number; interactionDeadlineMs: number };
+
+/** Hard caps whatever the configuration says. */
+export const TURN_LIMIT_CAPS: TurnLimits = { cancelConfirmMs: 600_000, interactionDeadlineMs: 3_600_000 };
+
+/** Defaults when configuration omits a limit. */
+export const TURN_LIMIT_DEFAULTS: TurnLimits = { cancelConfirmMs: 30_000, interactionDeadlineMs: 600_000 };
+
+/** A turn as snapshots show it: state and retained policy metadata, no payload. */
+export type TurnView = { turnId: string; threadId: string; state: TurnState; attemptOf: string | null; errorCode: string | null; config: PreparedConfig };
+
+/** Construction options. */
+export type TurnServiceOptions = {
+  store: EngineStore;
+  executor: Executor;
+  workspaces: ReadonlyMap<string, string>;
+  limits: Partial<TurnLimits>;
+  newId: () => string;
+  timers?: Timers;
+  vcsIdentity?: (providerId: string) => VcsIdentity | null;
+  envGrants?: (providerId: string) => Readonly<Record<string, string>>;
+  /** The native mode each provider requests by default (config `providers.<id>.mode`). */
+  providerMode?: (providerId: string) => string | null;
+};
+
+function capped(v: number | undefined, def: number, cap: number): number {
+  if (v === undefined) return def;
+  if (!Number.isInteger(v) || v <= 0) throw new Error("invalid turn limit");
+  return Math.min(v, cap);
+}
+
+const realTimers: Timers = { set: (fn, ms) => setTimeout(fn, ms), clear: (h) => clearTimeout(h as ReturnType<typeof setTimeout>) };
+
+/** The turns facade. */
+export class TurnService {
+  readonly store: EngineStore;
+  readonly engine: TurnEngine;
+  readonly commands: TurnCommands;
+
+  constructor(o: TurnServiceOptions) {
+    this.store = o.store;
+    const limits: TurnLimits = {
+      cancelConfirmMs: capped(o.limits.cancelConfirmMs, TURN_LIMIT_DEFAULTS.cancelConfirmMs, TURN_LIMIT_CAPS.cancelConfirmMs),
+      interactionDeadlineMs: capped(o.limits.interactionDeadlineMs, TURN_LIMIT_DEFAULTS.interactionDeadlineMs, TURN_LIMIT_CAPS.interactionDeadlineMs),
+    };
+    let commands: TurnCommands | null = null;
+    this.engine = new TurnEngine({
+      store: o.store, executor: o.executor, workspaces: o.workspaces, cancelConfirmMs: limits.cancelConfirmMs,
+      interactionDeadlineMs: limits.interactionDeadlineMs, newId: o.newId, timers: o.timers ?? realTimers,
+      vcsIdentity: o.vcsIdentity ?? (() => null), envGrants: o.envGrants ?? (() => ({})),
+      continuationReady: (t) => commands?.continuationReady(t) ?? false,
+      promptFor: (t) => commands?.promptFor(t) ?? null,
+    });
+    commands = new TurnCommands({ store: o.store, newId: o.newId, workspaces: new Set(o.workspaces.keys()), schedule: () => this.engine.schedule(), ...(o.providerMode ? { providerMode: o.providerMode } : {}) });
+    this.commands = commands;
+  }
+
+  /** Recovery before any external work, then scheduling. */
+  start(): RecoverySummary {
+    const summary = recoverTurns(this.store);
+    this.engine.schedule();
+    return summary;
+  }
+
+  /** threads.create. */
+  createThread(input: NewThread): Result<ThreadRecord> { return this.commands.createThread(input); }
+
+  /** threads.configure. */
+  configure(threadId: string, expectedVersion: number, patch: ThreadPatch): Result<ThreadRecord> {
+    return updateThreadConfig(this.store, threadId, expectedVersion, patch);
+  }
+
+  /** turns.submit. */
+  submit(actor: Actor, threadId: string, commandId: string, prompt: string): Result<TurnReceipt> {
+    return this.commands.submit(actor, threadId, commandId, prompt);
+  }
+
+  /** turns.continue. */
+  continue(actor: Actor, priorTurnId: string, commandId: string, instructions: string): Result<TurnReceipt> {
+    return this.commands.continue(actor, priorTurnId, commandId, instructions);
+  }
+
+  /** turns.cancel; on a lost-outcome turn the owner's cancel is the confirmation (P-TRN-08). */
+  cancel(turnId: string, actor: string): Result<{ turnId: string; state: TurnState }> {
+    const t = this.store.getTurn(turnId);
+    if (t && isFencing(t.state)) return this.resolve(turnId, "cancelled", true, actor);
+    return this.engine.cancel(turnId);
+  }
+
+  /** turns.resolve. */
+  resolve(turnId: string, as: unknown, confirmExternalStopped: unknown, actor: string): Result<{ turnId: string; state: Resolution }> {
+    const r = resolveTurn(this.store, turnId, as, confirmExternalStopped, actor);
+    if (r.ok) this.engine.schedule();
+    return r;
+  }
+
+  /** interactions.respond. */
+  respond(turnId: string, interactionId: string, answer: InteractionAnswer): Result<{ interactionId: string; state: string }> {
+    return this.engine.broker.respond(turnId, interactionId, answer);
+  }
+
+  /** The view of one turn. */
+  turn(turnId: string): Result<TurnView> {
+    const t = this.store.getTurn(turnId);
+    if (!t) return refuse("not_found");
+    return ok({ turnId: t.id, threadId: t.threadId, state: t.state, attemptOf: t.attemptOf, errorCode: t.errorCode, config: t.config });
+  }
+
+  /** Interactions of a turn. */
+  interactions(turnId: string): InteractionRecord[] { return this.store.listInteractions(turnId); }
+
+  /** The owner journal of a thread, in order. */
+  journal(threadId: string, afterSeq = 0): JournalEntry[] { return this.store.journal({ threadId, afterSeq }); }
+
+  /** Stops scheduling and closes provider sessions. */
+  async close(): Promise<void> { await this.engine.close(); }
+}

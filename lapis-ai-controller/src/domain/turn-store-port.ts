@@ -1,0 +1,126 @@
+// The durable store the turn engine needs (implemented over the schema v1
+// table accessors by persistence/engine-store.ts). Every method is one short
+// synchronous operation; `tx` groups several into one transaction so a state
+// change, its lease change and its journal entry commit together.
+import type { PreparedApproval, ApprovalPolicy } from "./approval-policy.ts";
+import type { NativeModeRecord } from "./executor-port.ts";
+import type { TurnState } from "./turn-state.ts";
+
+/** Retention profile of a thread. */
+export type Retention = "full" | "metadata-only";
+
+/** A thread and its optimistic-versioned configuration. */
+export type ThreadRecord = {
+  id: string;
+  principal: string;
+  application: string;
+  workspaceId: string;
+  providerId: string;
+  restricted: boolean;
+  approvalPolicy: ApprovalPolicy;
+  requestedMode: string | null;
+  retention: Retention;
+  configVersion: number;
+};
+
+/** The configuration a turn runs with, fixed when it is accepted (P-TRN-12). */
+export type PreparedConfig = {
+  configVersion: number;
+  retention: Retention;
+  providerId: string;
+  restricted: boolean;
+  requestedMode: string | null;
+  approval: PreparedApproval;
+  /** Filled at preparation from what the provider reported (P-ARC-02). */
+  nativeMode: NativeModeRecord | null;
+};
+
+/** One turn. */
+export type TurnRecord = {
+  id: string;
+  threadId: string;
+  commandId: string;
+  attemptOf: string | null;
+  state: TurnState;
+  workspaceId: string;
+  config: PreparedConfig;
+  errorCode: string | null;
+};
+
+/** Interaction states; only `pending` may change, exactly once. */
+export type InteractionState = "pending" | "settled" | "expired" | "cancelled" | "closed";
+
+/** One provider interaction (permission request). */
+export type InteractionRecord = {
+  id: string;
+  turnId: string;
+  nativeRequestId: string;
+  category: "execution" | "structured_input";
+  /** The exact option ids offered (P-TRN-10). */
+  optionIds: string[];
+  state: InteractionState;
+  optionId: string | null;
+  decidedBy: "client" | "policy" | "host" | null;
+  deadlineAt: number;
+};
+
+/**
+ * An entry of the ordered owner journal. `transcript` entries are public.
+ * Scalar data is retained metadata; text and structured data are payload,
+ * volatile under metadata-only retention (`payloadUnavailable` once lost).
+ */
+export type JournalEntry = {
+  /** Global journal order. */
+  seq: number;
+  threadId: string;
+  turnId: string | null;
+  type: string;
+  visibility: "owner" | "transcript";
+  data: Record<string, unknown>;
+  payloadUnavailable?: boolean;
+};
+
+/** A workspace lease: `active` for the running turn, `fenced` after a lost outcome. */
+export type LeaseRecord = { workspaceId: string; turnId: string; state: "active" | "fenced" };
+
+/** A stored command receipt for idempotency. */
+export type CommandRecord = { principal: string; application: string; commandId: string; method: string; inputHash: string; receipt: string };
+
+/** An audit row. */
+export type AuditRecord = { actor: string; action: string; turnId: string; data: Record<string, unknown> };
+
+/** The store port of the turn engine. */
+export type EngineStore = {
+  tx<T>(fn: () => T): T;
+  now(): number;
+  insertThread(t: ThreadRecord): void;
+  getThread(id: string): ThreadRecord | null;
+  updateThread(t: ThreadRecord): void;
+  getCommand(principal: string, application: string, commandId: string): CommandRecord | null;
+  insertCommand(c: CommandRecord): void;
+  /** Inserts a turn, its accepted configuration and its prompt (payload). */
+  insertTurn(t: TurnRecord, prompt: string): TurnRecord;
+  getTurn(id: string): TurnRecord | null;
+  listTurns(filter: { states?: readonly TurnState[]; workspaceId?: string; threadId?: string }): TurnRecord[];
+  /** Compare-and-set of the state; returns false when the turn was not in `from`. */
+  setTurnState(id: string, from: readonly TurnState[], to: TurnState, patch?: { errorCode?: string | null }): boolean;
+  /** Records the preparation marker (with the native-mode result) at the dispatch boundary. */
+  setTurnConfig(id: string, config: PreparedConfig): void;
+  getPrompt(turnId: string): string | null;
+  getLease(workspaceId: string): LeaseRecord | null;
+  /** Inserts an active lease; false when the workspace already has one. */
+  acquireLease(workspaceId: string, turnId: string): boolean;
+  releaseLease(workspaceId: string, turnId: string): boolean;
+  fenceLease(workspaceId: string, turnId: string): void;
+  append(e: Omit<JournalEntry, "seq">): number;
+  journal(filter: { threadId?: string; turnId?: string; afterSeq?: number }): JournalEntry[];
+  insertInteraction(i: InteractionRecord): void;
+  getInteraction(id: string): InteractionRecord | null;
+  listInteractions(turnId: string): InteractionRecord[];
+  /** Settles a pending interaction once; false when it was no longer pending. */
+  settleInteraction(id: string, to: Exclude<InteractionState, "pending">, optionId: string | null, decidedBy: InteractionRecord["decidedBy"]): boolean;
+  insertAudit(a: AuditRecord): void;
+  listAudit(turnId: string): AuditRecord[];
+  setProviderSession(threadId: string, providerId: string, nativeSessionId: string): void;
+  getProviderSession(threadId: string, providerId: string): string | null;
+};

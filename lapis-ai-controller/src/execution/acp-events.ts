@@ -1,0 +1,91 @@
+// Translates ACP session/update frames into executor events: thoughts become
+// reasoning (P-PRV-03), message ids and completion markers are kept (P-PRV-06),
+// and tool start/update frames merge into one envelope (P-CAP-06/07).
+import type { ExecutorEvent, ToolEnvelope } from "../domain/executor-port.ts";
+
+type Frame = { sessionUpdate: string; [k: string]: unknown };
+type Channel = "text" | "reasoning";
+
+const TERMINAL_TOOL = new Set(["completed", "failed"]);
+
+function textOf(content: unknown): string {
+  const c = content as { type?: string; text?: string } | undefined;
+  return c?.type === "text" && typeof c.text === "string" ? c.text : "";
+}
+
+function commandOf(raw: unknown): string | null {
+  const r = raw as { command?: unknown; cmd?: unknown } | null | undefined;
+  const v = r?.command ?? r?.cmd;
+  if (typeof v === "string") return v;
+  if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v.join(" ");
+  return null;
+}
+
+function locationsOf(raw: unknown): string[] | null {
+  if (!Array.isArray(raw)) return null;
+  return raw.map((l) => (l as { path?: unknown }).path).filter((p): p is string => typeof p === "string");
+}
+
+/** Stateful per-turn translator. */
+export class AcpEventTranslator {
+  #open: Record<Channel, { messageId: string | null } | null> = { text: null, reasoning: null };
+  #tools = new Map<string, ToolEnvelope>();
+
+  /** Events for one session/update frame. */
+  translate(frame: Frame): ExecutorEvent[] {
+    const kind = frame.sessionUpdate;
+    if (kind === "agent_message_chunk") return this.#chunk("text", frame);
+    if (kind === "agent_thought_chunk") return this.#chunk("reasoning", frame);
+    if (kind === "tool_call" || kind === "tool_call_update") return this.#tool(frame);
+    if (kind === "current_mode_update" && typeof frame.currentModeId === "string") return [{ type: "mode_update", modeId: frame.currentModeId }];
+    return [];
+  }
+
+  /** Closes open messages and unsettled tools at the end of a turn. */
+  finish(): ExecutorEvent[] {
+    const out: ExecutorEvent[] = [];
+    for (const channel of ["text", "reasoning"] as const) {
+      const open = this.#open[channel];
+      if (open) out.push({ type: "message_completed", channel, messageId: open.messageId });
+      this.#open[channel] = null;
+    }
+    for (const env of this.#tools.values()) out.push({ type: "tool_end", envelope: { ...env }, settled: false });
+    this.#tools.clear();
+    return out;
+  }
+
+  #chunk(channel: Channel, frame: Frame): ExecutorEvent[] {
+    const text = textOf(frame.content);
+    const messageId = typeof frame.messageId === "string" ? frame.messageId : null;
+    const out: ExecutorEvent[] = [];
+    const open = this.#open[channel];
+    if (open && open.messageId !== messageId) out.push({ type: "message_completed", channel, messageId: open.messageId });
+    if (!open || open.messageId !== messageId) this.#open[channel] = { messageId };
+    if (text.length > 0) out.push({ type: channel, messageId, text });
+    return out;
+  }
+
+  #tool(frame: Frame): ExecutorEvent[] {
+    const id = frame.toolCallId;
+    if (typeof id !== "string") return [];
+    const known = this.#tools.get(id);
+    const env: ToolEnvelope = known ?? { toolCallId: id, title: null, kind: null, status: null, locations: [], command: null };
+    if (typeof frame.title === "string") env.title = frame.title;
+    if (typeof frame.kind === "string") env.kind = frame.kind;
+    if (typeof frame.status === "string") env.status = frame.status;
+    const locs = locationsOf(frame.locations);
+    if (locs) env.locations = locs;
+    const cmd = commandOf(frame.rawInput);
+    if (cmd !== null) env.command = cmd;
+    const out: ExecutorEvent[] = [];
+    if (!known) {
+      this.#tools.set(id, env);
+      out.push({ type: "tool_begin", envelope: { ...env, locations: [...env.locations] } });
+    }
+    if (env.status !== null && TERMINAL_TOOL.has(env.status)) {
+      this.#tools.delete(id);
+      out.push({ type: "tool_end", envelope: { ...env, locations: [...env.locations] }, settled: true });
+    }
+    return out;
+  }
+}

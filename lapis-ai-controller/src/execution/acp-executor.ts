@@ -1,0 +1,96 @@
+// AcpExecutor: the Executor port over ACP agents. One live session per logical
+// session key; a changed binding (cwd, mode, vcsIdentity, grants) replaces the
+// native session (P-PRV-05). Restricted sessions are one-shot, in an isolated
+// temporary cwd, with no MCP servers (P-PRV-19).
+import { mkdtempSync } from "node:fs";
+import { join } from "node:path";
+import { createHash } from "node:crypto";
+import type { Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
+import { resolveLaunch, type LaunchConfig, type LaunchHost } from "./acp-launch.ts";
+import { startAcpSession, type AcpSession } from "./acp-session.ts";
+import { buildAgentEnv } from "./process-env.ts";
+
+/** One configured ACP provider. */
+export type AcpProviderConfig = {
+  id: string;
+  launch: LaunchConfig;
+  envAllowlist: readonly string[];
+  /** Mode ids tried, in order, for restricted sessions. */
+  restrictedModes: readonly string[];
+  setupTimeoutMs: number;
+  killGraceMs: number;
+};
+
+/** Executor construction options. */
+export type AcpExecutorOptions = {
+  providers: readonly AcpProviderConfig[];
+  host: LaunchHost;
+  /** The controller environment the allowlist reads from. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** Parent folder for restricted sessions' isolated cwds. */
+  tmpRoot: string;
+};
+
+/** Limits enforced in code whatever the configuration says. */
+export const ACP_LIMITS = { setupTimeoutMsMax: 300_000, killGraceMsMax: 30_000 } as const;
+
+function fingerprint(s: SessionSetup): string {
+  const grants = Object.entries(s.envGrants).sort(([a], [b]) => (a < b ? -1 : 1));
+  return createHash("sha256").update(JSON.stringify([s.providerId, s.cwd, s.requestedMode, s.vcsIdentity, grants])).digest("hex");
+}
+
+/** The ACP implementation of the Executor port. */
+export class AcpExecutor implements Executor {
+  #providers: Map<string, AcpProviderConfig>;
+  #opts: AcpExecutorOptions;
+  #sessions = new Map<string, { fp: string; session: AcpSession }>();
+  #spawned = 0;
+
+  constructor(opts: AcpExecutorOptions) {
+    this.#opts = opts;
+    this.#providers = new Map(opts.providers.map((p) => [p.id, p]));
+  }
+
+  /** Number of agent processes started (diagnostics and tests). */
+  get spawnCount(): number { return this.#spawned; }
+
+  /** Ensures a session for the setup; reuses it when its binding is unchanged. */
+  async prepare(setup: SessionSetup): Promise<SetupResult> {
+    const provider = this.#providers.get(setup.providerId);
+    if (!provider) return { ok: false, code: "provider_not_found" };
+    const fp = fingerprint(setup);
+    const existing = this.#sessions.get(setup.sessionKey);
+    if (existing && !setup.restricted && existing.fp === fp && existing.session.alive) return { ok: true, session: existing.session };
+    if (existing) {
+      this.#sessions.delete(setup.sessionKey);
+      await existing.session.close();
+    }
+    const resolved = resolveLaunch(provider.launch, this.#opts.host);
+    if (!resolved.ok) return { ok: false, code: "provider_setup_failed" };
+    const cwd = setup.restricted ? mkdtempSync(join(this.#opts.tmpRoot, "restricted-")) : setup.cwd;
+    let env: Record<string, string>;
+    try { env = buildAgentEnv(this.#opts.env, provider.envAllowlist, setup.envGrants, setup.vcsIdentity); }
+    catch { return { ok: false, code: "provider_setup_failed" }; }
+    this.#spawned += 1;
+    const started = await startAcpSession({
+      launch: resolved.launch,
+      env,
+      cwd,
+      restricted: setup.restricted,
+      requestedMode: setup.requestedMode,
+      restrictedModes: provider.restrictedModes,
+      setupTimeoutMs: Math.min(provider.setupTimeoutMs, ACP_LIMITS.setupTimeoutMsMax),
+      killGraceMs: Math.min(provider.killGraceMs, ACP_LIMITS.killGraceMsMax),
+    });
+    if (!started.ok) return started;
+    if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session });
+    return { ok: true, session: started.session };
+  }
+
+  /** Closes every live session. */
+  async close(): Promise<void> {
+    const all = [...this.#sessions.values()];
+    this.#sessions.clear();
+    await Promise.all(all.map((s) => s.session.close()));
+  }
+}

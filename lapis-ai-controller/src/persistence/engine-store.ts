@@ -1,0 +1,216 @@
+// The turn engine's store port over the schema v1 table accessors. Journal
+// data is split on write: short scalars become retained metadata, text and
+// structured values become payload (volatile under metadata-only retention,
+// P-STO-09). The accepted configuration of a turn is an owner journal row;
+// the preparation marker records it with the native-mode result (P-STO-07).
+import { ControllerFailure, type Result } from "../domain/errors.ts";
+import type { JournalMetadata, Json } from "../domain/records.ts";
+import type { NativeModeResult } from "../domain/executor-port.ts";
+import type { EngineStore, InteractionRecord, JournalEntry, PreparedConfig, ThreadRecord, TurnRecord } from "../domain/turn-store-port.ts";
+import type { TurnState } from "../domain/turn-state.ts";
+import { journalFromRow } from "./journal-store.ts";
+import { METADATA_MAX_STRING } from "./journal-rules.ts";
+import type { Row } from "./rows.ts";
+import type { SqliteStore } from "./sqlite-store.ts";
+
+function must<T>(r: Result<T>): T {
+  if (!r.ok) throw new ControllerFailure(r.error);
+  return r.value;
+}
+
+const ALL_STATES: readonly TurnState[] = [
+  "queued", "preparing", "dispatched", "running", "waiting", "cancelling", "completed", "failed", "cancelled", "interrupted", "submission_unknown",
+];
+
+function isScalar(v: unknown): v is string | number | boolean | null {
+  return v === null || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v)) || (typeof v === "string" && v.length <= METADATA_MAX_STRING);
+}
+
+/** Splits entry data into retained metadata and payload. */
+export function splitData(data: Record<string, unknown>): { metadata: JournalMetadata; payload: Json | undefined } {
+  const metadata: Record<string, string | number | boolean | null> = {};
+  const payload: Record<string, Json> = {};
+  for (const [k, v] of Object.entries(data)) {
+    if (v === undefined) continue;
+    if (k !== "text" && isScalar(v)) metadata[k] = v;
+    else payload[k] = v as Json;
+  }
+  return { metadata, payload: Object.keys(payload).length > 0 ? payload : undefined };
+}
+
+function configFromAccepted(m: JournalMetadata, providerId: string): PreparedConfig {
+  return {
+    configVersion: Number(m.configVersion), retention: m.retention === "metadata-only" ? "metadata-only" : "full", providerId,
+    restricted: m.restricted === true, requestedMode: typeof m.requestedMode === "string" ? m.requestedMode : null,
+    approval: { requested: m.approvalRequested === "allow-all" ? "allow-all" : "ask", effective: m.approvalEffective === "allow-all" ? "allow-all" : "ask", suppressedBy: m.suppressedBy === "restricted" ? "restricted" : null },
+    nativeMode: null,
+  };
+}
+
+/** Builds the engine store over an open SQLite store; `onTranscript` hears every transcript append. */
+export function engineStore(store: SqliteStore, onTranscript: (threadId: string) => void = () => {}): EngineStore {
+  const { db, clock, volatile } = store.handle;
+  const configs = new Map<string, PreparedConfig>();
+  const now = (): number => clock.now();
+  const journalRows = (where: string[], params: (string | number)[]): JournalEntry[] => {
+    const rows = db.prepare(`SELECT * FROM journal WHERE ${where.join(" AND ")} ORDER BY journal_id`).all(...params) as Row[];
+    return rows.map((row) => {
+      const r = journalFromRow(row, true);
+      let payload: Json | null = r.payload;
+      let payloadUnavailable = false;
+      if (r.payloadState === "volatile") {
+        payload = r.seq === null ? null : volatile.get(r.threadId, r.seq) ?? null;
+        payloadUnavailable = payload === null;
+      }
+      const extra = payload !== null && typeof payload === "object" && !Array.isArray(payload) ? (payload as Record<string, unknown>) : {};
+      const e: JournalEntry = { seq: r.journalId, threadId: r.threadId, turnId: r.turnId, type: r.kind, visibility: r.visibility, data: { ...r.metadata, ...extra } };
+      if (payloadUnavailable) e.payloadUnavailable = true;
+      return e;
+    });
+  };
+  const append = (e: Omit<JournalEntry, "seq">): number => {
+    const { metadata, payload } = splitData(e.data);
+    const messageId = typeof e.data.messageId === "string" ? e.data.messageId : null;
+    const entry = { threadId: e.threadId, turnId: e.turnId, visibility: e.visibility, kind: e.type, messageId, metadata, createdAt: now() };
+    const id = must(store.journal.append(payload === undefined ? entry : { ...entry, payload })).journalId;
+    if (e.visibility === "transcript") onTranscript(e.threadId);
+    return id;
+  };
+  const configOf = (turnId: string, providerId: string): PreparedConfig => {
+    const cached = configs.get(turnId);
+    if (cached) return cached;
+    const accepted = journalRows(["turn_id = ?", "kind = 'turn_accepted'"], [turnId])[0];
+    const base = configFromAccepted((accepted?.data ?? {}) as JournalMetadata, providerId);
+    const marker = store.preparationMarkers.get(turnId);
+    const result = marker?.nativeModeResult ?? null;
+    const config: PreparedConfig = result === null || !marker ? base
+      : { ...base, nativeMode: { requested: marker.nativeModeRequested, result: result as NativeModeResult, current: result === "applied" ? marker.nativeModeRequested : null } };
+    configs.set(turnId, config);
+    return config;
+  };
+  const toTurn = (t: { turnId: string; threadId: string; commandId: string; attemptOf: string | null; state: TurnState; workspaceId: string; provider: string; errorCode: string | null }): TurnRecord => ({
+    id: t.turnId, threadId: t.threadId, commandId: t.commandId, attemptOf: t.attemptOf, state: t.state, workspaceId: t.workspaceId,
+    config: configOf(t.turnId, t.provider), errorCode: t.errorCode,
+  });
+  const toInteraction = (i: NonNullable<ReturnType<typeof store.interactions.get>>): InteractionRecord => ({
+    id: i.interactionId, turnId: i.turnId, nativeRequestId: i.nativeRequestId, category: i.kind === "permission" ? "execution" : "structured_input",
+    optionIds: [...i.optionIds], state: i.state, optionId: i.outcome, decidedBy: i.decidedBy, deadlineAt: i.deadlineAt,
+  });
+  const getTurn = (id: string): TurnRecord | null => {
+    const t = store.turns.get(id);
+    return t ? toTurn(t) : null;
+  };
+
+  return {
+    tx: (fn) => store.transact(fn),
+    now,
+    insertThread(t: ThreadRecord): void {
+      must(store.threads.insert({
+        threadId: t.id, principal: t.principal, application: t.application, workspaceId: t.workspaceId, provider: t.providerId,
+        retention: t.retention, restricted: t.restricted, configVersion: t.configVersion,
+        config: { approvalPolicy: t.approvalPolicy, requestedMode: t.requestedMode }, binding: {}, createdAt: now(), updatedAt: now(),
+      }));
+    },
+    getThread(id: string): ThreadRecord | null {
+      const t = store.threads.get(id);
+      if (!t) return null;
+      return {
+        id: t.threadId, principal: t.principal, application: t.application, workspaceId: t.workspaceId, providerId: t.provider,
+        restricted: t.restricted, approvalPolicy: t.config.approvalPolicy === "allow-all" ? "allow-all" : "ask",
+        requestedMode: typeof t.config.requestedMode === "string" ? t.config.requestedMode : null, retention: t.retention, configVersion: t.configVersion,
+      };
+    },
+    updateThread(t: ThreadRecord): void {
+      must(store.threads.updateConfig(t.id, t.configVersion - 1, { approvalPolicy: t.approvalPolicy, requestedMode: t.requestedMode }, now()));
+    },
+    getCommand(principal, application, commandId) {
+      const c = store.commands.get(principal, application, commandId);
+      return c ? { principal, application, commandId, method: c.method, inputHash: c.inputDigest, receipt: JSON.stringify(c.receipt) } : null;
+    },
+    insertCommand(c): void {
+      must(store.commands.insert({ principal: c.principal, application: c.application, commandId: c.commandId, method: c.method, inputDigest: c.inputHash, receipt: JSON.parse(c.receipt) as JournalMetadata, createdAt: now() }));
+    },
+    insertTurn(t: TurnRecord, prompt: string): TurnRecord {
+      must(store.turns.insert({ turnId: t.id, threadId: t.threadId, commandId: t.commandId, attemptOf: t.attemptOf, state: t.state, workspaceId: t.workspaceId, provider: t.config.providerId, configVersion: t.config.configVersion, errorCode: t.errorCode, createdAt: now(), updatedAt: now() }));
+      const c = t.config;
+      append({ threadId: t.threadId, turnId: t.id, type: "turn_accepted", visibility: "owner", data: {
+        configVersion: c.configVersion, retention: c.retention, restricted: c.restricted, requestedMode: c.requestedMode,
+        approvalRequested: c.approval.requested, approvalEffective: c.approval.effective, suppressedBy: c.approval.suppressedBy,
+      } });
+      append({ threadId: t.threadId, turnId: t.id, type: "user_prompt", visibility: "transcript", data: { text: prompt } });
+      configs.set(t.id, c);
+      return t;
+    },
+    getTurn,
+    listTurns(f) {
+      const rows = f.threadId !== undefined ? store.turns.listByThread(f.threadId) : store.turns.listByState(f.states ?? ALL_STATES);
+      return rows.filter((t) => (f.states ? f.states.includes(t.state) : true) && (f.workspaceId === undefined || t.workspaceId === f.workspaceId)).map(toTurn);
+    },
+    setTurnState(id, from, to, patch = {}): boolean {
+      return store.transact(() => {
+        const t = store.turns.get(id);
+        if (!t || !from.includes(t.state)) return false;
+        must(store.turns.setState(id, to, now(), patch.errorCode));
+        // Settled turns rebuild their configuration from the marker when read again.
+        if (to === "completed" || to === "failed" || to === "cancelled") configs.delete(id);
+        return true;
+      });
+    },
+    setTurnConfig(id: string, config: PreparedConfig): void {
+      configs.set(id, config);
+      const t = store.turns.get(id);
+      if (!t || store.preparationMarkers.get(id)) return;
+      must(store.preparationMarkers.insert({
+        turnId: id, threadId: t.threadId, configVersion: config.configVersion, retention: config.retention,
+        approvalRequested: config.approval.requested, approvalEffective: config.approval.effective, suppressedBy: config.approval.suppressedBy,
+        nativeModeRequested: config.nativeMode?.requested ?? config.requestedMode, nativeModeResult: config.nativeMode?.result ?? null,
+        payloadVolatile: config.retention === "metadata-only", preparedAt: now(),
+      }));
+    },
+    getPrompt(turnId: string): string | null {
+      const e = journalRows(["turn_id = ?", "kind = 'user_prompt'"], [turnId])[0];
+      return e && !e.payloadUnavailable && typeof e.data.text === "string" ? e.data.text : null;
+    },
+    getLease(workspaceId) {
+      const l = store.leases.get(workspaceId);
+      return l ? { workspaceId: l.workspaceId, turnId: l.turnId, state: l.kind === "fence" ? "fenced" : "active" } : null;
+    },
+    acquireLease: (workspaceId, turnId) => store.leases.acquire({ workspaceId, turnId, kind: "lease", acquiredAt: now(), confirmDeadlineAt: null }).ok,
+    releaseLease: (workspaceId, turnId) => store.leases.release(workspaceId, turnId).ok,
+    fenceLease(workspaceId, turnId): void {
+      store.leases.update(workspaceId, turnId, { kind: "fence", confirmDeadlineAt: null });
+    },
+    append,
+    journal(f) {
+      const where = ["journal_id > ?"];
+      const params: (string | number)[] = [f.afterSeq ?? 0];
+      if (f.threadId !== undefined) { where.push("thread_id = ?"); params.push(f.threadId); }
+      if (f.turnId !== undefined) { where.push("turn_id = ?"); params.push(f.turnId); }
+      return journalRows(where, params);
+    },
+    insertInteraction(i: InteractionRecord): void {
+      const t = store.turns.get(i.turnId);
+      if (!t) throw new Error("interaction for unknown turn");
+      must(store.interactions.insert({
+        interactionId: i.id, turnId: i.turnId, threadId: t.threadId, nativeRequestId: i.nativeRequestId,
+        kind: i.category === "execution" ? "permission" : "structured_input", state: i.state, optionIds: i.optionIds,
+        outcome: i.optionId, decidedBy: i.decidedBy, deadlineAt: i.deadlineAt, createdAt: now(), settledAt: null,
+      }));
+    },
+    getInteraction(id) {
+      const i = store.interactions.get(id);
+      return i ? toInteraction(i) : null;
+    },
+    listInteractions: (turnId) => store.interactions.listByTurn(turnId).map(toInteraction),
+    settleInteraction: (id, to, optionId, decidedBy) => store.interactions.settle(id, { state: to, outcome: optionId, decidedBy, settledAt: now() }).ok,
+    insertAudit(a): void {
+      must(store.audit.record({ at: now(), actor: a.actor, action: a.action, subjectKind: "turn", subjectId: a.turnId, details: splitData(a.data).metadata }));
+    },
+    listAudit: (turnId) => store.audit.list(0, 10_000).filter((a) => a.subjectKind === "turn" && a.subjectId === turnId)
+      .map((a) => ({ actor: a.actor, action: a.action, turnId: a.subjectId, data: { ...a.details } })),
+    setProviderSession(threadId, providerId, nativeSessionId): void {
+      must(store.providerSessions.bind({ threadId, provider: providerId, nativeSessionId, binding: {}, createdAt: now(), updatedAt: now() }));
+    },
+    getProviderSession: (threadId, providerId) => store.providerSessions.get(threadId, providerId)?.nativeSessionId ?? null,
+  };
+}

@@ -1,0 +1,104 @@
+// auth.revoke, commands.get, endpoints.*, turns.submit.
+import { checkThread } from "../auth/access.ts";
+import type { EndpointKind } from "../domain/endpoint-registration.ts";
+import { ok } from "../domain/errors.ts";
+import type { Json } from "../domain/records.ts";
+import { fail } from "../domain/protocol-ports.ts";
+import type { Handler } from "./context.ts";
+import { receiptText, runCommand } from "./idempotent.ts";
+import { loadThread, requireAttachment } from "./methods-threads.ts";
+import { Params } from "./params.ts";
+
+const MAX_TOOLS = 64;
+
+const revoke: Handler = (deps, conn, access, raw) => {
+  const p = new Params(raw, ["authSessionId"]);
+  const target = p.optionalId("authSessionId") ?? access.authSessionId;
+  if (target !== access.authSessionId) {
+    const other = deps.auth.validate(target);
+    // Only sessions of the same principal and application are visible.
+    if (!other.ok || other.value.access.principal !== access.principal || other.value.access.application !== access.application) {
+      return fail("not_found");
+    }
+  }
+  if (!deps.auth.revoke(target)) return fail("not_found");
+  deps.log("auth.revoked", { self: target === access.authSessionId });
+  return ok({ result: { authSessionId: target, revoked: true }, after: () => conn.closeSession(target) });
+};
+
+const commandsGet: Handler = (deps, _conn, access, raw) => {
+  const p = new Params(raw, ["commandId"]);
+  const commandId = p.id("commandId");
+  const record = deps.store.commands.get(access.principal, access.application, commandId);
+  if (record === undefined) return fail("not_found");
+  // The stored receipt, in the same bytes as the original acknowledgement.
+  return ok({ raw: receiptText(record) });
+};
+
+const register: Handler = (deps, conn, access, raw) => {
+  const p = new Params(raw, ["endpointId", "kind", "threadId", "tools", "capture"]);
+  const endpointId = p.id("endpointId");
+  const kind = p.optionalEnum<EndpointKind>("kind", ["tools", "context", "preparation"]);
+  if (kind === undefined) return fail("invalid_params");
+  const threadId = p.optionalId("threadId") ?? null;
+  const tools = p.optionalIds("tools", MAX_TOOLS) ?? [];
+  if (kind !== "tools" && tools.length > 0) return fail("invalid_params");
+  if (threadId !== null) {
+    const thread = deps.store.threads.get(threadId);
+    if (thread !== undefined) {
+      const checked = checkThread(access, thread);
+      if (!checked.ok) return checked;
+      if (thread.restricted && kind === "tools") return fail("restricted_tools_forbidden");
+    } else if (deps.reservations.get(threadId, access.principal, access.application, deps.clock.now()) === undefined) {
+      // Only a reserved identity may carry endpoints before its thread exists (P-SDK-18).
+      return fail("not_found");
+    }
+  }
+  const registered = deps.endpoints.register(
+    {
+      endpointId,
+      principal: access.principal,
+      application: access.application,
+      connectionId: conn.id,
+      kind,
+      threadId,
+      tools,
+      capture: p.optionalBoolean("capture") ?? false,
+    },
+    (operation, params, timeoutMs) => conn.call("endpoint.invoke", { endpointId, operation, ...params }, timeoutMs),
+  );
+  if (!registered.ok) return registered;
+  return ok({ result: { endpointId, kind, threadId, tools } });
+};
+
+const dispose: Handler = (deps, _conn, access, raw) => {
+  const p = new Params(raw, ["endpointId"]);
+  const endpointId = p.id("endpointId");
+  if (!deps.endpoints.dispose(access, endpointId)) return fail("not_found");
+  return ok({ result: { endpointId, disposed: true } });
+};
+
+const submit: Handler = (deps, conn, access, raw) => {
+  const p = new Params(raw, ["commandId", "threadId", "input"]);
+  const commandId = p.id("commandId");
+  const threadId = p.id("threadId");
+  const input = (p.raw("input") ?? null) as Json;
+  const loaded = loadThread(deps, access, threadId);
+  if (!loaded.ok) return loaded;
+  const attached = requireAttachment(conn, threadId);
+  if (!attached.ok) return attached;
+  const turns = deps.turns;
+  return runCommand(deps, access, "turns.submit", commandId, { threadId, input }, () => {
+    if (turns === null) return fail("turns_unavailable", true);
+    return turns.acceptSubmit(access, loaded.value, { threadId, commandId, input });
+  }, (receipt) => turns?.afterCommit(receipt));
+};
+
+/** The remaining part of the dispatch table. */
+export const MISC_METHODS: Readonly<Record<string, Handler>> = {
+  "auth.revoke": revoke,
+  "commands.get": commandsGet,
+  "endpoints.register": register,
+  "endpoints.dispose": dispose,
+  "turns.submit": submit,
+};

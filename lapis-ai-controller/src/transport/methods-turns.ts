@@ -1,0 +1,103 @@
+// Engine methods joined to the dispatch table: turns.continue, turns.cancel,
+// turns.resolve, turns.get and interactions.respond. Every call first loads
+// the turn's thread under the caller's principal and application, so another
+// principal's turn reads as not_found (P-TRN-24).
+import { ok } from "../domain/errors.ts";
+import type { AccessContext, Outcome } from "../domain/protocol-ports.ts";
+import { fail } from "../domain/protocol-ports.ts";
+import type { Json } from "../domain/records.ts";
+import { submissionText, toOutcome } from "../domain/turn-port.ts";
+import type { TurnService } from "../domain/turn-service.ts";
+import type { Handler, ProtocolDeps } from "./context.ts";
+import { runCommand } from "./idempotent.ts";
+import { loadThread } from "./methods-threads.ts";
+import { Params } from "./params.ts";
+
+const MAX_OPTION_ID = 256;
+
+function actorOf(access: AccessContext): string {
+  return `${access.principal}/${access.application}`;
+}
+
+function loadTurn(deps: ProtocolDeps, service: TurnService, access: AccessContext, turnId: string): Outcome<{ threadId: string }> {
+  const turn = service.store.getTurn(turnId);
+  if (!turn) return fail("not_found");
+  const thread = loadThread(deps, access, turn.threadId);
+  return thread.ok ? ok({ threadId: turn.threadId }) : thread;
+}
+
+/** The engine's handlers over one TurnService. */
+export function turnMethods(service: TurnService): Readonly<Record<string, Handler>> {
+  const continueTurn: Handler = (deps, _conn, access, raw) => {
+    const p = new Params(raw, ["commandId", "turnId", "input"]);
+    const commandId = p.id("commandId");
+    const turnId = p.id("turnId");
+    const input = (p.raw("input") ?? null) as Json;
+    const text = submissionText(input);
+    if (text === null) return fail("invalid_params");
+    const loaded = loadTurn(deps, service, access, turnId);
+    if (!loaded.ok) return loaded;
+    const actor = { principal: access.principal, application: access.application };
+    return runCommand(deps, access, "turns.continue", commandId, { turnId, input }, () => {
+      const thread = service.commands.checkContinue(actor, turnId);
+      if (!thread.ok) return toOutcome(thread);
+      const accepted = service.commands.acceptTurn(thread.value, commandId, turnId, text);
+      return accepted.ok ? ok({ ...accepted.value }) : toOutcome(accepted);
+    }, () => service.engine.schedule());
+  };
+
+  const cancel: Handler = (deps, _conn, access, raw) => {
+    const p = new Params(raw, ["turnId"]);
+    const turnId = p.id("turnId");
+    const loaded = loadTurn(deps, service, access, turnId);
+    if (!loaded.ok) return loaded;
+    const r = toOutcome(service.cancel(turnId, actorOf(access)));
+    return r.ok ? ok({ result: r.value }) : r;
+  };
+
+  const resolve: Handler = (deps, _conn, access, raw) => {
+    const p = new Params(raw, ["turnId", "as", "confirmExternalStopped"]);
+    const turnId = p.id("turnId");
+    const as = p.raw("as");
+    const confirmed = p.optionalBoolean("confirmExternalStopped") ?? false;
+    const loaded = loadTurn(deps, service, access, turnId);
+    if (!loaded.ok) return loaded;
+    const r = toOutcome(service.resolve(turnId, as, confirmed, actorOf(access)));
+    return r.ok ? ok({ result: r.value }) : r;
+  };
+
+  const get: Handler = (deps, _conn, access, raw) => {
+    const p = new Params(raw, ["turnId"]);
+    const turnId = p.id("turnId");
+    const loaded = loadTurn(deps, service, access, turnId);
+    if (!loaded.ok) return loaded;
+    const view = toOutcome(service.turn(turnId));
+    if (!view.ok) return view;
+    const interactions = service.interactions(turnId).map((i) => ({
+      interactionId: i.id, nativeRequestId: i.nativeRequestId, category: i.category, state: i.state,
+      optionIds: i.optionIds, optionId: i.optionId, decidedBy: i.decidedBy, deadlineAt: i.deadlineAt,
+    }));
+    return ok({ result: { ...view.value, interactions } });
+  };
+
+  const respond: Handler = (deps, _conn, access, raw) => {
+    const p = new Params(raw, ["turnId", "interactionId", "optionId", "outcome"]);
+    const turnId = p.id("turnId");
+    const interactionId = p.id("interactionId");
+    const optionId = p.optionalString("optionId", MAX_OPTION_ID);
+    const outcome = p.raw("outcome");
+    if ((optionId === undefined) === (outcome === undefined) || (outcome !== undefined && outcome !== "cancelled")) return fail("invalid_params");
+    const loaded = loadTurn(deps, service, access, turnId);
+    if (!loaded.ok) return loaded;
+    const r = toOutcome(service.respond(turnId, interactionId, optionId !== undefined ? { optionId } : { outcome: "cancelled" }));
+    return r.ok ? ok({ result: r.value }) : r;
+  };
+
+  return {
+    "turns.continue": continueTurn,
+    "turns.cancel": cancel,
+    "turns.resolve": resolve,
+    "turns.get": get,
+    "interactions.respond": respond,
+  };
+}

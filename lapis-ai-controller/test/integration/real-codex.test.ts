@@ -1,0 +1,94 @@
+// Real-agent lane: the real codex-acp 1.13.1 with the real Codex 0.156.1,
+// launched by `serve` through the acpx registry, driven through the SDK. The
+// only stand-in is Codex's model (test/support/scripted-responses-api.ts).
+// Few and decisive: one plain turn, approval allow/reject with the file
+// checked on disk, and cancel of a stalled model stream.
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import type { ControllerClient } from "../../src/client.ts";
+import { startAgentServe } from "../support/agent-serve.ts";
+import { readDb, waitTurn } from "../support/engine-serve.ts";
+
+type Interaction = { interactionId: string; state: string; optionIds: string[]; category: string };
+
+async function pending(c: ControllerClient, turnId: string, timeoutMs = 60_000): Promise<Interaction> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = (await c.call("turns.get", { turnId })) as { state: string; interactions: Interaction[] };
+    const open = v.interactions.find((i) => i.state === "pending");
+    if (open) return open;
+    if (Date.now() > end) throw new Error(`no pending interaction: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function escalated(cmd: string) {
+  return { call: { name: "exec_command", arguments: { cmd, sandbox_permissions: "require_escalated", justification: "the test asks for it" } } };
+}
+
+function states(dbPath: string, turnId: string): Record<string, unknown>[] {
+  return readDb<{ metadata: string }>(dbPath, "SELECT metadata FROM journal WHERE turn_id = ? AND kind = 'turn_state' ORDER BY journal_id", turnId)
+    .map((r) => JSON.parse(r.metadata) as Record<string, unknown>);
+}
+
+test("real codex-acp + Codex through serve and the SDK", { timeout: 240_000 }, async (t) => {
+  const serve = await startAgentServe(t, [], { limits: { turns: { cancelConfirmMs: 20_000, interactionDeadlineMs: 120_000 } } });
+  const c = await serve.client();
+  const threadId = String((await c.createThread({ workspace: "ws", provider: "codex" })).threadId);
+
+  await t.test("P-PRV-01 a real turn: codex resolved from the installed acpx registry entry, scripted text back, user-reviewed mode applied", async () => {
+    serve.model.push({ text: ["real ", "codex ", "turn"] });
+    const turnId = String((await c.submitTurn(threadId, { text: "say something" })).turnId);
+    await waitTurn(c, turnId, ["completed"], 60_000);
+    const texts = readDb<{ payload: string | null }>(serve.databasePath, "SELECT payload FROM journal WHERE turn_id = ? AND kind = 'text' ORDER BY journal_id", turnId)
+      .map((r) => String((JSON.parse(r.payload ?? "{}") as { text?: string }).text ?? "")).join("");
+    assert.match(texts, /real codex turn/);
+    const mode = readDb<{ metadata: string }>(serve.databasePath, "SELECT metadata FROM journal WHERE turn_id = ? AND kind = 'native_mode'", turnId)
+      .map((r) => JSON.parse(r.metadata) as Record<string, unknown>);
+    assert.deepEqual(mode[0], { requested: "read-only", result: "applied", current: "read-only" });
+    // The prompt reached the real Codex, which asked the scripted model.
+    assert.ok(JSON.stringify(serve.model.requests.at(-1)).includes("say something"));
+  });
+
+  await t.test("P-TRN-09 under ask, a command needing approval yields a permission request at the SDK consumer; allow writes the file", async () => {
+    const file = join(serve.home.workspace, "approved.txt");
+    serve.model.push(escalated(`touch ${file}`), { text: ["done"] });
+    const turnId = String((await c.submitTurn(threadId, { text: "create the file" })).turnId);
+    const ask = await pending(c, turnId);
+    assert.equal((await c.call("turns.get", { turnId }) as { state: string }).state, "waiting");
+    assert.equal(existsSync(file), false, "nothing runs before the decision");
+    const allow = ask.optionIds.find((id) => /approved$|allow/.test(id)) ?? ask.optionIds[0];
+    await c.call("interactions.respond", { turnId, interactionId: ask.interactionId, optionId: allow });
+    await waitTurn(c, turnId, ["completed"], 60_000);
+    assert.equal(existsSync(file), true, "the approved command wrote the file on disk");
+  });
+
+  await t.test("P-TRN-09 a rejected command leaves no file", async () => {
+    const file = join(serve.home.workspace, "rejected.txt");
+    serve.model.push(escalated(`touch ${file}`), { text: ["not done"] });
+    const turnId = String((await c.submitTurn(threadId, { text: "create another file" })).turnId);
+    const ask = await pending(c, turnId);
+    const reject = ask.optionIds.find((id) => /^cancel$|abort|reject|denied|decline/.test(id));
+    assert.ok(reject, `a reject option among ${ask.optionIds.join(",")}`);
+    await c.call("interactions.respond", { turnId, interactionId: ask.interactionId, optionId: reject });
+    await waitTurn(c, turnId, ["completed", "cancelled"], 60_000);
+    assert.equal(existsSync(file), false);
+  });
+
+  await t.test("P-TRN-02 P-TRN-01 turns.cancel on a stalled model stream ends cancelled only after the agent's own confirmation", async () => {
+    serve.model.push({ stall: true });
+    const before = serve.model.requests.length;
+    const turnId = String((await c.submitTurn(threadId, { text: "think forever" })).turnId);
+    await serve.model.waitForRequests(before + 1, 60_000);
+    const r = (await c.call("turns.cancel", { turnId })) as { state: string };
+    assert.equal(r.state, "cancelling", "an interrupt request alone is not completion");
+    await waitTurn(c, turnId, ["cancelled", "interrupted"], 30_000);
+    const trail = states(serve.databasePath, turnId);
+    const last = trail.at(-1) ?? {};
+    assert.equal(last.state, "cancelled");
+    assert.equal(last.stopReason, "cancelled", "the terminal state carries the agent's stopReason");
+    assert.equal(trail.at(-2)?.state, "cancelling");
+  });
+});

@@ -1,0 +1,13 @@
+// A small seeded PRNG (mulberry32) so chaos runs are reproducible.
+
+/** Returns a function yielding floats in [0, 1) from `seed`. */
+export function createPrng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}

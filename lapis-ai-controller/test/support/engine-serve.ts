@@ -1,0 +1,130 @@
+// Runs the real `serve` with the turn engine configured (workspaces plus the
+// scripted ACP agent as provider) in one private directory that survives
+// restarts, so tests can SIGKILL the service and start it again on the same
+// database. Every child is killed when the test ends.
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { TestContext } from "node:test";
+import { DatabaseSync } from "node:sqlite";
+import { ControllerClient } from "../../src/client.ts";
+import type { AcpProviderConfig } from "../../src/execution/acp-executor.ts";
+
+const PACKAGE = resolve(import.meta.dirname, "../..");
+const READY_DEADLINE_MS = 30_000;
+
+/** Tokens of the engine tests: alice's app with every scope, bob, and alice without turns:resolve. */
+export const ENGINE_TOKENS = [
+  { id: "alice", envName: "AIC_E_ALICE", value: "CANARYtok-alice-5d1c9e0b7a2f4e63", principal: "alice", application: "notes" },
+  { id: "bob", envName: "AIC_E_BOB", value: "CANARYtok-bob-0e4b8a6c2d9f1735", principal: "bob", application: "notes" },
+  { id: "noresolve", envName: "AIC_E_NORESOLVE", value: "CANARYtok-nores-93a7c5e1f2b8d046", principal: "alice", application: "notes",
+    scopes: ["threads:read", "threads:write", "turns:write", "interactions:write", "commands:read"] },
+] as const;
+
+/** A serve instance that can be killed and restarted on the same directory. */
+export type EngineServe = {
+  readonly dir: string;
+  readonly databasePath: string;
+  /** argv tail selecting this instance for other CLI commands. */
+  readonly cliArgs: readonly string[];
+  /** Environment the CLI runs with (private HOME, PATH). */
+  readonly env: Readonly<Record<string, string>>;
+  url: string;
+  pid: number;
+  start(): Promise<void>;
+  kill(signal: NodeJS.Signals): Promise<void>;
+  client(tokenId?: string): Promise<ControllerClient>;
+  stderr(): string;
+};
+
+/** Prepares the config and returns a handle; call start(). */
+export function engineServe(t: TestContext, dir: string, providers: Array<AcpProviderConfig & { mode?: string; vcsIdentity?: { name: string; email: string } }>, workspaces: number, limits: Record<string, unknown> = {}, runtime: "node" | "deno" = "node"): EngineServe {
+  const ws: Record<string, string> = {};
+  for (let i = 1; i <= workspaces; i++) {
+    const root = join(dir, `ws-${i}`);
+    mkdirSync(root, { recursive: true });
+    ws[`ws-${i}`] = root;
+  }
+  const config = {
+    version: 1,
+    tokens: ENGINE_TOKENS.map((tk) => ({ id: tk.id, token: `env:${tk.envName}`, principal: tk.principal, application: tk.application, ...("scopes" in tk ? { scopes: tk.scopes } : {}) })),
+    listen: { host: "127.0.0.1", port: 0 },
+    workspaces: ws,
+    providers: Object.fromEntries(providers.map((p) => [p.id, { command: p.launch.command, restrictedModes: p.restrictedModes, setupTimeoutMs: p.setupTimeoutMs, killGraceMs: p.killGraceMs, ...(p.mode === undefined ? {} : { mode: p.mode }), ...(p.vcsIdentity === undefined ? {} : { vcsIdentity: p.vcsIdentity }) }])),
+    limits: { turns: limits },
+  };
+  const configPath = join(dir, "config.json");
+  writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
+  const workspace = join(dir, "controller");
+  const env: Record<string, string> = { HOME: dir, PATH: process.env.PATH ?? "/usr/bin:/bin" };
+  for (const tk of ENGINE_TOKENS) env[tk.envName] = tk.value;
+  let child: ChildProcess | null = null;
+  let exited: Promise<void> = Promise.resolve();
+  let err = "";
+  const handle: EngineServe = {
+    dir,
+    databasePath: join(workspace, "instances", "default", "controller.sqlite"),
+    cliArgs: ["--config", configPath, "--workspace", workspace],
+    env,
+    url: "",
+    pid: 0,
+    async start() {
+      const main = [join(PACKAGE, "src/main.ts"), "serve", "--config", configPath, "--workspace", workspace];
+      const argv = runtime === "node" ? main : ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-run", "--allow-net=127.0.0.1", ...main];
+      const c = spawn(join(PACKAGE, "node_modules/.bin", runtime), argv, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+      child = c;
+      let out = "";
+      err = "";
+      c.stdout?.on("data", (b: Buffer) => (out += b.toString("utf8")));
+      c.stderr?.on("data", (b: Buffer) => (err += b.toString("utf8")));
+      exited = new Promise((r) => c.once("exit", () => r()));
+      const ready = await new Promise<Record<string, unknown>>((res, rej) => {
+        const deadline = setTimeout(() => rej(new Error(`serve not ready: ${err.slice(0, 500)}`)), READY_DEADLINE_MS);
+        const check = () => {
+          const line = out.split("\n").find((l) => l.startsWith("{"));
+          if (line === undefined) return;
+          clearTimeout(deadline);
+          res(JSON.parse(line) as Record<string, unknown>);
+        };
+        c.stdout?.on("data", check);
+        void exited.then(() => { clearTimeout(deadline); rej(new Error(`serve exited: ${err.slice(0, 500)}`)); });
+      });
+      handle.url = String(ready.url);
+      handle.pid = c.pid as number;
+    },
+    async kill(signal) {
+      const c = child;
+      if (!c || c.exitCode !== null || c.signalCode !== null) return;
+      c.kill(signal);
+      const hard = setTimeout(() => c.kill("SIGKILL"), 10_000);
+      await exited;
+      clearTimeout(hard);
+    },
+    async client(tokenId = "alice") {
+      const tk = ENGINE_TOKENS.find((x) => x.id === tokenId);
+      if (!tk) throw new Error("no token");
+      return ControllerClient.connect({ url: handle.url, credential: { type: "token", token: tk.value }, maxReconnectAttempts: 0, requestTimeoutMs: 10_000 });
+    },
+    stderr: () => err,
+  };
+  t.after(() => handle.kill("SIGTERM"));
+  return handle;
+}
+
+/** Reads rows from the database read-only (WAL allows it beside the writer). */
+export function readDb<T>(path: string, sql: string, ...params: (string | number)[]): T[] {
+  const db = new DatabaseSync(path, { readOnly: true });
+  try { return db.prepare(sql).all(...params) as T[]; } finally { db.close(); }
+}
+
+/** Polls turns.get until the state is one of `states`. */
+export async function waitTurn(client: ControllerClient, turnId: string, states: string[], timeoutMs = 15_000): Promise<Record<string, unknown>> {
+  const end = Date.now() + timeoutMs;
+  let last: Record<string, unknown> = {};
+  while (Date.now() < end) {
+    last = (await client.call("turns.get", { turnId })) as Record<string, unknown>;
+    if (states.includes(String(last.state))) return last;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`turn ${turnId} not in ${states.join("|")}: ${String(last.state)}`);
+}

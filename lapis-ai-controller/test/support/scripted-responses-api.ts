@@ -1,0 +1,116 @@
+// TEST STAND-IN, not a model: a scripted fake of the OpenAI Responses API
+// wire format (POST /v1/responses, server-sent events; plan appendix A) on
+// 127.0.0.1. It drives the REAL Codex (through the real codex-acp) with
+// replies a test scripts in advance, and records every request Codex makes.
+// It never ships and is never described as the real model service.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+
+/** One scripted model reply, consumed in order, one per POST /v1/responses. */
+export type ScriptedReply =
+  /** An assistant message streamed as these text deltas (chunk boundaries kept). */
+  | { text: readonly string[] }
+  /** A function call, e.g. Codex's `exec_command`, with its JSON arguments. */
+  | { call: { name: string; arguments: Record<string, unknown> } }
+  /** Opens the stream, sends `response.created`, then never finishes (until the client goes). */
+  | { stall: true };
+
+/** A running scripted model server. */
+export type ScriptedResponsesApi = {
+  /** Base URL for a Codex model provider, ending in /v1. */
+  readonly baseUrl: string;
+  /** Parsed JSON bodies of the agent-turn requests (those offering tools), in order. */
+  readonly requests: Record<string, unknown>[];
+  /** Side requests without tools (Codex's thread-title generation), answered outside the script. */
+  readonly sideRequests: Record<string, unknown>[];
+  /** Requests whose stream was stalled and then closed by the client. */
+  readonly abandoned: number;
+  /** Appends replies to the script. */
+  push(...replies: ScriptedReply[]): void;
+  /** Resolves once `n` requests have arrived (deadline in ms). */
+  waitForRequests(n: number, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+};
+
+/** What the server answers once the script runs out. */
+const FALLBACK: ScriptedReply = { text: ["(script exhausted)"] };
+/** The fixed answer to side requests, which must not consume the script. */
+const SIDE_REPLY: ScriptedReply = { text: ["Scripted title"] };
+const MAX_BODY = 8 * 1024 * 1024;
+
+function sse(res: ServerResponse, type: string, data: Record<string, unknown>): void {
+  res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+}
+
+const USAGE = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+
+function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon: () => void): void {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+  const id = `resp_scripted_${n}`;
+  sse(res, "response.created", { response: { id, object: "response", status: "in_progress", output: [] } });
+  if ("stall" in reply) {
+    res.once("close", onAbandon);
+    return;
+  }
+  let item: Record<string, unknown>;
+  if ("text" in reply) {
+    const itemId = `msg_scripted_${n}`;
+    sse(res, "response.output_item.added", { output_index: 0, item: { id: itemId, type: "message", role: "assistant", status: "in_progress", content: [] } });
+    for (const delta of reply.text) sse(res, "response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta });
+    item = { id: itemId, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: reply.text.join(""), annotations: [] }] };
+  } else {
+    item = { id: `fc_scripted_${n}`, type: "function_call", status: "completed", call_id: `call_scripted_${n}`, name: reply.call.name, arguments: JSON.stringify(reply.call.arguments) };
+    sse(res, "response.output_item.added", { output_index: 0, item: { ...item, status: "in_progress", arguments: "" } });
+  }
+  sse(res, "response.output_item.done", { output_index: 0, item });
+  sse(res, "response.completed", { response: { id, object: "response", status: "completed", output: [item], usage: USAGE } });
+  res.end();
+}
+
+/** Starts the scripted server on 127.0.0.1 with an ephemeral port. */
+export async function startScriptedResponsesApi(script: ScriptedReply[] = []): Promise<ScriptedResponsesApi> {
+  const queue = [...script];
+  const requests: Record<string, unknown>[] = [];
+  const sideRequests: Record<string, unknown>[] = [];
+  const waiters: { n: number; resolve: () => void }[] = [];
+  let abandoned = 0;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== "POST" || !(req.url ?? "").startsWith("/v1/responses")) {
+      res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "not scripted" } }));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (b: Buffer) => { size += b.length; if (size <= MAX_BODY) chunks.push(b); });
+    req.on("end", () => {
+      let body: Record<string, unknown> = {};
+      try { body = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>; } catch { /* recorded empty */ }
+      if (!Array.isArray(body.tools)) {
+        sideRequests.push(body);
+        stream(res, 1_000 + sideRequests.length, SIDE_REPLY, () => {});
+        return;
+      }
+      requests.push(body);
+      for (const w of waiters.filter((x) => requests.length >= x.n)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+      stream(res, requests.length, queue.shift() ?? FALLBACK, () => { abandoned += 1; });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    sideRequests,
+    get abandoned() { return abandoned; },
+    push: (...replies) => { queue.push(...replies); },
+    waitForRequests: (n, timeoutMs = 30_000) => new Promise<void>((resolve, reject) => {
+      if (requests.length >= n) return resolve();
+      const timer = setTimeout(() => reject(new Error(`scripted model: ${requests.length} of ${n} requests`)), timeoutMs);
+      waiters.push({ n, resolve: () => { clearTimeout(timer); resolve(); } });
+    }),
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}

@@ -1,0 +1,61 @@
+// A loopback TCP proxy for fault injection: tests cut every connection
+// through it at a chosen moment (a dropped socket mid-stream or before a
+// receipt) while the listener stays up for the reconnect.
+import { createConnection, createServer } from "node:net";
+import type { Server, Socket } from "node:net";
+
+/** A running proxy in front of 127.0.0.1:`targetPort`. */
+export interface TcpProxy {
+  readonly url: string;
+  /** Destroys every proxied connection now; new connections are accepted. */
+  cut(): void;
+  /** Number of client connections accepted so far. */
+  readonly accepted: number;
+  close(): Promise<void>;
+}
+
+/** Starts a proxy on an ephemeral loopback port. */
+export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
+  const pairs = new Set<[Socket, Socket]>();
+  let accepted = 0;
+  const server: Server = createServer((client) => {
+    accepted++;
+    const upstream = createConnection({ host: "127.0.0.1", port: targetPort });
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      pairs.delete(pair);
+    };
+    client.on("error", drop);
+    upstream.on("error", drop);
+    client.on("close", drop);
+    upstream.on("close", drop);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const address = server.address();
+  const port = typeof address === "object" && address !== null ? address.port : 0;
+  return {
+    url: `ws://127.0.0.1:${port}`,
+    cut() {
+      for (const [a, b] of [...pairs]) {
+        a.destroy();
+        b.destroy();
+      }
+      pairs.clear();
+    },
+    get accepted() {
+      return accepted;
+    },
+    close() {
+      for (const [a, b] of pairs) {
+        a.destroy();
+        b.destroy();
+      }
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
