@@ -5,7 +5,9 @@
 // dependency closure. manifest.json lists every file (sha256) and link; the
 // digest is the sha256 of the manifest. No `deno compile`.
 //
-// usage: node scripts/stage-snapshot.mjs [--out DIR] [--install [install options...]]
+// usage: node scripts/stage-snapshot.mjs [--out DIR] [--note TEXT] [--install [install options...]]
+// --note records an operator's release note in the snapshot only (a local
+// override materialized in the snapshot, never in the checkout; P-CLI-08).
 // With --install it then runs the STAGED CLI's `install` under the pinned
 // Deno, so build metadata comes from staged bytes only (P-CLI-06).
 import { spawnSync } from "node:child_process";
@@ -85,8 +87,9 @@ function copyPackage(src, dest) {
 }
 
 /** Stages the snapshot into `out`; returns its digest. */
-export function stage(out) {
+export function stage(out, note) {
   mkdirSync(out, { recursive: true });
+  if (note !== undefined) writeFileSync(join(out, "release-note.txt"), `${note}\n`);
   for (const file of listTs(join(PACKAGE, "src"))) {
     const rel = relative(PACKAGE, file).replace(/\.ts$/, ".js");
     const js = renameImports(stripTypeScriptTypes(readFileSync(file, "utf8"), { mode: "strip" }));
@@ -108,7 +111,8 @@ function main(argv) {
   const outIndex = argv.indexOf("--out");
   const out = outIndex === -1 ? mkdtempSync(join(tmpdir(), "aic-stage-")) : resolve(argv[outIndex + 1]);
   const installIndex = argv.indexOf("--install");
-  const digest = stage(out);
+  const noteIndex = argv.indexOf("--note");
+  const digest = stage(out, noteIndex === -1 ? undefined : argv[noteIndex + 1]);
   process.stdout.write(`${JSON.stringify({ staged: out, digest })}\n`);
   if (installIndex === -1) return 0;
   const deno = process.env.LAPIS_AI_CONTROLLER_DENO ?? join(PACKAGE, "node_modules", "deno", "deno");
