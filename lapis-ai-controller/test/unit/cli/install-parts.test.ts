@@ -191,7 +191,7 @@ test("P-CLI-13 service commands: no user manager gives exit 3 and one line, neve
       sub,
     );
   }
-  assert.deepEqual(out, [], "nothing claims success");
+  assert.equal(out.length, 0, "nothing claims success");
   const calls: string[] = [];
   const reachable: Systemctl = (args) => (calls.push(args.join(" ")), { status: 0, stdout: "active\n" });
   assert.equal(runServiceCommand({ sub: "install", unitDir: dir, instance: "default", unit, systemctl: reachable, writeOut: (s) => void out.push(s) }), 0);
