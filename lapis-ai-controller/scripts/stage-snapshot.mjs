@@ -6,6 +6,7 @@
 // digest is the sha256 of the manifest. No `deno compile`.
 //
 // usage: node scripts/stage-snapshot.mjs [--out DIR] [--note TEXT] [--install [install options...]]
+//        node scripts/stage-snapshot.mjs --pack DIR   (the npm tarball of the SDK facades, P-OPS-03)
 // --note records an operator's release note in the snapshot only (a local
 // override materialized in the snapshot, never in the checkout; P-CLI-08).
 // With --install it then runs the STAGED CLI's `install` under the pinned
@@ -86,16 +87,39 @@ function copyPackage(src, dest) {
   }
 }
 
-/** Stages the snapshot into `out`; returns its digest. */
-export function stage(out, note) {
-  mkdirSync(out, { recursive: true });
-  if (note !== undefined) writeFileSync(join(out, "release-note.txt"), `${note}\n`);
+function writeJs(out) {
   for (const file of listTs(join(PACKAGE, "src"))) {
     const rel = relative(PACKAGE, file).replace(/\.ts$/, ".js");
     const js = renameImports(stripTypeScriptTypes(readFileSync(file, "utf8"), { mode: "strip" }));
     mkdirSync(dirname(join(out, rel)), { recursive: true });
     writeFileSync(join(out, rel), js.replace(/^#!.*\n/, ""));
   }
+}
+
+/** The public SDK facades a consumer imports (plan 4.5). */
+export const FACADES = ["client", "runtime", "managed", "contracts"];
+
+/** Builds the npm tarball of the SDK facades in `dir`; returns its path and sha256. */
+export function pack(dir) {
+  const root = join(dir, "package");
+  mkdirSync(root, { recursive: true });
+  writeJs(root);
+  const pkg = JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8"));
+  const exports = Object.fromEntries(FACADES.map((f) => [`./${f}`, `./src/${f}.js`]));
+  const manifest = { name: pkg.name, version: pkg.version, description: pkg.description, type: "module", license: pkg.license, engines: pkg.engines, exports, files: ["src", "README.md"], dependencies: pkg.dependencies };
+  writeFileSync(join(root, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+  copyFileSync(join(PACKAGE, "README.md"), join(root, "README.md"));
+  const run = spawnSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], { cwd: root, encoding: "utf8", timeout: 120_000 });
+  if (run.status !== 0) throw new Error(`npm pack failed: ${run.stderr}`);
+  const tarball = join(dir, JSON.parse(run.stdout)[0].filename);
+  return { tarball, sha256: sha256Hex(readFileSync(tarball)) };
+}
+
+/** Stages the snapshot into `out`; returns its digest. */
+export function stage(out, note) {
+  mkdirSync(out, { recursive: true });
+  if (note !== undefined) writeFileSync(join(out, "release-note.txt"), `${note}\n`);
+  writeJs(out);
   const pkg = JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8"));
   writeFileSync(join(out, "package.json"), `${JSON.stringify({ name: pkg.name, version: pkg.version, type: "module", private: true, dependencies: pkg.dependencies }, null, 2)}\n`);
   writeFileSync(join(out, "deno.json"), `${JSON.stringify({ nodeModulesDir: "manual", lock: false }, null, 2)}\n`);
@@ -108,6 +132,11 @@ export function stage(out, note) {
 }
 
 function main(argv) {
+  const packIndex = argv.indexOf("--pack");
+  if (packIndex !== -1) {
+    process.stdout.write(`${JSON.stringify(pack(resolve(argv[packIndex + 1])))}\n`);
+    return 0;
+  }
   const outIndex = argv.indexOf("--out");
   const out = outIndex === -1 ? mkdtempSync(join(tmpdir(), "aic-stage-")) : resolve(argv[outIndex + 1]);
   const installIndex = argv.indexOf("--install");
@@ -116,7 +145,13 @@ function main(argv) {
   process.stdout.write(`${JSON.stringify({ staged: out, digest })}\n`);
   if (installIndex === -1) return 0;
   const deno = process.env.LAPIS_AI_CONTROLLER_DENO ?? join(PACKAGE, "node_modules", "deno", "deno");
-  const args = ["run", ...DENO_FLAGS, "--config", join(out, "deno.json"), join(out, SNAPSHOT_ENTRY), "install", "--from", out, "--digest", digest, ...argv.slice(installIndex + 1)];
+  // Everything after --install goes to the staged `install`, except this script's own options.
+  const passed = [];
+  for (let i = installIndex + 1; i < argv.length; i += 1) {
+    if (argv[i] === "--note" || argv[i] === "--out") i += 1;
+    else if (argv[i] !== "--") passed.push(argv[i]);
+  }
+  const args = ["run", ...DENO_FLAGS, "--config", join(out, "deno.json"), join(out, SNAPSHOT_ENTRY), "install", "--from", out, "--digest", digest, ...passed];
   const run = spawnSync(deno, args, { stdio: "inherit", cwd: out });
   return run.status ?? 1;
 }
