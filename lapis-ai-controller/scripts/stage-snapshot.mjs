@@ -32,9 +32,11 @@ function listTs(dir) {
   return out;
 }
 
-/** Relative `./x.ts` specifiers in import/export statements become `./x.js`. */
+/** Relative `./x.ts` specifiers in import/export statements and `new URL("./x.ts", import.meta.url)` (worker modules) become `./x.js`. */
 export function renameImports(js) {
-  return js.replace(/((?:from|import)\s*\(?\s*["'])(\.{1,2}\/[^"']+)\.ts(["'])/g, "$1$2.js$3");
+  return js
+    .replace(/((?:from|import)\s*\(?\s*["'])(\.{1,2}\/[^"']+)\.ts(["'])/g, "$1$2.js$3")
+    .replace(/(new URL\(\s*["'])(\.{1,2}\/[^"']+)\.ts(["']\s*,\s*import\.meta\.url)/g, "$1$2.js$3");
 }
 
 function findPackage(name, fromDir) {

@@ -70,7 +70,11 @@ export interface EndpointSpec {
   readonly kind: "tools" | "context" | "preparation";
   readonly threadId?: string;
   readonly tools?: Readonly<Record<string, ToolHandler>>;
-  /** Handler for context and preparation calls. */
+  /** Registers a capture port on a tools endpoint: `handle` answers capture.begin ({ack:true}) and capture.finish. */
+  readonly capture?: boolean;
+  /** Tools that only read; the others are mutating and wait for the capture acknowledgement. */
+  readonly readOnly?: readonly string[];
+  /** Handler for context and preparation calls (and capture callbacks). */
   readonly handle?: (operation: string, params: Record<string, unknown>) => unknown | Promise<unknown>;
 }
 
@@ -332,6 +336,8 @@ export class ControllerClient {
     const params: Record<string, unknown> = { endpointId: spec.endpointId, kind: spec.kind };
     if (spec.threadId !== undefined) params.threadId = spec.threadId;
     if (spec.tools !== undefined) params.tools = Object.keys(spec.tools);
+    if (spec.capture !== undefined) params.capture = spec.capture;
+    if (spec.readOnly !== undefined) params.readOnly = [...spec.readOnly];
     return this.#raw("endpoints.register", params);
   }
 

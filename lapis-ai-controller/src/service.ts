@@ -24,15 +24,24 @@ import { engineTurnPort } from "./domain/turn-port.ts";
 import { TurnService } from "./domain/turn-service.ts";
 import { checkWorkspaceAliases } from "./domain/workspace-lease.ts";
 import { AcpExecutor } from "./execution/acp-executor.ts";
-import { currentLaunchHost } from "./execution/acp-launch.ts";
+import { currentLaunchHost, resolveLaunch } from "./execution/acp-launch.ts";
 import { engineStore } from "./persistence/engine-store.ts";
 import { turnMethods } from "./transport/methods-turns.ts";
+import { blockRedactingExecutor } from "./capture/event-blocks.ts";
+import { applicationToolHost } from "./capture/capture-port.ts";
+import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
+import { ToolBridge } from "./execution/tool-bridge.ts";
+import { createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
 
 /** The turn engine as the service composes it (issue 14). */
 interface EngineParts {
   readonly turns: TurnService;
   readonly hub: ThreadEventHub;
   readonly known: { readonly workspaces: ReadonlySet<string>; readonly providers: ReadonlySet<string> };
+  /** The redaction worker and redactor every journal write passes (issue 15). */
+  readonly capture: CaptureParts;
+  /** Application tools: the MCP bridge and the registry it reads, both set once the transport runs. */
+  readonly tools: { bridge: ToolBridge | null; registry: EndpointRegistry | null };
 }
 
 /**
@@ -47,13 +56,18 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   if (config.providers.length === 0 && config.workspaces.length === 0) return ok(null);
   const aliases = checkWorkspaceAliases(config.workspaces, realpathSync);
   if (!aliases.ok) return err({ code: aliases.code, retryable: false });
+  const limitsSection = options.sections?.limits;
+  const captured = createCapture(limitsSection !== null && typeof limitsSection === "object" && !Array.isArray(limitsSection) ? (limitsSection as Record<string, Json>).capture : undefined);
+  if (!captured.ok) return err(controllerError("config_invalid", { where: captured.where }));
+  const capture = captured.value;
+  const tools: EngineParts["tools"] = { bridge: null, registry: null };
   const hub = new ThreadEventHub();
-  const estore = engineStore(store, (threadId) => hub.published(threadId, store.journal.lastSeq(threadId)));
+  const estore = engineStore(store, (threadId) => hub.published(threadId, store.journal.lastSeq(threadId)), capture.redactor);
   const env: Record<string, string | undefined> = {};
   for (const name of new Set(["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL", ...config.providers.flatMap((p) => p.envAllowlist)])) {
     env[name] = options.env?.(name) ?? process.env[name];
   }
-  const executor = new AcpExecutor({
+  const acp = new AcpExecutor({
     providers: config.providers.map((p) => ({
       id: p.id, envAllowlist: p.envAllowlist, restrictedModes: p.restrictedModes, setupTimeoutMs: p.setupTimeoutMs, killGraceMs: p.killGraceMs,
       launch: { ...(p.agent === undefined ? {} : { agent: p.agent }), ...(p.command === undefined ? {} : { command: p.command }), ...(p.nodePath === undefined ? {} : { nodePath: p.nodePath }) },
@@ -61,7 +75,15 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     host: currentLaunchHost(),
     env,
     tmpRoot: tmpdir(),
+    // Each provider session of a thread gets its own bearer for that thread owner's tools.
+    tools: (setup) => {
+      const thread = setup.threadId === undefined ? undefined : store.threads.get(setup.threadId);
+      if (tools.bridge === null || thread === undefined) return null;
+      return tools.bridge.grant({ principal: thread.principal, application: thread.application, threadId: thread.threadId });
+    },
   });
+  // Event text reaches the journal only after whole-block redaction (P-CAP-10).
+  const executor = blockRedactingExecutor(acp, capture.redactor, capture.blockBytes);
   const vcs = new Map(config.providers.map((p) => [p.id, p.vcsIdentity]));
   const modes = new Map(config.providers.map((p) => [p.id, p.mode ?? null]));
   const turns = new TurnService({
@@ -69,7 +91,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     vcsIdentity: (id) => vcs.get(id) ?? null, providerMode: (id) => modes.get(id) ?? null,
   });
   turns.start();
-  return ok({ turns, hub, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
+  return ok({ turns, hub, capture, tools, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
 }
 
 /** A step run after the store is open and validated; a failure stops startup. */
@@ -158,10 +180,17 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
   const transport = await startTransport(options, store, engine.value);
   if (!transport.ok) {
     await engine.value?.turns.close();
+    await engine.value?.capture.scanner.close();
     store.close();
     return err(transport.error);
   }
   const protocol = transport.value;
+  const parts = engine.value;
+  if (parts !== null && protocol !== null) {
+    parts.tools.registry = protocol.endpoints;
+    const registry = parts.tools;
+    parts.tools.bridge = await ToolBridge.start(applicationToolHost(() => registry.registry, parts.capture.toolCallMs));
+  }
   const pragmas = store.pragmas();
   return ok({
     store,
@@ -170,11 +199,30 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
       protocol: PROTOCOL_VERSION,
       ...(protocol === null ? {} : { url: protocol.server.url }),
       storage: { journalMode: pragmas.journalMode, synchronous: pragmas.synchronous, schemaVersion: pragmas.schemaVersion },
+      redaction: redactionFacts(),
     },
     stop: async () => {
       await protocol?.close();
       await engine.value?.turns.close();
+      await engine.value?.capture.scanner.close();
+      await engine.value?.tools.bridge?.close();
       store.close();
     },
   });
+}
+
+/**
+ * Non-secret facts for `status --json` (P-PRV-01, P-CAP-08): each provider's
+ * launch source and package, resolved as serve would resolve it, never its
+ * argv or environment; and the pinned detector table's version and digest.
+ */
+export function serviceDiagnostics(sections: Readonly<Record<string, Json>>): { [key: string]: Json } {
+  const parsed = parseEngineConfig(sections);
+  const host = currentLaunchHost();
+  const providers: Json[] = parsed.ok ? parsed.value.providers.map((p) => {
+    const r = resolveLaunch({ ...(p.agent === undefined ? {} : { agent: p.agent }), ...(p.command === undefined ? {} : { command: p.command }), ...(p.nodePath === undefined ? {} : { nodePath: p.nodePath }) }, host);
+    const launch: Json = r.ok ? { source: r.launch.source, packageName: r.launch.packageName, packageVersion: r.launch.packageVersion } : { error: r.code };
+    return { id: p.id, ...(p.agent === undefined ? {} : { agent: p.agent }), launch };
+  }) : [];
+  return { providers, redaction: redactionFacts() };
 }

@@ -6,6 +6,7 @@ import process from "node:process";
 import { existsSync, readFileSync } from "node:fs";
 import { failureOf } from "../domain/errors.ts";
 import { CONTROLLER_VERSION } from "../domain/protocol.ts";
+import type { Json } from "../domain/records.ts";
 import { parseArgs, type ParsedArgs } from "./args.ts";
 import { commandHelp, usageText } from "./commands.ts";
 import { loadConfig } from "./config.ts";
@@ -32,6 +33,8 @@ export interface CliDeps {
   readonly snapshotRoot?: string;
   /** The systemd user manager (tests may stand in a reachable one). */
   readonly systemctl?: Systemctl;
+  /** Non-secret facts the composition root adds to status (provider launch sources, the redaction table digest). */
+  readonly diagnostics?: (sections: Readonly<Record<string, Json>>) => { [key: string]: Json };
 }
 
 function buildOf(deps: CliDeps): { digest: string; version: string } | null {
@@ -115,7 +118,8 @@ async function run(deps: CliDeps): Promise<ExitClass> {
     }
     case "status": {
       const retention = config.ok ? config.value.retention : "full";
-      const report = { ...statusReport(host, paths, retention, config.ok && config.value.exists), build: buildOf(deps) };
+      const diagnostics = config.ok ? (deps.diagnostics?.(config.value.sections) ?? {}) : {};
+      const report = { ...statusReport(host, paths, retention, config.ok && config.value.exists), ...diagnostics, build: buildOf(deps) };
       host.writeOut(options.json ? `${JSON.stringify(report)}\n` : statusText(report));
       return EXIT.ok;
     }

@@ -51,5 +51,11 @@ export function statusText(report: { [key: string]: Json }): string {
     lines.push(`storage:   journal_mode=${String(storage.journalMode)} synchronous=${String(storage.synchronous)} schema v${String(storage.schemaVersion)}`);
   }
   if (storage.error !== undefined) lines.push(`storage:   ${String(storage.error)}`);
+  for (const p of (report.providers ?? []) as { [key: string]: Json }[]) {
+    const l = (p.launch ?? {}) as { [key: string]: Json };
+    lines.push(`provider:  ${String(p.id)} ${l.error === undefined ? `${String(l.source)} ${String(l.packageName ?? "")}@${String(l.packageVersion ?? "")}` : String(l.error)}`);
+  }
+  const redaction = report.redaction as { [key: string]: Json } | undefined;
+  if (redaction !== undefined) lines.push(`redaction: ${String(redaction.detectorTable)} sha256:${String(redaction.digest)}`);
   return `${lines.join("\n")}\n`;
 }

@@ -25,6 +25,8 @@ export interface EndpointRegistration extends EndpointOwner {
   readonly threadId: string | null;
   readonly tools: readonly string[];
   readonly capture: boolean;
+  /** Tools the application declared read-only; every other tool is mutating (issue 15). */
+  readonly readOnlyTools?: readonly string[];
 }
 
 interface Entry {

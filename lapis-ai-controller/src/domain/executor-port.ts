@@ -15,6 +15,8 @@ export type VcsIdentity = { name: string; email: string };
 export type SessionSetup = {
   /** Stable key of the logical session (thread + provider). */
   sessionKey: string;
+  /** The thread the session serves; lets the service grant that thread's application tools (issue 15). */
+  threadId?: string;
   providerId: string;
   cwd: string;
   restricted: boolean;
@@ -58,7 +60,9 @@ export type ExecutorEvent =
   | { type: "tool_begin"; envelope: ToolEnvelope }
   | { type: "tool_end"; envelope: ToolEnvelope; settled: boolean }
   | { type: "mode_update"; modeId: string }
-  | { type: "unknown_request"; method: string };
+  | { type: "unknown_request"; method: string }
+  /** The provider is working; nothing to journal (content is held for whole-block redaction). */
+  | { type: "activity" };
 
 /** Callbacks of one dispatched turn. */
 export type TurnSink = {

@@ -85,6 +85,12 @@ export class InteractionBroker {
     }
   }
 
+  /** Stops every deadline timer (shutdown); pending rows stay for recovery to close. */
+  close(): void {
+    for (const w of this.#waiters.values()) this.#opts.timers.clear(w.timer);
+    this.#waiters.clear();
+  }
+
   /** Pending interactions of a turn. */
   pendingCount(turnId: string): number {
     return this.#store.listInteractions(turnId).filter((i) => i.state === "pending").length;

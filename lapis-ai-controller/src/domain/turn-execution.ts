@@ -102,6 +102,7 @@ export class TurnEngine {
   async close(): Promise<void> {
     this.#closed = true;
     for (const l of this.#live.values()) this.#o.timers.clear(l.cancelTimer);
+    this.broker.close();
     await this.#o.executor.close();
   }
 
@@ -133,6 +134,7 @@ export class TurnEngine {
     if (cwd === undefined) return fail("workspace_not_granted");
     const setup = await this.#o.executor.prepare({
       sessionKey: `${turn.threadId}:${turn.config.providerId}`,
+      threadId: turn.threadId,
       providerId: turn.config.providerId,
       cwd,
       restricted: turn.config.restricted,
@@ -171,6 +173,8 @@ export class TurnEngine {
   #event(turn: TurnRecord, e: ExecutorEvent): void {
     if (this.#closed) return;
     this.#alive(turn);
+    // Liveness only: content held for whole-block redaction is journaled when released (issue 15).
+    if (e.type === "activity") return;
     captureEvent(this.#o.store, turn, e);
   }
 

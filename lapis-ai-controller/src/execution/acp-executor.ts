@@ -2,13 +2,14 @@
 // session key; a changed binding (cwd, mode, vcsIdentity, grants) replaces the
 // native session (P-PRV-05). Restricted sessions are one-shot, in an isolated
 // temporary cwd, with no MCP servers (P-PRV-19).
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import type { Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
 import { resolveLaunch, type LaunchConfig, type LaunchHost } from "./acp-launch.ts";
 import { startAcpSession, type AcpSession } from "./acp-session.ts";
 import { buildAgentEnv } from "./process-env.ts";
+import type { ToolGrant } from "./tool-bridge.ts";
 
 /** One configured ACP provider. */
 export type AcpProviderConfig = {
@@ -29,6 +30,8 @@ export type AcpExecutorOptions = {
   env: Readonly<Record<string, string | undefined>>;
   /** Parent folder for restricted sessions' isolated cwds. */
   tmpRoot: string;
+  /** Grants a session its application tools over the MCP bridge (issue 15); never asked for restricted sessions. */
+  tools?: (setup: SessionSetup) => ToolGrant | null;
 };
 
 /** Limits enforced in code whatever the configuration says. */
@@ -43,7 +46,7 @@ function fingerprint(s: SessionSetup): string {
 export class AcpExecutor implements Executor {
   #providers: Map<string, AcpProviderConfig>;
   #opts: AcpExecutorOptions;
-  #sessions = new Map<string, { fp: string; session: AcpSession }>();
+  #sessions = new Map<string, { fp: string; session: AcpSession; grant: ToolGrant | null }>();
   #spawned = 0;
 
   constructor(opts: AcpExecutorOptions) {
@@ -63,6 +66,7 @@ export class AcpExecutor implements Executor {
     if (existing && !setup.restricted && existing.fp === fp && existing.session.alive) return { ok: true, session: existing.session };
     if (existing) {
       this.#sessions.delete(setup.sessionKey);
+      existing.grant?.revoke();
       await existing.session.close();
     }
     const resolved = resolveLaunch(provider.launch, this.#opts.host);
@@ -71,8 +75,11 @@ export class AcpExecutor implements Executor {
     let env: Record<string, string>;
     try { env = buildAgentEnv(this.#opts.env, provider.envAllowlist, setup.envGrants, setup.vcsIdentity); }
     catch { return { ok: false, code: "provider_setup_failed" }; }
+    // Restricted sessions get no application tools at all (P-PRV-19).
+    const grant = setup.restricted ? null : this.#opts.tools?.(setup) ?? null;
     this.#spawned += 1;
     const started = await startAcpSession({
+      mcpServers: grant === null ? [] : [grant.server],
       launch: resolved.launch,
       env,
       cwd,
@@ -81,9 +88,11 @@ export class AcpExecutor implements Executor {
       restrictedModes: provider.restrictedModes,
       setupTimeoutMs: Math.min(provider.setupTimeoutMs, ACP_LIMITS.setupTimeoutMsMax),
       killGraceMs: Math.min(provider.killGraceMs, ACP_LIMITS.killGraceMsMax),
+      // A restricted session's isolated cwd lives only as long as its agent.
+      ...(setup.restricted ? { onClosed: () => rmSync(cwd, { recursive: true, force: true }) } : {}),
     });
-    if (!started.ok) return started;
-    if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session });
+    if (!started.ok) { grant?.revoke(); return started; }
+    if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant });
     return { ok: true, session: started.session };
   }
 
@@ -91,6 +100,7 @@ export class AcpExecutor implements Executor {
   async close(): Promise<void> {
     const all = [...this.#sessions.values()];
     this.#sessions.clear();
+    for (const s of all) s.grant?.revoke();
     await Promise.all(all.map((s) => s.session.close()));
   }
 }

@@ -8,6 +8,7 @@ import { AcpEventTranslator } from "./acp-events.ts";
 import type { ResolvedLaunch } from "./acp-launch.ts";
 import { planMode, rejectedMode, restrictedModeId, type AdvertisedModes } from "./acp-modes.ts";
 import { toAsk, toResponse } from "./acp-permissions.ts";
+import type { McpHttpServer } from "./tool-bridge.ts";
 
 /** Parameters of one session start. */
 export type AcpSessionStart = {
@@ -19,6 +20,10 @@ export type AcpSessionStart = {
   restrictedModes: readonly string[];
   setupTimeoutMs: number;
   killGraceMs: number;
+  /** MCP servers for `session/new` (the application-tool bridge; empty when restricted). */
+  mcpServers?: readonly McpHttpServer[];
+  /** Runs once after the agent process is gone (e.g. removing an isolated cwd). */
+  onClosed?: () => void;
 };
 
 class Deadline extends Error {}
@@ -43,13 +48,19 @@ export class AcpSession implements PreparedSession {
   #killGraceMs: number;
   #nextNative = 0;
 
-  constructor(child: ChildProcess, restricted: boolean, killGraceMs: number) {
+  constructor(child: ChildProcess, restricted: boolean, killGraceMs: number, onClosed: () => void = () => {}) {
     this.#child = child;
     this.restricted = restricted;
     this.#killGraceMs = killGraceMs;
+    let done = false;
+    const exit = (resolve: () => void) => () => {
+      this.#alive = false;
+      if (!done) { done = true; onClosed(); }
+      resolve();
+    };
     this.#exited = new Promise((resolve) => {
-      child.once("exit", () => { this.#alive = false; resolve(); });
-      child.once("error", () => { this.#alive = false; resolve(); });
+      child.once("exit", exit(resolve));
+      child.once("error", exit(resolve));
     });
   }
 
@@ -95,7 +106,8 @@ export class AcpSession implements PreparedSession {
           clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
           clientInfo: { name: "lapis-ai-controller", version: "0.1.0" },
         });
-        const created = await conn.agent.request(acp.methods.agent.session.new, { cwd: start.cwd, mcpServers: [] });
+        const mcpServers: acp.McpServer[] = start.restricted ? [] : (start.mcpServers ?? []).map((m) => ({ type: "http", name: m.name, url: m.url, headers: m.headers.map((h) => ({ name: h.name, value: h.value })) }));
+        const created = await conn.agent.request(acp.methods.agent.session.new, { cwd: start.cwd, mcpServers });
         this.nativeSessionId = created.sessionId;
         const advertised = created.modes as AdvertisedModes;
         const wanted = start.restricted ? restrictedModeId(advertised, start.restrictedModes) ?? start.restrictedModes[0] ?? null : start.requestedMode;
@@ -166,7 +178,7 @@ export async function startAcpSession(start: AcpSessionStart): Promise<{ ok: tru
     child.once("spawn", () => resolve(true));
     child.once("error", () => resolve(false));
   });
-  const session = new AcpSession(child, start.restricted, start.killGraceMs);
+  const session = new AcpSession(child, start.restricted, start.killGraceMs, start.onClosed);
   if (!spawned) return { ok: false, code: "provider_setup_failed" };
   session.connect();
   const r = await session.setup(start);

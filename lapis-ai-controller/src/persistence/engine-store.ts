@@ -6,6 +6,7 @@
 import { ControllerFailure, type Result } from "../domain/errors.ts";
 import type { JournalMetadata, Json } from "../domain/records.ts";
 import type { NativeModeResult } from "../domain/executor-port.ts";
+import type { EntryRedactor } from "../domain/redaction-port.ts";
 import type { EngineStore, InteractionRecord, JournalEntry, PreparedConfig, ThreadRecord, TurnRecord } from "../domain/turn-store-port.ts";
 import type { TurnState } from "../domain/turn-state.ts";
 import { journalFromRow } from "./journal-store.ts";
@@ -47,8 +48,19 @@ function configFromAccepted(m: JournalMetadata, providerId: string): PreparedCon
   };
 }
 
-/** Builds the engine store over an open SQLite store; `onTranscript` hears every transcript append. */
-export function engineStore(store: SqliteStore, onTranscript: (threadId: string) => void = () => {}): EngineStore {
+/** Passes an entry through the redactor (issue 15); a scanner failure fails the write closed. */
+function redactedEntry(e: Omit<JournalEntry, "seq">, redactor: EntryRedactor | undefined): Omit<JournalEntry, "seq"> {
+  if (redactor === undefined) return e;
+  const d = redactor.prepare({ type: e.type, data: e.data });
+  if (!d.ok) throw new ControllerFailure({ code: d.code, retryable: true });
+  return d.changed ? { ...e, type: d.type, data: d.data } : e;
+}
+
+/**
+ * Builds the engine store over an open SQLite store; `onTranscript` hears every
+ * transcript append; `redactor` prepares every journal write (issue 15).
+ */
+export function engineStore(store: SqliteStore, onTranscript: (threadId: string) => void = () => {}, redactor?: EntryRedactor): EngineStore {
   const { db, clock, volatile } = store.handle;
   const configs = new Map<string, PreparedConfig>();
   const now = (): number => clock.now();
@@ -68,7 +80,8 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
       return e;
     });
   };
-  const append = (e: Omit<JournalEntry, "seq">): number => {
+  const append = (raw: Omit<JournalEntry, "seq">): number => {
+    const e = redactedEntry(raw, redactor);
     const { metadata, payload } = splitData(e.data);
     const messageId = typeof e.data.messageId === "string" ? e.data.messageId : null;
     const entry = { threadId: e.threadId, turnId: e.turnId, visibility: e.visibility, kind: e.type, messageId, metadata, createdAt: now() };

@@ -36,13 +36,15 @@ const commandsGet: Handler = (deps, _conn, access, raw) => {
 };
 
 const register: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["endpointId", "kind", "threadId", "tools", "capture"]);
+  const p = new Params(raw, ["endpointId", "kind", "threadId", "tools", "capture", "readOnly"]);
   const endpointId = p.id("endpointId");
   const kind = p.optionalEnum<EndpointKind>("kind", ["tools", "context", "preparation"]);
   if (kind === undefined) return fail("invalid_params");
   const threadId = p.optionalId("threadId") ?? null;
   const tools = p.optionalIds("tools", MAX_TOOLS) ?? [];
   if (kind !== "tools" && tools.length > 0) return fail("invalid_params");
+  const readOnlyTools = p.optionalIds("readOnly", MAX_TOOLS) ?? [];
+  if (readOnlyTools.some((t) => !tools.includes(t))) return fail("invalid_params");
   if (threadId !== null) {
     const thread = deps.store.threads.get(threadId);
     if (thread !== undefined) {
@@ -64,6 +66,7 @@ const register: Handler = (deps, conn, access, raw) => {
       threadId,
       tools,
       capture: p.optionalBoolean("capture") ?? false,
+      readOnlyTools,
     },
     (operation, params, timeoutMs) => conn.call("endpoint.invoke", { endpointId, operation, ...params }, timeoutMs),
   );

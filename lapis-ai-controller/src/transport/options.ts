@@ -17,6 +17,8 @@ export interface TransportLimits {
   readonly maxBufferedBytes: number;
   readonly endpointCallTimeoutMs: number;
   readonly maxEndpointsPerOwner: number;
+  /** How often idle connections are re-checked, so an expired session's socket closes without a call. */
+  readonly sessionSweepMs: number;
 }
 
 interface Bound {
@@ -38,6 +40,7 @@ const BOUNDS: readonly Bound[] = [
   { key: "maxBufferedBytes", min: 64 * 1024, max: 256 * 1024 * 1024, fallback: 16 * 1024 * 1024 },
   { key: "endpointCallTimeoutMs", min: 100, max: 600_000, fallback: 120_000 },
   { key: "maxEndpointsPerOwner", min: 1, max: 1024, fallback: 64 },
+  { key: "sessionSweepMs", min: 50, max: 60_000, fallback: 5000 },
 ];
 
 /** Loopback only by default; other hosts must be named explicitly. */

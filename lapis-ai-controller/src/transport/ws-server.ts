@@ -14,7 +14,6 @@ import { MAX_FRAME_BYTES_CEILING } from "./frames.ts";
 
 /** Close code when the connection limit is reached. */
 export const CLOSE_TRY_AGAIN = 1013;
-const SWEEP_MS = 5000;
 const SHUTDOWN_GRACE_MS = 2000;
 
 /** A listening protocol server. */
@@ -92,7 +91,7 @@ export async function startWsServer(
       const access = handle.conn.access;
       if (access !== null && !deps.auth.validate(access.authSessionId).ok) handle.conn.close(CLOSE_UNAUTHORIZED, "unauthorized");
     }
-  }, SWEEP_MS);
+  }, deps.limits.sessionSweepMs);
   sweep.unref();
   const address = wss.address();
   const port = typeof address === "object" && address !== null ? address.port : deps.limits.port;

@@ -32,6 +32,9 @@ test("AIC-CLI-002a install creates the launcher, a read-only release, the config
   assert.equal(statSync(join(home, ".config", "lapis-ai-controller", "token.env")).mode & 0o777, 0o600);
   assert.ok(statSync(join(home, ".lapis", "ai-controller")).isDirectory());
   assert.deepEqual([info.config.state, info.tokenFile.state], ["created", "created"]);
+  // P-OPS-08: the isolated scanner worker module is in the release, loaded by its .js name.
+  assert.ok(existsSync(join(info.release, "src", "capture", "scan-worker.js")));
+  assert.match(readFileSync(join(info.release, "src", "capture", "scan-client.js"), "utf8"), /new URL\("\.\/scan-worker\.js", import\.meta\.url\)/);
   // P-CLI-06: nothing installed points into the live checkout.
   assert.ok(!readFileSync(bin, "utf8").includes(PACKAGE), "the launcher does not name the checkout");
   const status = launcher(home, ["status", "--json"]);

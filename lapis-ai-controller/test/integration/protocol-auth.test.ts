@@ -125,3 +125,11 @@ test("ISSUE-13-1 a connection that never says hello is closed at the hello deadl
   const client = await RawClient.open(h.url);
   assert.equal(await client.closed(3000), 4400);
 });
+
+test("AIC-API-003b an idle connection of an expired session is closed by the sweep, without any call", async (t) => {
+  const h = await startHarness(t, { limits: { sessionTtlMs: 60_000, sessionSweepMs: 50 } });
+  const { client, reply } = await hello(h.url, { type: "token", token: TOKENS.appA });
+  resultOf(reply);
+  h.clock.value += 60_001;
+  assert.equal(await client.closed(3000), 4401);
+});

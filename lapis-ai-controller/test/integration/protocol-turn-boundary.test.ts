@@ -1,12 +1,16 @@
 // turns.submit at the engine boundary (a fake TurnPort stands in for the
 // issue-14 engine): AIC-API-003d, P-TRN-28, P-API-07 for submit, P-API-15.
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { test } from "node:test";
+import type { JournalStore } from "../../src/domain/ports.ts";
+import { startService } from "../../src/service.ts";
 import { ControllerClient } from "../../src/client.ts";
 import { fakeTurnPort } from "../support/fake-turn-port.ts";
 import type { Harness } from "../support/protocol-harness.ts";
 import { startHarness, TOKENS } from "../support/protocol-harness.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
+import { tempDir } from "../support/temp.ts";
 
 const CREATE = { workspace: "ws-1", provider: "codex" };
 
@@ -58,4 +62,27 @@ test("P-API-15 after a refused reattachment no turn can be submitted on it; a ma
   assert.equal(turns.accepted.length, 1);
   other.close();
   fresh.close();
+});
+
+test("ISSUE-13-6 the engine plugs into startService through its TurnPort; turns.submit reaches it once per command", async (t) => {
+  let store: { journal: JournalStore } | null = null;
+  const turns = fakeTurnPort(() => (store as { journal: JournalStore }).journal);
+  const started = await startService({
+    databasePath: join(tempDir(t), "c.sqlite"),
+    retention: "full",
+    sections: { tokens: [{ id: "a", token: "env:T", principal: "alice", application: "notes" }], listen: { port: 0 } },
+    env: () => TOKENS.appA,
+    turns,
+  });
+  assert.ok(started.ok);
+  store = started.value.store;
+  t.after(() => started.value.stop());
+  const client = await ControllerClient.connect({ url: String(started.value.readiness.url), credential: { type: "token", token: TOKENS.appA } });
+  const threadId = String((await client.createThread(CREATE)).threadId);
+  const receipt = await client.submitTurn(threadId, "go", "go-1");
+  assert.equal(receipt.turnId, "turn-1");
+  assert.deepEqual(await client.submitTurn(threadId, "go", "go-1"), receipt);
+  assert.deepEqual(turns.accepted, ["go-1"]);
+  assert.deepEqual(turns.started, ["turn-1"]);
+  client.close();
 });

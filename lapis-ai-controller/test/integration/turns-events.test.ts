@@ -47,5 +47,7 @@ for (const runtime of ["node", "deno"] as const) {
     assert.equal(spawn.git.GIT_AUTHOR_EMAIL, "ann@example.org");
     assert.equal(spawn.git.GIT_COMMITTER_NAME, "Ann Example");
     c.close();
+    // Stop serve before the temp dir goes, so nothing is still writing into it.
+    await serve.kill("SIGTERM");
   });
 }

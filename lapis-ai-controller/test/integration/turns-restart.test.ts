@@ -95,6 +95,7 @@ test("P-TRN-08 an owner cancel of a submission_unknown turn resolves it as cance
   assert.equal(readDb(serve.databasePath, "SELECT 1 FROM audit WHERE subject_id = ?", turnId).length, 1);
   assert.equal(agent.log().filter((e) => e.event === "prompt" && String(e.text).includes("LOST-ONE")).length, 1);
   c.close();
+  await serve.kill("SIGTERM");
 });
 
 test("P-STO-05 a corrupt row stops startup before recovery starts any agent (spawn counter 0)", async (t) => {

@@ -1,7 +1,6 @@
 // A turn service over a real SQLite file and a real AcpExecutor driving the
 // scripted ACP agent (the fault-injection stand-in).
-import { mkdtempSync, mkdirSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { AcpExecutor, type AcpProviderConfig } from "../../src/execution/acp-executor.ts";
@@ -11,6 +10,7 @@ import { openSqliteStore, type SqliteStore } from "../../src/persistence/sqlite-
 import type { EngineStore } from "../../src/domain/turn-store-port.ts";
 import { TurnService, type TurnLimits } from "../../src/domain/turn-service.ts";
 import type { TurnState } from "../../src/domain/turn-state.ts";
+import { tempForProcess } from "./scripted-agent-fixture.ts";
 
 /** One engine instance over a database path. */
 export type EngineFixture = { dir: string; dbPath: string; sqlite: SqliteStore; store: EngineStore; executor: AcpExecutor; service: TurnService; workspaces: Map<string, string>; close(): Promise<void> };
@@ -35,7 +35,7 @@ export function makeWorkspaces(dir: string, n: number): Map<string, string> {
 
 /** Starts an engine over `dir` (reused across restarts). */
 export function startEngine(providers: AcpProviderConfig[], opts: { dir?: string; limits?: Partial<TurnLimits>; workspaces?: number } = {}): EngineFixture {
-  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "ctl-engine-"));
+  const dir = opts.dir ?? tempForProcess("ctl-engine-");
   const dbPath = join(dir, "controller.db");
   const sqlite = openStore(dbPath);
   const store = engineStore(sqlite);

@@ -3,7 +3,7 @@
 // restarts, so tests can SIGKILL the service and start it again on the same
 // database. Every child is killed when the test ends.
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
 import { DatabaseSync } from "node:sqlite";
@@ -107,7 +107,8 @@ export function engineServe(t: TestContext, dir: string, providers: Array<AcpPro
     },
     stderr: () => err,
   };
-  t.after(() => handle.kill("SIGTERM"));
+  // The temp dir's own cleanup may run before this hook; remove it again once serve is gone.
+  t.after(async () => { await handle.kill("SIGTERM"); rmSync(dir, { recursive: true, force: true }); });
   return handle;
 }
 

@@ -1,6 +1,6 @@
 // Test helpers around the scripted ACP agent stand-in: write a script, build a
 // provider config that launches it, read back what the agent received.
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,8 +16,15 @@ export type ScriptedAgent = { dir: string; scriptPath: string; logPath: string; 
 /** One line of the agent's NDJSON log. */
 export type AgentLogEntry = { pid: number; event: string; [k: string]: unknown };
 
+/** Temporary directories made here, removed when the test process exits. */
+export function tempForProcess(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
 /** Writes the script and returns launch config for provider `id`. */
-export function scriptedAgent(script: AgentScript, id = "scripted", dir = mkdtempSync(join(tmpdir(), "ctl-agent-"))): ScriptedAgent {
+export function scriptedAgent(script: AgentScript, id = "scripted", dir = tempForProcess("ctl-agent-")): ScriptedAgent {
   const scriptPath = join(dir, `${id}.script.json`);
   const logPath = join(dir, `${id}.log.ndjson`);
   writeFileSync(scriptPath, JSON.stringify(script));

@@ -11,9 +11,11 @@ export type ScriptedReply =
   /** An assistant message streamed as these text deltas (chunk boundaries kept). */
   | { text: readonly string[] }
   /** A function call, e.g. Codex's `exec_command`, with its JSON arguments. */
-  | { call: { name: string; arguments: Record<string, unknown> } }
+  | { call: { name: string; arguments: Record<string, unknown>; callId?: string; namespace?: string } }
   /** Opens the stream, sends `response.created`, then never finishes (until the client goes). */
-  | { stall: true };
+  | { stall: true }
+  /** Answers with an HTTP error whose body carries `message` (a provider error). */
+  | { fail: { status: number; message: string } };
 
 /** A running scripted model server. */
 export type ScriptedResponsesApi = {
@@ -45,6 +47,10 @@ function sse(res: ServerResponse, type: string, data: Record<string, unknown>): 
 const USAGE = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
 
 function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon: () => void): void {
+  if ("fail" in reply) {
+    res.writeHead(reply.fail.status, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: reply.fail.message, type: "invalid_request_error", code: "scripted_failure" } }));
+    return;
+  }
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
   const id = `resp_scripted_${n}`;
   sse(res, "response.created", { response: { id, object: "response", status: "in_progress", output: [] } });
@@ -59,7 +65,7 @@ function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon:
     for (const delta of reply.text) sse(res, "response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta });
     item = { id: itemId, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: reply.text.join(""), annotations: [] }] };
   } else {
-    item = { id: `fc_scripted_${n}`, type: "function_call", status: "completed", call_id: `call_scripted_${n}`, name: reply.call.name, arguments: JSON.stringify(reply.call.arguments) };
+    item = { id: `fc_scripted_${n}`, type: "function_call", status: "completed", call_id: reply.call.callId ?? `call_scripted_${n}`, name: reply.call.name, ...(reply.call.namespace === undefined ? {} : { namespace: reply.call.namespace }), arguments: JSON.stringify(reply.call.arguments) };
     sse(res, "response.output_item.added", { output_index: 0, item: { ...item, status: "in_progress", arguments: "" } });
   }
   sse(res, "response.output_item.done", { output_index: 0, item });

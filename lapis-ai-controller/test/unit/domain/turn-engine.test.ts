@@ -2,13 +2,12 @@
 // failures, the dispatch boundary, cancellation and thread configuration.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, mkdirSync, symlinkSync } from "node:fs";
+import { mkdirSync, symlinkSync } from "node:fs";
 import { realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { checkWorkspaceAliases } from "../../../src/domain/workspace-lease.ts";
 import { parseApprovalPolicy } from "../../../src/domain/approval-policy.ts";
-import { scriptedAgent } from "../../support/scripted-agent-fixture.ts";
+import { scriptedAgent, tempForProcess } from "../../support/scripted-agent-fixture.ts";
 import { startEngine, waitFor, waitState, type EngineFixture } from "../../support/engine-fixture.ts";
 
 const ACTOR = { principal: "p1", application: "app" };
@@ -30,7 +29,7 @@ function leaseSpans(f: EngineFixture, workspaceId: string): Array<[string, strin
 }
 
 test("P-ARC-18 P-API-13 two workspace ids whose roots resolve to one directory fail as workspace_alias", () => {
-  const dir = mkdtempSync(join(tmpdir(), "ctl-alias-"));
+  const dir = tempForProcess("ctl-alias-");
   mkdirSync(join(dir, "real"));
   symlinkSync(join(dir, "real"), join(dir, "link"));
   const r = checkWorkspaceAliases([{ id: "a", root: join(dir, "real") }, { id: "b", root: join(dir, "link") }], realpathSync);

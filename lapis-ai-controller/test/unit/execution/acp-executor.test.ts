@@ -1,17 +1,16 @@
 // AcpExecutor against the scripted ACP agent (a real ACP peer over stdio).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import { AcpExecutor } from "../../../src/execution/acp-executor.ts";
 import { currentLaunchHost } from "../../../src/execution/acp-launch.ts";
 import type { ExecutorEvent, PermissionAsk, PermissionDecision, SessionSetup } from "../../../src/execution/executor.ts";
 import type { AgentScript } from "../../support/scripted-acp-agent.ts";
-import { scriptedAgent, type ScriptedAgent } from "../../support/scripted-agent-fixture.ts";
+import { scriptedAgent, tempForProcess, type ScriptedAgent } from "../../support/scripted-agent-fixture.ts";
 
 function setup(over: Partial<SessionSetup> = {}): SessionSetup {
-  return { sessionKey: "t1:scripted", providerId: "scripted", cwd: mkdtempSync(join(tmpdir(), "ctl-ws-")), restricted: false, requestedMode: null, vcsIdentity: null, envGrants: {}, ...over };
+  return { sessionKey: "t1:scripted", providerId: "scripted", cwd: tempForProcess("ctl-ws-"), restricted: false, requestedMode: null, vcsIdentity: null, envGrants: {}, ...over };
 }
 
 async function withExecutor(script: AgentScript, fn: (ex: AcpExecutor, agent: ScriptedAgent) => Promise<void>): Promise<void> {
@@ -116,7 +115,7 @@ test("P-TRN-10 permission settlement answers with the exact option id", async ()
 
 test("P-PRV-05 a changed vcsIdentity replaces the native session and the agent env carries it", async () => {
   await withExecutor({}, async (ex, agent) => {
-    const cwd = mkdtempSync(join(tmpdir(), "ctl-ws-"));
+    const cwd = tempForProcess("ctl-ws-");
     const a = await runTurn(ex, setup({ cwd, vcsIdentity: { name: "Ann", email: "ann@example.org" } }), "one");
     const b = await runTurn(ex, setup({ cwd, vcsIdentity: { name: "Ann", email: "ann@example.org" } }), "two");
     const c = await runTurn(ex, setup({ cwd, vcsIdentity: { name: "Bob", email: "bob@example.org" } }), "three");
@@ -131,7 +130,7 @@ test("P-PRV-05 a changed vcsIdentity replaces the native session and the agent e
 
 test("P-PRV-19 restricted sessions run in read-only mode in an isolated cwd, one-shot", async () => {
   await withExecutor({ modes: "advertise", modeIds: ["agent", "read-only"] }, async (ex, agent) => {
-    const ws = realpathSync(mkdtempSync(join(tmpdir(), "ctl-ws-")));
+    const ws = realpathSync(tempForProcess("ctl-ws-"));
     const r = await runTurn(ex, setup({ cwd: ws, restricted: true, requestedMode: "agent" }), "hi");
     assert.equal(r.session.nativeMode.result, "applied");
     assert.equal(r.session.nativeMode.current, "read-only");
@@ -139,6 +138,7 @@ test("P-PRV-19 restricted sessions run in read-only mode in an isolated cwd, one
     assert.notEqual(created?.cwd, ws);
     assert.equal(created?.mcpServers, 0);
     assert.equal(agent.log().filter((e) => e.event === "exit").length, 1);
+    assert.equal(existsSync(String(created?.cwd)), false, "the isolated cwd is removed with its agent");
   });
 });
 

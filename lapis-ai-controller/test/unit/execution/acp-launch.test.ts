@@ -3,13 +3,12 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { currentLaunchHost, resolveLaunch } from "../../../src/execution/acp-launch.ts";
 import { parseEngineConfig } from "../../../src/domain/turn-config.ts";
 import { installedAdapterFixture } from "../../support/installed-adapter-fixture.ts";
-import { scriptedAgent } from "../../support/scripted-agent-fixture.ts";
+import { scriptedAgent, tempForProcess } from "../../support/scripted-agent-fixture.ts";
 
 const PACKAGE = resolve(import.meta.dirname, "../../..");
 
@@ -39,7 +38,7 @@ test("P-PRV-02 under Deno the installed adapter runs with an absolute node, args
 
 test("P-PRV-02 a real Deno process resolves an absolute node and the turn succeeds with no codex-acp on PATH", () => {
   const { root, agent } = fixture();
-  const cwd = mkdtempSync(join(tmpdir(), "ctl-deno-"));
+  const cwd = tempForProcess("ctl-deno-");
   const nodeDir = dirname(realpathSync(join(PACKAGE, "node_modules/.bin/node")));
   const r = spawnSync(join(PACKAGE, "node_modules/.bin/deno"), ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-run", join(PACKAGE, "test/support/deno-launch-probe.ts"), root, cwd], {
     cwd: PACKAGE, encoding: "utf8", timeout: 60_000, env: { HOME: process.env.HOME ?? cwd, PATH: `${nodeDir}:/usr/bin:/bin` },

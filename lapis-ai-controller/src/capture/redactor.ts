@@ -1,0 +1,94 @@
+// The pinned-secret-scanner adapter of the redaction port: every string of a
+// durable entry is scanned in the worker (synchronously, bounded buffer);
+// matches become `[redacted:<detector>]`; an altered identity or an
+// unscannable payload becomes an omission; a scanner failure fails the write
+// closed. Event text is redacted over whole logical blocks, so a secret split
+// across stream chunks is still found (P-CAP-09/10, P-ARC-08).
+import type { BlockRedactor, EntryRedactor, RedactableEntry, RedactionDecision } from "../domain/redaction-port.ts";
+import { IDENTITY_KEYS, omissionEntry } from "./omission.ts";
+import type { TextScanner } from "./scan-client.ts";
+import { MIN_SECRET_LENGTH, redactionMarker, type RedactionSpan } from "./secret-detectors.ts";
+
+type Found = { text: string; identity: boolean };
+
+function collect(value: unknown, key: string | null, out: Found[]): void {
+  if (typeof value === "string") {
+    if (value.length >= MIN_SECRET_LENGTH) out.push({ text: value, identity: key !== null && IDENTITY_KEYS.has(key) });
+  } else if (Array.isArray(value)) {
+    for (const v of value) collect(v, null, out);
+  } else if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) collect(v, k, out);
+  }
+}
+
+function rebuild(value: unknown, next: () => string): unknown {
+  if (typeof value === "string") return value.length >= MIN_SECRET_LENGTH ? next() : value;
+  if (Array.isArray(value)) return value.map((v) => rebuild(v, next));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = rebuild(v, next);
+    return out;
+  }
+  return value;
+}
+
+/** Places each span's marker in the chunk where the span starts; covered text is dropped. */
+export function mapSpansToChunks(chunks: readonly string[], spans: readonly RedactionSpan[]): string[] {
+  const joined = chunks.join("");
+  const out: string[] = [];
+  let cs = 0;
+  for (const chunk of chunks) {
+    const ce = cs + chunk.length;
+    let text = "";
+    let pos = cs;
+    for (const s of spans) {
+      if (s.end <= cs || s.start >= ce) continue;
+      if (s.start >= pos) text += joined.slice(pos, s.start);
+      if (s.start >= cs) text += redactionMarker(s.detector);
+      pos = Math.max(pos, Math.min(s.end, ce));
+    }
+    if (pos < ce) text += joined.slice(pos, ce);
+    out.push(text);
+    cs = ce;
+  }
+  return out;
+}
+
+/** The redactor over a scanner (the worker client in production). */
+export class PinnedSecretRedactor implements EntryRedactor, BlockRedactor {
+  readonly #scanner: TextScanner;
+
+  constructor(scanner: TextScanner) {
+    this.#scanner = scanner;
+  }
+
+  /** Redacts one durable entry, or replaces it with an omission, or fails closed. */
+  prepare(entry: RedactableEntry): RedactionDecision {
+    const found: Found[] = [];
+    collect(entry.data, null, found);
+    if (found.length === 0) return { ok: true, type: entry.type, data: { ...entry.data }, changed: false };
+    const scanned = this.#scanner.scan(found.map((f) => f.text));
+    if (!scanned.ok) {
+      if (scanned.code === "scanner_unavailable") return { ok: false, code: "scanner_unavailable" };
+      return { ok: true, ...omissionEntry(entry.type, "payload_too_large"), changed: true };
+    }
+    const results = scanned.results;
+    if (found.some((f, i) => f.identity && (results[i]?.spans.length ?? 0) > 0)) {
+      return { ok: true, ...omissionEntry(entry.type, "identity_redacted"), changed: true };
+    }
+    if (results.every((r) => r.spans.length === 0)) return { ok: true, type: entry.type, data: { ...entry.data }, changed: false };
+    let i = 0;
+    const data = rebuild(entry.data, () => results[i++]?.text ?? "") as Record<string, unknown>;
+    return { ok: true, type: entry.type, data, changed: true };
+  }
+
+  /** Redacts whole blocks; chunk boundaries stay, markers land where a match starts. */
+  redactBlocks(blocks: readonly (readonly string[])[]): string[][] | null | "overflow" {
+    const scanned = this.#scanner.scan(blocks.map((b) => b.join("")));
+    if (!scanned.ok) return scanned.code === "scan_overflow" ? "overflow" : null;
+    return blocks.map((b, i) => {
+      const spans = scanned.results[i]?.spans ?? [];
+      return spans.length === 0 ? [...b] : mapSpansToChunks(b, spans);
+    });
+  }
+}

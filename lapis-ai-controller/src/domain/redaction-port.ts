@@ -1,0 +1,23 @@
+// The redaction port (the role agent-redaction would fill; plan section 3).
+// Durable writes pass their entry through it synchronously; it answers the
+// entry to write (redacted, or an omission record when scanning changed an
+// identity) or a failure code, and the write then fails closed.
+
+/** A journal entry's kind and data as the engine would write them. */
+export type RedactableEntry = { readonly type: string; readonly data: Readonly<Record<string, unknown>> };
+
+/** What to write instead, or why nothing may be written. */
+export type RedactionDecision =
+  | { ok: true; type: string; data: Record<string, unknown>; changed: boolean }
+  | { ok: false; code: "scanner_unavailable" };
+
+/** Prepares durable writes; implemented by capture/, called by persistence. */
+export interface EntryRedactor {
+  prepare(entry: RedactableEntry): RedactionDecision;
+}
+
+/** Whole-block text redaction for event preparation; `null` when the scanner failed. */
+export interface BlockRedactor {
+  /** Redacts each block whole; per block, the chunk texts with markers placed in the chunk where a match starts. */
+  redactBlocks(blocks: readonly (readonly string[])[]): string[][] | null | "overflow";
+}

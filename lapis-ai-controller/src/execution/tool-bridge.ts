@@ -1,0 +1,156 @@
+// The application-tool bridge: an MCP Streamable HTTP server on 127.0.0.1
+// (@modelcontextprotocol/sdk 1.32.2, stateless: one MCP server object per
+// HTTP request) that serves the tools an application registered on its
+// endpoint to the agent of that application's thread. Each provider session
+// gets its own random bearer, handed to the agent only inside the ACP
+// `session/new` request (never argv, logs or the database); the bridge keeps
+// only its sha256. What a bearer may see is fixed at grant time (principal,
+// application, thread: AIC-API-004d) and resolved live on every request, so a
+// disposed endpoint's tools are gone at once (P-ARC-23). Provider-side MCP
+// activity is observational: only a live tools/call reaches a handler (P-PRV-11).
+import { createHash, randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+/** Whom a bridge grant serves: server-derived, never a client's claim. */
+export type ToolBinding = { readonly principal: string; readonly application: string; readonly threadId: string };
+
+/** One tool as listed to the agent. */
+export type BridgeTool = { readonly name: string; readonly mutating: boolean };
+
+/** The application-tool host behind the bridge (endpoint registry + capture port, composed by the service). */
+export type ToolHost = {
+  list(binding: ToolBinding): readonly BridgeTool[];
+  call(binding: ToolBinding, tool: string, args: unknown): Promise<{ ok: true; value: unknown } | { ok: false; code: string }>;
+};
+
+/** The ACP `McpServerHttp` descriptor handed to the agent in `session/new`. */
+export type McpHttpServer = { type: "http"; name: string; url: string; headers: { name: string; value: string }[] };
+
+/** A live grant; revoke() invalidates its bearer at once. */
+export type ToolGrant = { readonly server: McpHttpServer; revoke(): void };
+
+/** Bridge limits, capped in code. */
+export type BridgeLimits = { maxBodyBytes: number; maxGrants: number };
+export const BRIDGE_LIMIT_DEFAULTS: BridgeLimits = { maxBodyBytes: 1024 * 1024, maxGrants: 256 };
+export const BRIDGE_LIMIT_CAPS: BridgeLimits = { maxBodyBytes: 16 * 1024 * 1024, maxGrants: 4096 };
+
+/** The MCP server name the agent sees. */
+export const BRIDGE_SERVER_NAME = "lapis-app-tools";
+
+const digest = (bearer: string): string => createHash("sha256").update(bearer).digest("hex");
+
+function deny(res: ServerResponse, status: number): void {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32001, message: status === 401 ? "unauthorized" : "rejected" }, id: null }));
+}
+
+function readBody(req: IncomingMessage, max: number): Promise<unknown | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (b: Buffer) => { size += b.length; if (size > max) { req.destroy(); resolve(undefined); } else chunks.push(b); });
+    req.on("end", () => { try { resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))); } catch { resolve(undefined); } });
+    req.on("error", () => resolve(undefined));
+  });
+}
+
+/** The running bridge. */
+export class ToolBridge {
+  readonly #host: ToolHost;
+  readonly #limits: BridgeLimits;
+  readonly #grants = new Map<string, ToolBinding>();
+  #http: HttpServer | null = null;
+  #url = "";
+  #calls = 0;
+
+  private constructor(host: ToolHost, limits: BridgeLimits) {
+    this.#host = host;
+    this.#limits = { maxBodyBytes: Math.min(limits.maxBodyBytes, BRIDGE_LIMIT_CAPS.maxBodyBytes), maxGrants: Math.min(limits.maxGrants, BRIDGE_LIMIT_CAPS.maxGrants) };
+  }
+
+  /** Starts the bridge on 127.0.0.1 with an ephemeral port. */
+  static async start(host: ToolHost, limits: BridgeLimits = BRIDGE_LIMIT_DEFAULTS): Promise<ToolBridge> {
+    const bridge = new ToolBridge(host, limits);
+    const http = createServer((req, res) => { void bridge.#handle(req, res); });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    bridge.#http = http;
+    bridge.#url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+    return bridge;
+  }
+
+  /** Live grants (diagnostics and tests). */
+  get grantCount(): number { return this.#grants.size; }
+  /** tools/call requests that reached a host (diagnostics and tests). */
+  get callCount(): number { return this.#calls; }
+
+  /** Issues a fresh bearer for one provider session; `null` past the grant limit. */
+  grant(binding: ToolBinding): ToolGrant | null {
+    if (this.#grants.size >= this.#limits.maxGrants) return null;
+    const bearer = randomBytes(32).toString("base64url");
+    const key = digest(bearer);
+    this.#grants.set(key, { ...binding });
+    return {
+      server: { type: "http", name: BRIDGE_SERVER_NAME, url: this.#url, headers: [{ name: "Authorization", value: `Bearer ${bearer}` }] },
+      revoke: () => { this.#grants.delete(key); },
+    };
+  }
+
+  #binding(req: IncomingMessage): ToolBinding | undefined {
+    const header = req.headers.authorization;
+    if (typeof header !== "string" || !header.startsWith("Bearer ")) return undefined;
+    // Lookup by digest: no comparison of secret bytes, no timing channel on the bearer.
+    return this.#grants.get(digest(header.slice(7)));
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if ((req.url ?? "").split("?")[0] !== "/mcp") return deny(res, 404);
+    const binding = this.#binding(req);
+    if (binding === undefined) return deny(res, 401);
+    if (req.method !== "POST") return deny(res, 405);
+    const body = await readBody(req, this.#limits.maxBodyBytes);
+    if (body === undefined) return deny(res, 400);
+    const server = this.#mcpServer(binding);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on("close", () => { void transport.close(); void server.close(); });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+    } catch {
+      if (!res.headersSent) deny(res, 500);
+    }
+  }
+
+  #mcpServer(binding: ToolBinding): Server {
+    const server = new Server({ name: BRIDGE_SERVER_NAME, version: "0.1.0" }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: this.#host.list(binding).map((t) => ({
+        name: t.name,
+        description: `Application tool ${t.name}`,
+        inputSchema: { type: "object" as const, additionalProperties: true },
+        annotations: { readOnlyHint: !t.mutating },
+      })),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      // A revoked grant answers nothing, even on a connection opened before.
+      if (![...this.#grants.values()].includes(binding)) return { isError: true, content: [{ type: "text" as const, text: "endpoint_revoked" }] };
+      this.#calls += 1;
+      const r = await this.#host.call(binding, request.params.name, request.params.arguments ?? {});
+      if (!r.ok) return { isError: true, content: [{ type: "text" as const, text: r.code }] };
+      return { content: [{ type: "text" as const, text: typeof r.value === "string" ? r.value : JSON.stringify(r.value ?? null) }] };
+    });
+    return server;
+  }
+
+  /** Revokes every grant and stops listening. */
+  async close(): Promise<void> {
+    this.#grants.clear();
+    const http = this.#http;
+    this.#http = null;
+    if (!http) return;
+    http.closeAllConnections();
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+  }
+}
