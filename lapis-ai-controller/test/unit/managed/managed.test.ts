@@ -91,3 +91,19 @@ test("P-SDK-08 a child that fails before readiness gives managed_start_failed wi
   const missing = await startManagedController({ token: TOKEN, databasePath: join(dir, "db.sqlite"), executable: "lapis-ai-controller", path: join(dir, "none"), home: join(dir, "nohome") });
   assert.deepEqual(missing, { ok: false, error: { code: "managed_start_failed", cause: "executable_not_found" } });
 });
+
+test("P-SDK-12 the managed request schema is strict: no Nostr signing or vault credential fields, absolute DB path, valid token", async () => {
+  const { parseManagedRequest } = await import("../../../src/cli/managed-serve.ts");
+  const base = { protocol: "lapis-ai-controller/1", token: TOKEN, databasePath: "/abs/db.sqlite" };
+  const okReq = parseManagedRequest(JSON.stringify({ ...base, providers: { p: { agent: "codex" } }, workspaces: { w: "/w" } }));
+  assert.ok(!("error" in okReq));
+  assert.deepEqual(okReq.sections, { listen: { host: "127.0.0.1", port: 0 }, providers: { p: { agent: "codex" } }, workspaces: { w: "/w" } });
+  for (const key of ["nostrSigner", "nostrSecretKey", "vaultKey", "vaultPassword", "env"]) {
+    assert.deepEqual(parseManagedRequest(JSON.stringify({ ...base, [key]: "x" })), { error: `request.${key}` }, key);
+  }
+  assert.deepEqual(parseManagedRequest(JSON.stringify({ ...base, databasePath: "rel.sqlite" })), { error: "request.databasePath" });
+  assert.deepEqual(parseManagedRequest(JSON.stringify({ ...base, token: "short" })), { error: "request.token" });
+  assert.deepEqual(parseManagedRequest(JSON.stringify({ ...base, protocol: "lapis-ai-controller/2" })), { error: "request.protocol" });
+  assert.deepEqual(parseManagedRequest("not json"), { error: "request" });
+  assert.ok(!JSON.stringify(parseManagedRequest(JSON.stringify({ ...base, bogus: TOKEN }))).includes(TOKEN), "errors name keys, never values");
+});
