@@ -32,7 +32,7 @@ export const REQUIRED_FILES = [
 
 /** Entries allowed at the package root; anything else is a stray root file. */
 export const ROOT_ENTRIES = [
-  ".ci", ".gitignore", "README.md", "package.json", "package-lock.json", "tsconfig.json", "deno.json",
+  ".ci", ".gitignore", "README.md", "package.json", "package-lock.json", "tsconfig.json", "deno.json", "jsr.json",
   "src", "test", "scripts", "docs", "bench", "node_modules",
 ];
 

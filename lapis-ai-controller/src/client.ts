@@ -236,7 +236,7 @@ export class ControllerClient {
    * resolved by `commands.get`; only if the server never saw the command is
    * the same command (same id, same input) sent again.
    */
-  async command(method: string, params: Record<string, unknown>, commandId = newCommandId()): Promise<Record<string, unknown>> {
+  async command(method: string, params: Record<string, unknown>, commandId: string = newCommandId()): Promise<Record<string, unknown>> {
     const full = { ...params, commandId };
     let reply = await this.#raw(method, full);
     for (let i = 0; !reply.ok && reply.error.code === "connection_lost" && i < 3; i++) {

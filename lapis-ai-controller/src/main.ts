@@ -1,12 +1,16 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-env --allow-sys --allow-net=127.0.0.1
+#!/usr/bin/env -S deno run --allow-read --allow-write --allow-env --allow-sys --allow-run --allow-net=127.0.0.1
 // Program entry: argv -> CLI, with the service's start function handed in
-// (main and service are the composition roots).
+// (main and service are the composition roots). The directory above this
+// file is the snapshot root of an installed release (its manifest.json gives
+// the build identity); in a checkout it holds no manifest.
 
 import process from "node:process";
+import { fileURLToPath } from "node:url";
 import { runCli } from "./cli/main.ts";
 import { runtimeHost } from "./cli/runtime-host.ts";
 import { serviceDiagnostics, startService } from "./service.ts";
 
-const code = await runCli({ host: runtimeHost(), startService, diagnostics: serviceDiagnostics });
+const snapshotRoot = fileURLToPath(new URL("..", import.meta.url));
+const code = await runCli({ host: runtimeHost(), startService, snapshotRoot, diagnostics: serviceDiagnostics });
 process.exitCode = code;
 process.exit(code);

@@ -32,11 +32,14 @@ export class CliError extends Error {
   readonly code: ErrorCode;
   /** The exit class the process ends with. */
   readonly exitClass: ExitClass;
+  /** An optional fixed explanation (a sentence of ours, never user data or secrets). */
+  readonly detail?: string;
 
-  constructor(code: ErrorCode, exitClass: ExitClass = exitClassOf(code)) {
+  constructor(code: ErrorCode, exitClass: ExitClass = exitClassOf(code), detail?: string) {
     super(code);
     this.name = "CliError";
     this.code = code;
     this.exitClass = exitClass;
+    if (detail !== undefined) this.detail = detail;
   }
 }

@@ -1,6 +1,6 @@
 // Default paths of AIC-CLI-002a under $HOME, and their overrides.
 
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { CliError, EXIT } from "./errors.ts";
 
 /** The resolved paths of one controller instance. */
@@ -10,6 +10,12 @@ export interface ControllerPaths {
   readonly workspaceDir: string;
   readonly instance: string;
   readonly databasePath: string;
+  /** Where install keeps immutable releases: ~/.local/lib/lapis-ai-controller/releases. */
+  readonly releasesDir: string;
+  /** The owner-only token file beside the config (install writes it when missing). */
+  readonly tokenFile: string;
+  /** The systemd user unit directory: ~/.config/systemd/user. */
+  readonly unitDir: string;
 }
 
 /** Instance names: short, lowercase, safe as a directory and unit name. */
@@ -22,6 +28,7 @@ export interface PathInputs {
   readonly config?: string;
   readonly workspace?: string;
   readonly instance?: string;
+  readonly installPath?: string;
   /** $LAPIS_AI_CONTROLLER_WORKSPACE. */
   readonly workspaceEnv?: string;
   /** The `workspace` key of the config file, if any. */
@@ -50,11 +57,15 @@ export function resolvePaths(inputs: PathInputs): ControllerPaths {
   if (!INSTANCE_PATTERN.test(instance)) throw new CliError("usage_invalid", EXIT.usage);
   const workspace = inputs.workspace ?? (inputs.workspaceEnv || undefined) ?? inputs.configWorkspace;
   const workspaceDir = workspace === undefined ? join(home, ".lapis", "ai-controller") : abs(workspace);
+  const configPath = inputs.config === undefined ? defaultConfigPath(home) : abs(inputs.config);
   return {
-    installPath: join(home, ".local", "bin", "lapis-ai-controller"),
-    configPath: inputs.config === undefined ? defaultConfigPath(home) : abs(inputs.config),
+    installPath: inputs.installPath === undefined ? join(home, ".local", "bin", "lapis-ai-controller") : abs(inputs.installPath),
+    configPath,
     workspaceDir,
     instance,
     databasePath: join(workspaceDir, "instances", instance, "controller.sqlite"),
+    releasesDir: join(home, ".local", "lib", "lapis-ai-controller", "releases"),
+    tokenFile: join(dirname(configPath), "token.env"),
+    unitDir: join(home, ".config", "systemd", "user"),
   };
 }

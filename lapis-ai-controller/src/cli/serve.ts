@@ -2,6 +2,7 @@
 // print one readiness line, then run until SIGTERM or SIGINT and stop cleanly.
 
 import process from "node:process";
+import type { BootstrapCredential } from "../auth/auth-sessions.ts";
 import type { ControllerError, Result } from "../domain/errors.ts";
 import type { Json, RetentionProfile } from "../domain/records.ts";
 import { CliError, EXIT, exitClassOf, type ExitClass } from "./errors.ts";
@@ -22,6 +23,8 @@ export type StartService = (options: {
   sections?: Readonly<Record<string, Json>>;
   /** Environment lookup for `env:` secret references. */
   env?: (name: string) => string | undefined;
+  /** Credentials not from the config file: the managed child's stdin token (issue 16). */
+  bootstrapCredentials?: readonly BootstrapCredential[];
 }) => Promise<Result<RunningService, ControllerError>>;
 
 /** Longest wait for the service to stop after a signal. */
@@ -34,11 +37,14 @@ export async function serve(
   retention: RetentionProfile,
   startService: StartService,
   sections: Readonly<Record<string, Json>> = {},
+  extra: { readonly readiness?: { readonly [key: string]: Json }; readonly bootstrapCredentials?: readonly BootstrapCredential[]; readonly env?: (name: string) => string | undefined } = {},
 ): Promise<ExitClass> {
-  const started = await startService({ databasePath: paths.databasePath, retention, sections, env: (name) => host.env(name) });
+  const env = extra.env ?? ((name: string) => host.env(name));
+  const credentials = extra.bootstrapCredentials === undefined ? {} : { bootstrapCredentials: extra.bootstrapCredentials };
+  const started = await startService({ databasePath: paths.databasePath, retention, sections, env, ...credentials });
   if (!started.ok) throw new CliError(started.error.code, exitClassOf(started.error.code));
   const service = started.value;
-  const readiness = { ...service.readiness, instance: paths.instance, runtime: host.name, pid: process.pid };
+  const readiness = { ...service.readiness, ...extra.readiness, instance: paths.instance, runtime: host.name, pid: process.pid };
   // The signal listener is in place before readiness is reported, so a signal
   // sent right after the readiness line still stops the service cleanly.
   const signalled = new Promise<string>((resolve) => {

@@ -23,6 +23,13 @@ export const ERROR_CODES = [
   "workspace_not_granted",
   "build_mismatch",
   "readiness_timeout",
+  // install, snapshots, service unit, managed child (issue 16)
+  "snapshot_invalid",
+  "snapshot_smoke_failed",
+  "runtime_unsupported",
+  "install_failed",
+  "managed_start_failed",
+  "token_unavailable",
   // protocol, auth, isolation (P-API, AIC-API)
   "protocol_unsupported",
   "unauthorized",

@@ -115,7 +115,7 @@ test("P-CLI-09 a jsr: import fails anywhere (source, scripts, tests)", (t) => {
 test("AIC-ARCH-001 a stray file at the package root fails", (t) => {
   const root = fixture(t);
   put(root, "notes.txt", "scratch\n");
-  assert.deepEqual(rules(root), ["notes.txt:1:stray-root-file: the package root holds only .ci, .gitignore, README.md, package.json, package-lock.json, tsconfig.json, deno.json, src, test, scripts, docs, bench, node_modules"]);
+  assert.deepEqual(rules(root), ["notes.txt:1:stray-root-file: the package root holds only .ci, .gitignore, README.md, package.json, package-lock.json, tsconfig.json, deno.json, jsr.json, src, test, scripts, docs, bench, node_modules"]);
 });
 
 test("AIC-ARCH-001a AIC-ARCH-001e source outside the named folders, and root files other than facades and composition roots, fail", (t) => {
