@@ -2,7 +2,7 @@
 // the instance lock is held, so the CLI reaches the service over the protocol
 // (listen address and env: owner token from the same config) and calls
 // turns.resolve. Exit 2 without the confirmation flag or for an unknown turn,
-// exit 0 with it; an audit row, the fenced queue released, nothing re-sent,
+// exit 0 with it, exit 1 when the service cannot be reached; an audit row, the fenced queue released, nothing re-sent,
 // and the token never in argv or output.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -88,5 +88,12 @@ test("P-TRN-07 P-TRN-05 turns resolve against a running service: exit 2 without 
   assert.equal(again.status, 2, "a settled turn is not resolvable again");
   assert.match(again.stderr, /turn_not_resolvable/);
   assert.equal(agent.log().filter((e) => e.event === "prompt" && String(e.text).includes("ONLINE-LOST")).length, 1, "never re-sent");
+
+  // The lock is held but nothing answers at the configured address: a failure (exit 1), not a request error.
+  config.listen.port = await freePort();
+  writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
+  const unreachable = cli(["turns", "resolve", next, "--as", "failed", "--confirm-external-stopped", ...serve.cliArgs], serve.env);
+  assert.equal(unreachable.status, 1, unreachable.stderr);
+  assert.match(unreachable.stderr, /service_unavailable/);
   c.close();
 });
