@@ -79,8 +79,10 @@ command ever prints token bytes.
     subcommands: ["resolve"],
     summary: "turns resolve <turn> --as failed|cancelled --confirm-external-stopped",
     help: `usage: lapis-ai-controller turns resolve <turn> --as failed|cancelled --confirm-external-stopped [global options]
-Records the outcome of a submission_unknown or interrupted turn while the
-service is stopped, with an audit row; the original command is never retried.
+Records the outcome of a submission_unknown or interrupted turn, with an
+audit row; the original command is never retried. With the service stopped
+it works on the database; while a service runs it calls that service's
+turns.resolve (listen address and env: owner token from the same config).
 `,
   },
   {

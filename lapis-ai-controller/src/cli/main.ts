@@ -87,7 +87,7 @@ async function run(deps: CliDeps): Promise<ExitClass> {
   switch (command) {
     case "turns":
       if (turns === null) throw new CliError("usage_invalid", EXIT.usage);
-      return runTurnsResolve(turns, paths.databasePath, (s) => host.writeOut(s));
+      return runTurnsResolve(turns, paths.databasePath, { sections: config.ok ? config.value.sections : {}, env }, (s) => host.writeOut(s));
     case "doctor":
       return runDoctor({
         host, paths, build: buildOf(deps), env,

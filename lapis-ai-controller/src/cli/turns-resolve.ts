@@ -4,14 +4,20 @@
 // a usage error (exit 2) and nothing is opened. It works on the stopped
 // service's database: it takes the instance lock, validates every row, runs
 // recovery (which only marks lost outcomes and fences), then resolves with an
-// audit row; the original command is never retried. While a service holds
-// the lock it fails `instance_locked` (use turns.resolve over the protocol).
+// audit row; the original command is never retried. While a running service
+// holds the lock, the CLI instead calls that service's `turns.resolve` over
+// the protocol (listen address and env: owner token from the same config;
+// the token never reaches argv or output).
+import { ClientError, ControllerClient } from "../client.ts";
 import { resolveTurn } from "../domain/turn-recovery.ts";
 import { recoverTurns } from "../domain/turn-recovery.ts";
-import { isErrorCode } from "../domain/errors.ts";
+import { isErrorCode, type ErrorCode } from "../domain/errors.ts";
+import type { Json } from "../domain/records.ts";
+import { protocolConfig } from "../transport/protocol-config.ts";
 import { engineStore } from "../persistence/engine-store.ts";
 import { openSqliteStore } from "../persistence/sqlite-store.ts";
 import { CliError, EXIT, exitClassOf, type ExitClass } from "./errors.ts";
+import { resolveOwnerToken } from "./token.ts";
 
 /** Parsed `turns resolve` arguments plus the global options it accepts. */
 export type TurnsResolveArgs = {
@@ -52,9 +58,21 @@ export function parseTurnsArgs(argv: readonly string[]): TurnsResolveArgs {
   return { turnId, as, options };
 }
 
-/** Resolves the turn in the database at `databasePath`; prints one JSON line. */
-export function runTurnsResolve(args: TurnsResolveArgs, databasePath: string, writeOut: (s: string) => void): ExitClass {
+/** The config sections and token lookup the running service is reached with. */
+export type ServiceAccess = {
+  readonly sections: Readonly<Record<string, Json>>;
+  readonly env: (name: string) => string | undefined;
+};
+
+/** Deadline of the connect, hello and the resolve request against a running service. */
+export const ONLINE_REQUEST_TIMEOUT_MS = 30_000;
+// Refusals of the request itself are request errors (exit 2); anything else is a failure.
+const REQUEST_ERRORS: ReadonlySet<string> = new Set(["turn_not_resolvable", "not_found", "forbidden", "unauthorized", "confirmation_required", "invalid_params"]);
+
+/** Resolves the turn in the database at `databasePath`, or through the running service holding it; prints one JSON line. */
+export async function runTurnsResolve(args: TurnsResolveArgs, databasePath: string, access: ServiceAccess, writeOut: (s: string) => void): Promise<ExitClass> {
   const opened = openSqliteStore({ path: databasePath });
+  if (!opened.ok && opened.error.code === "instance_locked") return resolveOnline(args, access, writeOut);
   if (!opened.ok) throw new CliError(opened.error.code, exitClassOf(opened.error.code));
   const store = opened.value;
   try {
@@ -69,5 +87,38 @@ export function runTurnsResolve(args: TurnsResolveArgs, databasePath: string, wr
     return EXIT.ok;
   } finally {
     store.close();
+  }
+}
+
+function clientFailure(caught: unknown): CliError {
+  if (!(caught instanceof ClientError)) throw caught;
+  if (REQUEST_ERRORS.has(caught.code)) return new CliError(caught.code as ErrorCode, EXIT.usage);
+  // Transport codes (connect_failed, connection_lost, timeouts) are not registry codes: the service was not reachable.
+  if (!isErrorCode(caught.code)) return new CliError("service_unavailable", EXIT.failure, "the running service could not be reached");
+  return new CliError(caught.code, EXIT.failure);
+}
+
+async function resolveOnline(args: TurnsResolveArgs, access: ServiceAccess, writeOut: (s: string) => void): Promise<ExitClass> {
+  const config = protocolConfig(access.sections, access.env);
+  if (!config.ok) throw new CliError(config.error.code, exitClassOf(config.error.code));
+  const { host, port } = config.value.limits;
+  if (port === 0) throw new CliError("instance_locked", EXIT.failure, "a service runs but the config names no fixed listen port");
+  const token = resolveOwnerToken(access.sections.tokens, access.env);
+  if (token === null) throw new CliError("token_unavailable", EXIT.failure, "the config names no resolvable env: owner token");
+  const url = `ws://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  let client: ControllerClient;
+  try {
+    client = await ControllerClient.connect({ url, credential: { type: "token", token }, maxReconnectAttempts: 1, requestTimeoutMs: ONLINE_REQUEST_TIMEOUT_MS });
+  } catch (caught) {
+    throw clientFailure(caught);
+  }
+  try {
+    const result = await client.call("turns.resolve", { turnId: args.turnId, as: args.as, confirmExternalStopped: true });
+    writeOut(`${JSON.stringify(result)}\n`);
+    return EXIT.ok;
+  } catch (caught) {
+    throw clientFailure(caught);
+  } finally {
+    client.close();
   }
 }
