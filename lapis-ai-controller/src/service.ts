@@ -19,12 +19,12 @@ import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { ThreadEventHub } from "./domain/event-hub.ts";
-import { parseEngineConfig } from "./domain/turn-config.ts";
+import { parseEngineConfig, type ProviderDefinition } from "./domain/turn-config.ts";
 import { engineTurnPort } from "./domain/turn-port.ts";
 import { TurnService } from "./domain/turn-service.ts";
 import { checkWorkspaceAliases } from "./domain/workspace-lease.ts";
 import { AcpExecutor } from "./execution/acp-executor.ts";
-import { currentLaunchHost, resolveLaunch } from "./execution/acp-launch.ts";
+import { currentLaunchHost, resolveLaunch, type LaunchConfig } from "./execution/acp-launch.ts";
 import { engineStore } from "./persistence/engine-store.ts";
 import { turnMethods } from "./transport/methods-turns.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
@@ -32,6 +32,17 @@ import { applicationToolHost } from "./capture/capture-port.ts";
 import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
 import { ToolBridge } from "./execution/tool-bridge.ts";
 import { createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
+
+/** The configured launch of a provider, leaving absent keys out. */
+function launchOf(p: ProviderDefinition): LaunchConfig {
+  return { ...(p.agent === undefined ? {} : { agent: p.agent }), ...(p.command === undefined ? {} : { command: p.command }), ...(p.nodePath === undefined ? {} : { nodePath: p.nodePath }) };
+}
+
+/** One entry of the config `limits` section, when that section is an object. */
+function limitsEntry(sections: Readonly<Record<string, Json>> | undefined, key: string): Json | undefined {
+  const limits = sections?.limits;
+  return limits !== null && typeof limits === "object" && !Array.isArray(limits) ? (limits as { readonly [name: string]: Json })[key] : undefined;
+}
 
 /** The turn engine as the service composes it (issue 14). */
 interface EngineParts {
@@ -56,8 +67,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   if (config.providers.length === 0 && config.workspaces.length === 0) return ok(null);
   const aliases = checkWorkspaceAliases(config.workspaces, realpathSync);
   if (!aliases.ok) return err({ code: aliases.code, retryable: false });
-  const limitsSection = options.sections?.limits;
-  const captured = createCapture(limitsSection !== null && typeof limitsSection === "object" && !Array.isArray(limitsSection) ? (limitsSection as Record<string, Json>).capture : undefined);
+  const captured = createCapture(limitsEntry(options.sections, "capture"));
   if (!captured.ok) return err(controllerError("config_invalid", { where: captured.where }));
   const capture = captured.value;
   const tools: EngineParts["tools"] = { bridge: null, registry: null };
@@ -70,7 +80,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   const acp = new AcpExecutor({
     providers: config.providers.map((p) => ({
       id: p.id, envAllowlist: p.envAllowlist, restrictedModes: p.restrictedModes, setupTimeoutMs: p.setupTimeoutMs, killGraceMs: p.killGraceMs,
-      launch: { ...(p.agent === undefined ? {} : { agent: p.agent }), ...(p.command === undefined ? {} : { command: p.command }), ...(p.nodePath === undefined ? {} : { nodePath: p.nodePath }) },
+      launch: launchOf(p),
     })),
     host: currentLaunchHost(),
     env,
@@ -151,8 +161,7 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
   };
   // Config `limits.volatile` ({maxEntries, maxChars}); openSqliteStore validates and caps it.
-  const limits = options.sections?.limits;
-  const volatile = limits !== null && typeof limits === "object" && !Array.isArray(limits) ? (limits as { readonly [key: string]: Json }).volatile : undefined;
+  const volatile = limitsEntry(options.sections, "volatile");
   if (volatile !== undefined && (volatile === null || typeof volatile !== "object" || Array.isArray(volatile))) {
     return err(controllerError("config_invalid", { where: "config.limits.volatile" }));
   }
@@ -220,7 +229,7 @@ export function serviceDiagnostics(sections: Readonly<Record<string, Json>>): { 
   const parsed = parseEngineConfig(sections);
   const host = currentLaunchHost();
   const providers: Json[] = parsed.ok ? parsed.value.providers.map((p) => {
-    const r = resolveLaunch({ ...(p.agent === undefined ? {} : { agent: p.agent }), ...(p.command === undefined ? {} : { command: p.command }), ...(p.nodePath === undefined ? {} : { nodePath: p.nodePath }) }, host);
+    const r = resolveLaunch(launchOf(p), host);
     const launch: Json = r.ok ? { source: r.launch.source, packageName: r.launch.packageName, packageVersion: r.launch.packageVersion } : { error: r.code };
     return { id: p.id, ...(p.agent === undefined ? {} : { agent: p.agent }), launch };
   }) : [];

@@ -3,14 +3,10 @@
 // cancelling. `interrupted` and `submission_unknown` are the two "lost outcome"
 // states: they fence their workspace until an owner resolves them.
 
-/** Every turn state. */
-export const TURN_STATES = [
-  "queued", "preparing", "dispatched", "running", "waiting", "cancelling",
-  "completed", "failed", "cancelled", "interrupted", "submission_unknown",
-] as const;
+import { TURN_STATES, type TurnState } from "./records.ts";
 
-/** A turn state. */
-export type TurnState = (typeof TURN_STATES)[number];
+/** A turn state (the list is records.ts TURN_STATES). */
+export type { TurnState };
 
 const NEXT: Record<TurnState, readonly TurnState[]> = {
   queued: ["preparing", "cancelled", "failed"],

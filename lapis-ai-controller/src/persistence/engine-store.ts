@@ -4,7 +4,7 @@
 // P-STO-09). The accepted configuration of a turn is an owner journal row;
 // the preparation marker records it with the native-mode result (P-STO-07).
 import { ControllerFailure, type Result } from "../domain/errors.ts";
-import type { JournalMetadata, Json } from "../domain/records.ts";
+import { TURN_STATES, type JournalMetadata, type Json } from "../domain/records.ts";
 import type { NativeModeResult } from "../domain/executor-port.ts";
 import type { EntryRedactor } from "../domain/redaction-port.ts";
 import type { EngineStore, InteractionRecord, JournalEntry, PreparedConfig, ThreadRecord, TurnRecord } from "../domain/turn-store-port.ts";
@@ -18,10 +18,6 @@ function must<T>(r: Result<T>): T {
   if (!r.ok) throw new ControllerFailure(r.error);
   return r.value;
 }
-
-const ALL_STATES: readonly TurnState[] = [
-  "queued", "preparing", "dispatched", "running", "waiting", "cancelling", "completed", "failed", "cancelled", "interrupted", "submission_unknown",
-];
 
 function isScalar(v: unknown): v is string | number | boolean | null {
   return v === null || typeof v === "boolean" || (typeof v === "number" && Number.isFinite(v)) || (typeof v === "string" && v.length <= METADATA_MAX_STRING);
@@ -156,7 +152,7 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     },
     getTurn,
     listTurns(f) {
-      const rows = f.threadId !== undefined ? store.turns.listByThread(f.threadId) : store.turns.listByState(f.states ?? ALL_STATES);
+      const rows = f.threadId !== undefined ? store.turns.listByThread(f.threadId) : store.turns.listByState(f.states ?? TURN_STATES);
       return rows.filter((t) => (f.states ? f.states.includes(t.state) : true) && (f.workspaceId === undefined || t.workspaceId === f.workspaceId)).map(toTurn);
     },
     setTurnState(id, from, to, patch = {}): boolean {

@@ -5,29 +5,15 @@
 // exit 0 with it, exit 1 when the service cannot be reached; an audit row, the fenced queue released, nothing re-sent,
 // and the token never in argv or output.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { test } from "node:test";
 import { scriptedAgent } from "../support/scripted-agent-fixture.ts";
 import { ENGINE_TOKENS, engineServe, readDb, waitTurn } from "../support/engine-serve.ts";
 import { tempDir } from "../support/temp.ts";
-
-const PACKAGE = resolve(import.meta.dirname, "../..");
-
-function cli(args: readonly string[], env: Readonly<Record<string, string>>) {
-  const r = spawnSync(join(PACKAGE, "node_modules/.bin/node"), [join(PACKAGE, "src/main.ts"), ...args], { env, encoding: "utf8", timeout: 30_000 });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-async function until(fn: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 15_000;
-  while (!fn()) {
-    if (Date.now() > end) throw new Error(`timed out: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+import { runCli } from "../support/processes.ts";
+import { waitFor } from "../support/engine-fixture.ts";
 
 /** A loopback port that was free a moment ago (the CLI needs a fixed listen port in the config). */
 async function freePort(): Promise<number> {
@@ -51,7 +37,7 @@ test("P-TRN-07 P-TRN-05 turns resolve against a running service: exit 2 without 
   let c = await serve.client();
   const threadId = String((await c.createThread({ workspace: "ws-1", provider: "scripted" })).threadId);
   const lost = String((await c.submitTurn(threadId, { text: "ONLINE-LOST" })).turnId);
-  await until(() => agent.log().some((e) => e.event === "prompt"), "prompt");
+  await waitFor(() => agent.log().some((e) => e.event === "prompt"), "prompt", 15_000);
   c.close();
   await serve.kill("SIGKILL");
   await serve.start();
@@ -62,17 +48,17 @@ test("P-TRN-07 P-TRN-05 turns resolve against a running service: exit 2 without 
   await new Promise((r) => setTimeout(r, 500));
   assert.equal((await c.call("turns.get", { turnId: next }) as { state: string }).state, "queued", "the workspace is fenced");
 
-  const refused = cli(["turns", "resolve", lost, "--as", "cancelled", ...serve.cliArgs], serve.env);
-  assert.equal(refused.status, 2);
+  const refused = await runCli(t, "node", ["turns", "resolve", lost, "--as", "cancelled", ...serve.cliArgs], serve.env);
+  assert.equal(refused.code, 2);
   assert.match(refused.stderr, /confirmation_required/);
-  const unknown = cli(["turns", "resolve", "turn-does-not-exist", "--as", "cancelled", "--confirm-external-stopped", ...serve.cliArgs], serve.env);
-  assert.equal(unknown.status, 2, unknown.stderr);
+  const unknown = await runCli(t, "node", ["turns", "resolve", "turn-does-not-exist", "--as", "cancelled", "--confirm-external-stopped", ...serve.cliArgs], serve.env);
+  assert.equal(unknown.code, 2, unknown.stderr);
   assert.match(unknown.stderr, /not_found/);
   assert.equal((await c.call("turns.get", { turnId: lost }) as { state: string }).state, "submission_unknown", "refusals change nothing");
 
   const args = ["turns", "resolve", lost, "--as", "cancelled", "--confirm-external-stopped", ...serve.cliArgs];
-  const done = cli(args, serve.env);
-  assert.equal(done.status, 0, done.stderr);
+  const done = await runCli(t, "node", args, serve.env);
+  assert.equal(done.code, 0, done.stderr);
   assert.deepEqual(JSON.parse(done.stdout), { turnId: lost, state: "cancelled" });
   for (const tk of ENGINE_TOKENS) {
     assert.ok(!args.join(" ").includes(tk.value) && !done.stdout.includes(tk.value) && !done.stderr.includes(tk.value), "no token bytes in argv or output");
@@ -84,16 +70,16 @@ test("P-TRN-07 P-TRN-05 turns resolve against a running service: exit 2 without 
   assert.equal(audit[0]?.action, "turn_resolved");
   assert.match(String(audit[0]?.details), /"confirmExternalStopped":true/);
 
-  const again = cli(["turns", "resolve", lost, "--as", "failed", "--confirm-external-stopped", ...serve.cliArgs], serve.env);
-  assert.equal(again.status, 2, "a settled turn is not resolvable again");
+  const again = await runCli(t, "node", ["turns", "resolve", lost, "--as", "failed", "--confirm-external-stopped", ...serve.cliArgs], serve.env);
+  assert.equal(again.code, 2, "a settled turn is not resolvable again");
   assert.match(again.stderr, /turn_not_resolvable/);
   assert.equal(agent.log().filter((e) => e.event === "prompt" && String(e.text).includes("ONLINE-LOST")).length, 1, "never re-sent");
 
   // The lock is held but nothing answers at the configured address: a failure (exit 1), not a request error.
   config.listen.port = await freePort();
   writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
-  const unreachable = cli(["turns", "resolve", next, "--as", "failed", "--confirm-external-stopped", ...serve.cliArgs], serve.env);
-  assert.equal(unreachable.status, 1, unreachable.stderr);
+  const unreachable = await runCli(t, "node", ["turns", "resolve", next, "--as", "failed", "--confirm-external-stopped", ...serve.cliArgs], serve.env);
+  assert.equal(unreachable.code, 1, unreachable.stderr);
   assert.match(unreachable.stderr, /service_unavailable/);
   c.close();
 });

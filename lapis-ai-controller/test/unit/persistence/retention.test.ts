@@ -37,6 +37,17 @@ function dbPath(t: TestContext): string {
   return join(tempDir(t), "controller.sqlite");
 }
 
+/** The store written by writeTurn, closed and opened again (closed at test end). */
+function reopenedAfterTurn(t: TestContext, retention: RetentionProfile): SqliteStore {
+  const path = dbPath(t);
+  const store = open(path);
+  writeTurn(store, retention);
+  store.close();
+  const reopened = open(path);
+  t.after(() => reopened.close());
+  return reopened;
+}
+
 test("P-STO-09 metadata-only: prompt and answer canaries are in neither the database nor the -wal file after commit", (t) => {
   const path = dbPath(t);
   const store = open(path);
@@ -55,12 +66,7 @@ test("P-STO-09 metadata-only: prompt and answer canaries are in neither the data
 });
 
 test("P-STO-09 full retention keeps payloads durably (the contrast case)", (t) => {
-  const path = dbPath(t);
-  const store = open(path);
-  writeTurn(store, "full");
-  store.close();
-  const reopened = open(path);
-  t.after(() => reopened.close());
+  const reopened = reopenedAfterTurn(t, "full");
   const replay = reopened.journal.replay("thread-1");
   assert.equal(replay.complete, true);
   assert.equal(replay.unavailable, null);
@@ -84,12 +90,7 @@ test("P-STO-14 live replay of a metadata-only thread resolves payloads from vola
 });
 
 test("P-STO-13 metadata-only rows keep contiguous sequences 1..n, each with a payloadUnavailable marker after reopen", (t) => {
-  const path = dbPath(t);
-  const store = open(path);
-  writeTurn(store, "metadata-only");
-  store.close();
-  const reopened = open(path);
-  t.after(() => reopened.close());
+  const reopened = reopenedAfterTurn(t, "metadata-only");
   const replay = reopened.journal.replay("thread-1");
   assert.deepEqual(replay.events.map((e) => e.seq), [1, 2, 3]);
   for (const event of replay.events) {
@@ -100,12 +101,7 @@ test("P-STO-13 metadata-only rows keep contiguous sequences 1..n, each with a pa
 });
 
 test("P-STO-15 P-STO-16 after volatile payloads are lost, replay reports transcript_unavailable and never a complete empty history", (t) => {
-  const path = dbPath(t);
-  const store = open(path);
-  writeTurn(store, "metadata-only");
-  store.close();
-  const reopened = open(path);
-  t.after(() => reopened.close());
+  const reopened = reopenedAfterTurn(t, "metadata-only");
   for (const after of [0, 1, 2]) {
     const replay = reopened.journal.replay("thread-1", after);
     assert.equal(replay.complete, false);
@@ -117,12 +113,7 @@ test("P-STO-15 P-STO-16 after volatile payloads are lost, replay reports transcr
 });
 
 test("P-STO-07 preparation markers and owner journal keep policy metadata in journal order after payload loss", (t) => {
-  const path = dbPath(t);
-  const store = open(path);
-  writeTurn(store, "metadata-only");
-  store.close();
-  const reopened = open(path);
-  t.after(() => reopened.close());
+  const reopened = reopenedAfterTurn(t, "metadata-only");
   const marker = reopened.preparationMarkers.get("turn-1");
   assert.equal(marker?.approvalEffective, "ask");
   assert.equal(marker?.payloadVolatile, true);
