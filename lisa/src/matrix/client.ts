@@ -210,9 +210,11 @@ class HttpMatrixClient implements MatrixClient {
     let firstToken: number | null = null;
     let renewed = false;
     const body = await withRetry(this.#retry, signal, async () => {
+      // Taken before the first attempt: a token renewed by another request
+      // while that attempt is in flight must stop the retries too.
+      firstToken ??= this.tokenGeneration();
       const result = await this.#auth.send(request, false);
       renewed ||= !result.ok && result.error.code === MATRIX_CODES.sessionRenewed;
-      firstToken ??= this.tokenGeneration();
       return result;
     }, this.#onRetry("send"), () => !renewed && this.tokenGeneration() === firstToken);
     const parsed = body.ok ? parseBody(sendResponseSchema, body.value) : body;
