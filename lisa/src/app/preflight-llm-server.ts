@@ -13,6 +13,7 @@
 import type { Agent } from "undici";
 import { z } from "zod";
 import type { AppConfig } from "../config/types.ts";
+import { offersTools } from "../llm/orchestrator.ts";
 import { errorFields, isValidationFailure } from "../llm/server-errors.ts";
 import { httpProbe } from "./preflight-http.ts";
 import { failed, printable, type PreflightResult, type ProbeContext } from "./preflight-result.ts";
@@ -100,11 +101,6 @@ export function templateSeesTools(propsBody: string): boolean | null {
   return null;
 }
 
-/** True when Lisa will offer tools to the model (the orchestrator's rule). */
-export function toolsOffered(config: AppConfig): boolean {
-  return config.llm.max_tool_calls > 0 && config.llm.max_iterations > 1;
-}
-
 /**
  * llama-server only: fails when the loaded chat template cannot show tools to
  * the model (llama-server then drops them from the prompt without an error).
@@ -113,7 +109,7 @@ export function toolsOffered(config: AppConfig): boolean {
 export async function probeToolTemplate(
   agent: Agent, config: AppConfig, headers: Readonly<Record<string, string>>, context: ProbeContext,
 ): Promise<PreflightResult | null> {
-  if (!toolsOffered(config)) return null;
+  if (!offersTools(config.llm)) return null;
   const props = await httpProbe(agent, { method: "GET", url: propsUrl(config.llm.base_url), headers, maxBodyBytes: PROPS_MAX_BYTES }, context);
   if (props.kind !== "response" || props.status !== 200 || props.truncated) return null;
   if (templateSeesTools(props.body) !== false) return null;

@@ -5,7 +5,7 @@
 
 import type { AppConfig } from "../config/types.ts";
 import { silentLogger } from "../log/logger.ts";
-import { createMatrixClient } from "../matrix/client.ts";
+import { createMatrixClient, type MatrixClient } from "../matrix/client.ts";
 import { MATRIX_CODES } from "../matrix/codes.ts";
 import type { MatrixError } from "../matrix/errors.ts";
 import { displayUrl, failed, passed, timedOutResult, type PreflightResult, type ProbeContext } from "./preflight-result.ts";
@@ -19,13 +19,19 @@ const REQUEST_TIMEOUT_CEILING_MS = 30_000;
 export const MATRIX_DEVICE_NOTE =
   "the check logged in with Lisa's own device, which replaces a running Lisa's access token; the service logs in again by itself";
 
+/** A silent client with Lisa's user and device and the check's retry policy (one retry), for `lisa check` only. */
+export function checkMatrixClient(config: AppConfig, requestTimeoutMs: number): MatrixClient {
+  const m = config.matrix;
+  return createMatrixClient(
+    { homeserverUrl: m.homeserver_url, userId: m.user_id, deviceId: m.device_id, deviceDisplayName: m.device_display_name, password: m.password },
+    { log: silentLogger, requestTimeoutMs, retry: RETRY },
+  );
+}
+
 /** Logs in as Lisa (password, stable device, `/whoami` identity) and explains any failure in operator terms. */
 export async function probeMatrix(config: AppConfig, context: ProbeContext): Promise<PreflightResult> {
   const m = config.matrix;
-  const client = createMatrixClient(
-    { homeserverUrl: m.homeserver_url, userId: m.user_id, deviceId: m.device_id, deviceDisplayName: m.device_display_name, password: m.password },
-    { log: silentLogger, requestTimeoutMs: Math.min(context.timeoutMs, REQUEST_TIMEOUT_CEILING_MS), retry: RETRY },
-  );
+  const client = checkMatrixClient(config, Math.min(context.timeoutMs, REQUEST_TIMEOUT_CEILING_MS));
   try {
     const login = await client.login(context.signal);
     if (login.ok) return passed(NAME, `logged in as ${login.value.userId} on device ${login.value.deviceId}; note: ${MATRIX_DEVICE_NOTE}`);

@@ -5,9 +5,9 @@
 // still to the room the ledger knows). Reads only: nothing is sent anywhere.
 
 import type { AppConfig } from "../config/types.ts";
-import { scrubSecrets, silentLogger } from "../log/logger.ts";
-import { createMatrixClient } from "../matrix/client.ts";
+import { scrubSecrets } from "../log/logger.ts";
 import { MATRIX_PROBE_TIMEOUT_MS } from "./preflight.ts";
+import { checkMatrixClient } from "./preflight-matrix.ts";
 import { printable, withDeadline } from "./preflight-result.ts";
 import { resolveAliases, type AliasOutcome } from "./room-aliases.ts";
 import { conditionsOf, diagnoseRooms, ROOM_CODES, type RoomCode, type RoomDiagnosis } from "./room-diagnosis.ts";
@@ -80,10 +80,7 @@ function aliasLine(config: AppConfig, outcome: AliasOutcome, diagnosis: RoomDiag
 /** Diagnoses every allowed room and alias; resolves to one line per configured entry. Never throws for I/O. */
 export async function checkRooms(config: AppConfig, options: RoomCheckOptions = {}): Promise<RoomCheckLine[]> {
   const m = config.matrix;
-  const client = createMatrixClient(
-    { homeserverUrl: m.homeserver_url, userId: m.user_id, deviceId: m.device_id, deviceDisplayName: m.device_display_name, password: m.password },
-    { log: silentLogger, requestTimeoutMs: options.timeoutMs ?? MATRIX_PROBE_TIMEOUT_MS, retry: { maxRetries: 1, baseDelayMs: 500, maxRetryAfterMs: 5_000 } },
-  );
+  const client = checkMatrixClient(config, options.timeoutMs ?? MATRIX_PROBE_TIMEOUT_MS);
   const secrets = config.secrets.map((secret) => secret.reveal());
   try {
     const lines = await withDeadline(options.timeoutMs ?? MATRIX_PROBE_TIMEOUT_MS, options.signal, async ({ signal }) => {

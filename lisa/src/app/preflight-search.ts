@@ -4,7 +4,7 @@
 // Without a configured endpoint search is off: nothing is probed.
 
 import type { AppConfig, EnabledSearchConfig } from "../config/types.ts";
-import { parseSearxngResults, SEARCH_MAX_RESPONSE_BYTES } from "../tools/searxng.ts";
+import { parseSearxngResults, SEARCH_MAX_RESPONSE_BYTES, searxngHeaders } from "../tools/searxng.ts";
 import { httpProbe, probeAgent } from "./preflight-http.ts";
 import { displayUrl, failed, passed, timedOutResult, type PreflightResult, type ProbeContext } from "./preflight-result.ts";
 
@@ -22,16 +22,6 @@ export function searchProbeUrl(endpoint: string): URL {
 
 /** What `lisa check` says when no search endpoint is configured. */
 export const SEARCH_OFF_DETAIL = "search is off: no search.endpoint is configured, so the model is offered no web_search tool";
-
-function headers(search: EnabledSearchConfig, userAgent: string): Record<string, string> {
-  const out: Record<string, string> = { accept: "application/json", "user-agent": userAgent };
-  const key = search.api_key;
-  if (key !== null) {
-    const header = search.api_key_header.toLowerCase();
-    out[header] = header === "authorization" ? `Bearer ${key.reveal()}` : key.reveal();
-  }
-  return out;
-}
 
 function redirectTarget(location: string | null, base: string): string {
   if (location === null) return "an unnamed location";
@@ -73,7 +63,7 @@ export async function probeSearch(config: AppConfig, context: ProbeContext): Pro
   const endpoint = displayUrl(configured);
   try {
     const outcome = await httpProbe(agent, {
-      method: "GET", url: searchProbeUrl(configured), headers: headers(search, config.web.user_agent), maxBodyBytes: SEARCH_MAX_RESPONSE_BYTES,
+      method: "GET", url: searchProbeUrl(configured), headers: searxngHeaders(search, config.web.user_agent), maxBodyBytes: SEARCH_MAX_RESPONSE_BYTES,
     }, context);
     if (outcome.kind === "timeout") return timedOutResult(NAME, `SearXNG at ${endpoint}`, context.timeoutMs);
     if (outcome.kind === "aborted") return failed(NAME, "check_cancelled", "the check was interrupted: run it again");

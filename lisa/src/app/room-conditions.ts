@@ -9,11 +9,6 @@ import type { StateStore } from "../state/store.ts";
 /** The ledger operations the tracker needs. */
 export type ConditionStore = Pick<StateStore, "raiseRoomCondition" | "clearRoomCondition">;
 
-/** A correlation id for a room id or alias in logs, the same `lisa status` shows. */
-export function roomRefHash(room: string): string {
-  return roomHash(room);
-}
-
 /** Raises and clears per-room conditions, logging each change once. */
 export class RoomConditions {
   readonly #store: ConditionStore;
@@ -31,13 +26,13 @@ export class RoomConditions {
     if (this.#warned.has(key)) return;
     this.#warned.add(key);
     this.#store.raiseRoomCondition(room, code);
-    this.#log.warn("room_condition", { code, room_id_hash: roomRefHash(room), ...fields });
+    this.#log.warn("room_condition", { code, room_id_hash: roomHash(room), ...fields });
   }
 
   /** Ends the condition if it was active, logging that once. */
   clear(room: string, code: string): void {
     this.#warned.delete(`${room}\u0000${code}`);
-    if (this.#store.clearRoomCondition(room, code)) this.#log.info("room_condition_cleared", { code, room_id_hash: roomRefHash(room) });
+    if (this.#store.clearRoomCondition(room, code)) this.#log.info("room_condition_cleared", { code, room_id_hash: roomHash(room) });
   }
 
   /** Raises or clears. */

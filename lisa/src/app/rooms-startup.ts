@@ -3,12 +3,12 @@
 // each served room, and bring the ledger's room conditions up to date.
 
 import type { AppConfig } from "../config/types.ts";
+import { roomHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import type { RoomInspectPort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
 import { resolveAliases } from "./room-aliases.ts";
 import type { RoomConditions } from "./room-conditions.ts";
-import { roomRefHash } from "./room-conditions.ts";
 import { conditionsOf, diagnoseRooms, ROOM_CODES, ROOM_STATE_CODES } from "./room-diagnosis.ts";
 
 /** What startup room work needs. */
@@ -29,7 +29,7 @@ export async function prepareRooms(deps: RoomStartupDeps): Promise<string[]> {
   const served = new Set(ids);
   for (const outcome of outcomes) {
     if (outcome.lookupError !== null) {
-      log.warn("room_alias_lookup_failed", { code: outcome.lookupError.code, room_id_hash: roomRefHash(outcome.alias), keeps_known_room: outcome.known !== null });
+      log.warn("room_alias_lookup_failed", { code: outcome.lookupError.code, room_id_hash: roomHash(outcome.alias), keeps_known_room: outcome.known !== null });
     }
     conditions.set(outcome.alias, ROOM_CODES.aliasUnresolved, outcome.code === ROOM_CODES.aliasUnresolved);
     conditions.set(outcome.alias, ROOM_CODES.aliasMoved, outcome.code === ROOM_CODES.aliasMoved);

@@ -39,6 +39,11 @@ interface LoopState extends ToolBudget {
   correctionUsed: boolean;
 }
 
+/** Whether the model is offered tools at all: pointless when no later request could read their results. */
+export function offersTools(llm: Pick<LlmConfig, "max_tool_calls" | "max_iterations">): boolean {
+  return llm.max_tool_calls > 0 && llm.max_iterations > 1;
+}
+
 /** Creates the answerer that runs one invocation's model and tool loop. */
 export function createAnswerer(deps: AnswererDeps): Answerer {
   const complete = deps.complete ?? createLlmClient({ llm: deps.llm, log: deps.log }).complete;
@@ -48,8 +53,7 @@ export function createAnswerer(deps: AnswererDeps): Answerer {
 async function answer(deps: AnswererDeps, complete: CompletePort, request: AnswerRequest): Promise<Result<FinalAnswer, LisaError>> {
   const { llm } = deps;
   const log = deps.log.child({ invocation_id: request.correlationId });
-  // Tools are pointless when no later request could read their results.
-  const definitions = llm.max_tool_calls > 0 && llm.max_iterations > 1 ? request.tools.definitions() : [];
+  const definitions = offersTools(llm) ? request.tools.definitions() : [];
   const knownNames = new Set(definitions.map((tool) => tool.name));
   const messages: ChatMessage[] = initialMessages({
     persona: deps.persona.text,

@@ -156,20 +156,19 @@ class HttpMatrixClient implements MatrixClient {
     return body.ok ? normalizeEvent(body.value, roomId, eventId) : body;
   }
 
-  async context(roomId: string, eventId: string, limit: number, signal: AbortSignal): Promise<Result<EventContext, MatrixError>> {
-    // Servers split `limit` between before and after: ask for twice the wanted count, within their cap.
+  // Servers split `limit` between before and after: ask for twice the wanted count, within their cap.
+  #contextBody(roomId: string, eventId: string, limit: number, signal: AbortSignal): Promise<Result<unknown, MatrixError>> {
     const asked = Math.min(Math.max(0, Math.floor(limit)) * 2, CONTEXT_LIMIT_CAP);
-    const body = await this.#call("context", this.#get(`${V3}/rooms${segments(roomId, "context", eventId)}`, signal, {
-      limit: String(asked),
-    }));
+    return this.#call("context", this.#get(`${V3}/rooms${segments(roomId, "context", eventId)}`, signal, { limit: String(asked) }));
+  }
+
+  async context(roomId: string, eventId: string, limit: number, signal: AbortSignal): Promise<Result<EventContext, MatrixError>> {
+    const body = await this.#contextBody(roomId, eventId, limit, signal);
     return body.ok ? normalizeContext(body.value, roomId, eventId, this.#onDrop) : body;
   }
 
   async eventsAfter(roomId: string, eventId: string, limit: number, signal: AbortSignal): Promise<Result<EventPage, MatrixError>> {
-    const asked = Math.min(Math.max(0, Math.floor(limit)) * 2, CONTEXT_LIMIT_CAP);
-    const body = await this.#call("context", this.#get(`${V3}/rooms${segments(roomId, "context", eventId)}`, signal, {
-      limit: String(asked),
-    }));
+    const body = await this.#contextBody(roomId, eventId, limit, signal);
     return body.ok ? normalizeContextAfter(body.value, roomId, this.#onDrop) : body;
   }
 
@@ -211,9 +210,11 @@ class HttpMatrixClient implements MatrixClient {
     let firstToken: number | null = null;
     let renewed = false;
     const body = await withRetry(this.#retry, signal, async () => {
+      // Taken before the first attempt: a token renewed by another request
+      // while that attempt is in flight must stop the retries too.
+      firstToken ??= this.tokenGeneration();
       const result = await this.#auth.send(request, false);
       renewed ||= !result.ok && result.error.code === MATRIX_CODES.sessionRenewed;
-      firstToken ??= this.tokenGeneration();
       return result;
     }, this.#onRetry("send"), () => !renewed && this.tokenGeneration() === firstToken);
     const parsed = body.ok ? parseBody(sendResponseSchema, body.value) : body;

@@ -1,5 +1,6 @@
 import { roomHash } from "../log/hash.ts";
 import type { LedgerConnection } from "./connection.ts";
+import { readRoomConditions } from "./rooms.ts";
 import { PENDING_SQL } from "./rows.ts";
 import { type ErrorCodeCount, INVOCATION_STATUSES, type InvocationStatus, type StatusSummary } from "./types.ts";
 
@@ -39,7 +40,7 @@ export function summarizeStatus(
       `SELECT room_id, COUNT(*) AS n, MIN(received_at_ms) AS oldest FROM invocations
        WHERE status IN ${PENDING_SQL} GROUP BY room_id ORDER BY oldest`,
     ).all();
-    const conditions = conn.stmt("SELECT room, code, since_ms FROM room_conditions ORDER BY since_ms, room, code").all();
+    const conditions = readRoomConditions(conn);
     const lastSuccess = sync?.["last_success_ms"];
     return {
       database: meta.databaseExists ? "present" : "absent",
@@ -59,11 +60,11 @@ export function summarizeStatus(
         oldestPendingAgeMs: ageSince(now, row["oldest"]) ?? 0,
       })),
       roomConditions: conditions.map((row) => ({
-        room: row["room"] as string,
-        roomHash: roomHash(row["room"] as string),
-        code: row["code"] as string,
-        sinceMs: row["since_ms"] as number,
-        ageMs: ageSince(now, row["since_ms"]) ?? 0,
+        room: row.room,
+        roomHash: roomHash(row.room),
+        code: row.code,
+        sinceMs: row.sinceMs,
+        ageMs: ageSince(now, row.sinceMs) ?? 0,
       })),
     };
   });

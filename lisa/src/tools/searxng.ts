@@ -45,7 +45,8 @@ const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEO
 
 class ResponseTooLarge extends Error {}
 
-function requestHeaders(config: EnabledSearchConfig, userAgent: string): Record<string, string> {
+/** The headers of every SearXNG request: JSON, the user agent, and the API key under its configured header (Bearer for Authorization). */
+export function searxngHeaders(config: EnabledSearchConfig, userAgent: string): Record<string, string> {
   const headers: Record<string, string> = { accept: "application/json", "user-agent": userAgent };
   if (config.api_key !== null) {
     const key = config.api_key.reveal();
@@ -147,7 +148,7 @@ export async function querySearxng(config: EnabledSearchConfig, search: SearchQu
   const signal = AbortSignal.any([search.signal, total.signal]);
   try {
     const response = await request(searchUrl(config, search.query), {
-      method: "GET", dispatcher: agent, headers: requestHeaders(config, search.userAgent), signal,
+      method: "GET", dispatcher: agent, headers: searxngHeaders(config, search.userAgent), signal,
     });
     if (response.statusCode < 200 || response.statusCode >= 300) {
       discard(response.body);

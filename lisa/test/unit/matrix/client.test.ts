@@ -160,6 +160,36 @@ describe("room writes", () => {
     assert.deepEqual(sent?.body, content);
   });
 
+  test("exactly once across token scopes: a token renewed by another request while a send is in flight stops its retries", async (t) => {
+    const auth = authScript(false);
+    let releaseSend: () => void = () => {};
+    const sendHeld = new Promise<void>((resolve) => { releaseSend = resolve; });
+    let sendArrived: () => void = () => {};
+    const arrived = new Promise<void>((resolve) => { sendArrived = resolve; });
+    const server = await startServer(async (request) => {
+      const reply = authReply(auth, request);
+      if (reply !== null) return reply;
+      if (!request.pathname.includes("/send/")) return { json: {} };
+      sendArrived();
+      await sendHeld;
+      return { status: 502, json: { errcode: "M_UNKNOWN", error: "bad gateway" } };
+    });
+    const { client } = makeClient(server.url);
+    t.after(async () => {
+      await client.close();
+      await server.close();
+    });
+    assert.ok((await client.login(signal())).ok);
+    const sending = client.sendMessage(ROOM, "t1", { body: "x" }, signal());
+    await arrived;
+    auth.valid.delete("token-1");
+    assert.ok((await client.whoami(signal())).ok, "whoami renews the session to token-2");
+    releaseSend();
+    const result = await sending;
+    assert.equal(result.ok, false);
+    assert.equal(server.requests.filter((r) => r.pathname.includes("/send/")).length, 1, "the send is not repeated under the renewed token");
+  });
+
   test("a send response without an event id is matrix_bad_response", async (t) => {
     const { client } = await setup(t, (r) => (r.pathname.includes("/send/") ? { json: {} } : null));
     const result = await client.sendMessage(ROOM, "t1", { body: "x" }, signal());
