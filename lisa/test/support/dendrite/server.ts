@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { installScript, runInstallScript } from "../homeserver/install.ts";
 import { freeLoopbackPort, spawnHomeserver, tailOfFile, terminate, waitUntilReady } from "../homeserver/process.ts";
-import { guardChild } from "../synapse/process-guard.ts";
+import { guardChild } from "../homeserver/process-guard.ts";
 import { dendriteConfig } from "./config.ts";
 
 /** Options of `startDendrite`. */

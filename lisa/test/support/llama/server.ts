@@ -4,8 +4,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { freeLoopbackPort } from "../synapse/server.ts";
-import { guardChild } from "../synapse/process-guard.ts";
+import { freeLoopbackPort } from "../homeserver/process.ts";
+import { guardChild } from "../homeserver/process-guard.ts";
 import { ensureLlamaInstalled, type LlamaInstall } from "./install.ts";
 
 /** Options of `startLlamaServer`. */

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { type TokenLifetimes, writeHomeserverFiles } from "./config.ts";
 import { ensureSynapseInstalled } from "./install.ts";
 import { freeLoopbackPort, spawnHomeserver, tailOfFile, terminate, waitUntilReady } from "../homeserver/process.ts";
-import { guardChild } from "./process-guard.ts";
+import { guardChild } from "../homeserver/process-guard.ts";
 
 /** Options of `startSynapse`. */
 export interface StartSynapseOptions extends TokenLifetimes {
@@ -44,9 +44,6 @@ export interface SynapseServer {
 const SERVER_NAME = "localhost";
 const DEFAULT_START_TIMEOUT_MS = 120_000;
 const PORT_ATTEMPTS = 3;
-
-/** Re-exported for callers that imported it from here. */
-export { freeLoopbackPort };
 
 function spawnSynapse(python: string, configPath: string, dataDir: string): ChildProcess {
   return spawnHomeserver([python, "-m", "synapse.app.homeserver", "-c", configPath], dataDir, {
