@@ -1,9 +1,10 @@
 // Process plumbing shared by the real-homeserver harnesses (Synapse, Dendrite):
 // free loopback ports, log tails, readiness polling and bounded termination.
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { guardChild } from "./process-guard.ts";
 
 const TERM_GRACE_MS = 10_000;
 const KILL_GRACE_MS = 5_000;
@@ -114,4 +115,39 @@ export async function waitUntilReady(child: ChildProcess, url: string, name: str
     await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
   }
   throw new Error(`${name} did not answer ${url}/_matrix/client/versions within ${timeoutMs} ms\n${describeLogs()}`);
+}
+
+/** What `superviseUntilReady` needs to know about a spawned homeserver. */
+export interface SupervisedHomeserver {
+  readonly name: string;
+  readonly url: string;
+  readonly dataDir: string;
+  /** Keep `dataDir` after stop (persistent or debugging runs). */
+  readonly keep: boolean;
+  readonly startTimeoutMs: number;
+  readonly describeLogs: () => string;
+}
+
+/**
+ * Guards `child` against a dying test process, waits until it answers `/versions`
+ * and returns its idempotent stop (terminate, unguard, remove `dataDir` unless kept).
+ * A start that fails is stopped before the error is rethrown.
+ */
+export async function superviseUntilReady(child: ChildProcess, server: SupervisedHomeserver): Promise<() => Promise<void>> {
+  const unguard = guardChild(child, server.keep ? undefined : server.dataDir);
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= terminate(child, server.name).finally(() => {
+      unguard();
+      if (!server.keep) rmSync(server.dataDir, { recursive: true, force: true });
+    });
+    return stopping;
+  };
+  try {
+    await waitUntilReady(child, server.url, server.name, server.startTimeoutMs, server.describeLogs);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return stop;
 }
