@@ -44,7 +44,8 @@ export function hasExited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+/** Resolves true once the child exits, or false after `timeoutMs`. */
+export function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   if (hasExited(child)) return Promise.resolve(true);
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
@@ -68,7 +69,8 @@ export async function terminate(child: ChildProcess, name: string): Promise<void
   if (!(await waitForExit(child, KILL_GRACE_MS))) throw new Error(`${name} pid ${child.pid} survived SIGKILL`);
 }
 
-function findSetpriv(): string | undefined {
+/** setpriv's path where installed: `--pdeathsig SIGKILL` ties a child's life to this process. */
+export function findSetpriv(): string | undefined {
   return ["/usr/bin/setpriv", "/bin/setpriv"].find((path) => existsSync(path));
 }
 
