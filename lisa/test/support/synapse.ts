@@ -33,6 +33,7 @@ export {
   textContent,
   threadContent,
   type ThreadOptions,
+  withoutReplyFallback,
 } from "./synapse/content.ts";
 export {
   eventsBy,
