@@ -3,7 +3,7 @@
 // the room's new messages and Lisa's typing are printed as they arrive.
 // Works on a terminal (readline, Ctrl-C / Ctrl-D end it) and on a pipe.
 import { createInterface, type Interface } from "node:readline";
-import { type MatrixTestClient, replyContent, textContent } from "../../test/support/synapse.ts";
+import { type MatrixTestClient, replyContent, textContent, withoutReplyFallback } from "../../test/support/synapse.ts";
 import type { TimelineEvent } from "../../test/support/synapse/timeline.ts";
 import { followRoom } from "./room-feed.ts";
 
@@ -28,15 +28,6 @@ export interface ChatPeople {
 }
 
 const MENTION = /^@lisa\b/i;
-
-// Lisa's replies carry no reply fallback today; strip one anyway, as a client does.
-function withoutFallback(body: string): string {
-  const lines = body.split("\n");
-  let index = 0;
-  while (index < lines.length && lines[index]?.startsWith("> ")) index += 1;
-  if (index > 0 && lines[index] === "") index += 1;
-  return lines.slice(index).join("\n");
-}
 
 function indent(body: string, prefix: string): string {
   const pad = " ".repeat(prefix.length);
@@ -70,7 +61,8 @@ export async function runChat(people: ChatPeople, external: AbortSignal): Promis
   };
   const feed = followRoom(person, roomId, {
     message(event) {
-      const body = typeof event.content["body"] === "string" ? withoutFallback(event.content["body"]) : "";
+      // Lisa's replies carry no reply fallback today; strip one anyway, as a client does.
+      const body = typeof event.content["body"] === "string" ? withoutReplyFallback(event.content["body"]) : "";
       if (event.sender === person.userId) return;
       if (event.sender === lisaUserId) {
         lastLisa = event;

@@ -5,11 +5,9 @@
 // `lisa status` at run time; the encrypted room warns exactly once however
 // many encrypted events arrive; an ordinary allowed room keeps working.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
-  type AcceptanceWorld, assertNoCanary, barrier, LISA_ID, lisaMessages, pollUntil, REPO, startAcceptanceWorld, waitForReply,
+  type AcceptanceWorld, assertNoCanary, barrier, type CliRun, LISA_ID, lisaMessages, pollUntil, runLisaCli, startAcceptanceWorld, waitForReply,
 } from "../support/acceptance-world.ts";
 import { stopAndReadOutput } from "./output.ts";
 
@@ -17,28 +15,8 @@ const ALIAS = "#lisa-aliased:localhost";
 const MOVED = "#lisa-moved:localhost";
 const CIPHERTEXT = "AwgAEpABsecret-ciphertext-marker";
 
-interface CliRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 function runLisa(world: AcceptanceWorld, args: readonly string[]): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(join(REPO, "node_modules/.bin/node"), [join(REPO, "src/main.ts"), ...args, "--config", world.configPath], {
-      cwd: REPO, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...world.env }, stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-    const killer = setTimeout(() => child.kill("SIGKILL"), 90_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(killer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runLisaCli([...args, "--config", world.configPath], world.env, 90_000);
 }
 
 async function conditions(world: AcceptanceWorld): Promise<{ code: number | null; list: string[] }> {

@@ -1,5 +1,6 @@
 // Real-Synapse harness for acceptance tests: install, start/stop, admin and human-member helpers.
-export { type SynapseServer, type StartSynapseOptions, startSynapse, freeLoopbackPort } from "./synapse/server.ts";
+export { type SynapseServer, type StartSynapseOptions, startSynapse } from "./synapse/server.ts";
+export { freeLoopbackPort } from "./homeserver/process.ts";
 export { ensureSynapseInstalled, INSTALL_SCRIPT, type SynapseInstall } from "./synapse/install.ts";
 export type { TokenLifetimes } from "./synapse/config.ts";
 export {
@@ -32,6 +33,7 @@ export {
   textContent,
   threadContent,
   type ThreadOptions,
+  withoutReplyFallback,
 } from "./synapse/content.ts";
 export {
   eventsBy,

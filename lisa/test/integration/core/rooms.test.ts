@@ -6,15 +6,14 @@
 // arrive; an ordinary allowed room beside them keeps working.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { checkRooms, type RoomCheckLine } from "../../../src/app/preflight-rooms.ts";
 import { statusCommand } from "../../../src/cli/status.ts";
 import { openStateStore } from "../../../src/state/store.ts";
+import { runLisaCli } from "../../support/acceptance/lisa-process.ts";
 import { CANARY } from "../../support/config.ts";
 import {
-  ALICE, BOB, createWorld, LISA, lisaReplies, REPO, ROOM1, startInProcess, until, waitForBaseline, type InProcessLisa, type World,
+  ALICE, BOB, createWorld, LISA, lisaReplies, ROOM1, startInProcess, until, waitForBaseline, type InProcessLisa, type World,
 } from "../../support/lisa-harness.ts";
 
 const INVITED = "!invited:localhost";
@@ -92,22 +91,8 @@ describe("issue 18: room mistakes against the fake homeserver", () => {
   });
 
   test("lisa check exits 78 when a room is unusable", async () => {
-    const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(join(REPO, "node_modules/.bin/node"), [join(REPO, "src/main.ts"), "check", "--config", world.configPath], {
-        cwd: REPO, env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...world.env }, stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-      const killer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-      child.on("error", reject);
-      child.on("close", (status) => {
-        clearTimeout(killer);
-        resolve({ status, stdout, stderr });
-      });
-    });
-    assert.equal(run.status, 78, run.stderr);
+    const run = await runLisaCli(["check", "--config", world.configPath], world.env, 60_000);
+    assert.equal(run.code, 78, run.stderr);
     assert.match(run.stderr, /^room !encrypted:localhost: FAILED \[room_encrypted\]/m);
     assert.match(run.stdout, /^room !room1:localhost: ok/m);
   });

@@ -7,8 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { installScript, runInstallScript } from "../homeserver/install.ts";
-import { freeLoopbackPort, spawnHomeserver, tailOfFile, terminate, waitUntilReady } from "../homeserver/process.ts";
-import { guardChild } from "../synapse/process-guard.ts";
+import { freeLoopbackPort, spawnHomeserver, superviseUntilReady, tailOfFile } from "../homeserver/process.ts";
 import { dendriteConfig } from "./config.ts";
 
 /** Options of `startDendrite`. */
@@ -84,22 +83,12 @@ async function startOnce(bin: string, version: string, options: StartDendriteOpt
   const config = dendriteConfig({ dataDir, serverName: SERVER_NAME, registrationSharedSecret, privateKeyPath });
   writeFileSync(configPath, JSON.stringify(config, null, 2), { mode: 0o600 });
   const child = spawnHomeserver([join(bin, "dendrite"), "-config", configPath, "-http-bind-address", `127.0.0.1:${port}`], dataDir, {});
-  const unguard = guardChild(child, keep ? undefined : dataDir);
   const url = `http://127.0.0.1:${port}`;
-  let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= terminate(child, "Dendrite").finally(() => {
-      unguard();
-      if (!keep) rmSync(dataDir, { recursive: true, force: true });
-    });
-    return stopping;
-  };
-  try {
-    await waitUntilReady(child, url, "Dendrite", options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS, () => describeLogs(dataDir, 40));
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  const stop = await superviseUntilReady(child, {
+    name: "Dendrite", url, dataDir, keep,
+    startTimeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+    describeLogs: () => describeLogs(dataDir, 40),
+  });
   return {
     kind: "dendrite", url, serverName: SERVER_NAME, dataDir, version, registrationSharedSecret,
     logTail: (lines = 40) => describeLogs(dataDir, lines),

@@ -26,8 +26,11 @@ function appendCapped(buffer: string, chunk: Buffer): string {
   return next.length > MAX_CAPTURED_CHARS ? next.slice(-MAX_CAPTURED_CHARS) : next;
 }
 
-/** Runs `script` (killed after `timeoutMs`) and returns the values of `keys`; rejects with its stderr otherwise. */
-export function runInstallScript(script: string, label: string, keys: readonly string[], timeoutMs: number): Promise<Record<string, string>> {
+/**
+ * Runs `script` (killed after `timeoutMs`) and returns the values of `keys`; rejects with its stderr otherwise.
+ * `echoProgress` passes its stderr through, so a long first build is visibly alive in the test output.
+ */
+export function runInstallScript(script: string, label: string, keys: readonly string[], timeoutMs: number, echoProgress = false): Promise<Record<string, string>> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn("bash", [script], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -38,12 +41,15 @@ export function runInstallScript(script: string, label: string, keys: readonly s
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout = appendCapped(stdout, chunk)));
-    child.stderr.on("data", (chunk: Buffer) => (stderr = appendCapped(stderr, chunk)));
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (echoProgress) process.stderr.write(chunk);
+      stderr = appendCapped(stderr, chunk);
+    });
     child.on("error", (error) => reject(new Error(`cannot run ${script}: ${error.message}`)));
     child.on("close", (code, signal) => {
       const fields = parseFields(stdout);
       const values = Object.fromEntries(keys.map((key) => [key, fields.get(key)]));
-      if (code === 0 && keys.every((key) => values[key] !== undefined)) {
+      if (code === 0 && keys.every((key) => values[key] !== undefined && values[key] !== "")) {
         resolvePromise(values as Record<string, string>);
         return;
       }

@@ -1,9 +1,10 @@
 // Process plumbing shared by the real-homeserver harnesses (Synapse, Dendrite):
 // free loopback ports, log tails, readiness polling and bounded termination.
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, readSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
+import { guardChild } from "./process-guard.ts";
 
 const TERM_GRACE_MS = 10_000;
 const KILL_GRACE_MS = 5_000;
@@ -43,7 +44,8 @@ export function hasExited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }
 
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
+/** Resolves true once the child exits, or false after `timeoutMs`. */
+export function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
   if (hasExited(child)) return Promise.resolve(true);
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
@@ -67,7 +69,8 @@ export async function terminate(child: ChildProcess, name: string): Promise<void
   if (!(await waitForExit(child, KILL_GRACE_MS))) throw new Error(`${name} pid ${child.pid} survived SIGKILL`);
 }
 
-function findSetpriv(): string | undefined {
+/** setpriv's path where installed: `--pdeathsig SIGKILL` ties a child's life to this process. */
+export function findSetpriv(): string | undefined {
   return ["/usr/bin/setpriv", "/bin/setpriv"].find((path) => existsSync(path));
 }
 
@@ -114,4 +117,39 @@ export async function waitUntilReady(child: ChildProcess, url: string, name: str
     await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
   }
   throw new Error(`${name} did not answer ${url}/_matrix/client/versions within ${timeoutMs} ms\n${describeLogs()}`);
+}
+
+/** What `superviseUntilReady` needs to know about a spawned homeserver. */
+export interface SupervisedHomeserver {
+  readonly name: string;
+  readonly url: string;
+  readonly dataDir: string;
+  /** Keep `dataDir` after stop (persistent or debugging runs). */
+  readonly keep: boolean;
+  readonly startTimeoutMs: number;
+  readonly describeLogs: () => string;
+}
+
+/**
+ * Guards `child` against a dying test process, waits until it answers `/versions`
+ * and returns its idempotent stop (terminate, unguard, remove `dataDir` unless kept).
+ * A start that fails is stopped before the error is rethrown.
+ */
+export async function superviseUntilReady(child: ChildProcess, server: SupervisedHomeserver): Promise<() => Promise<void>> {
+  const unguard = guardChild(child, server.keep ? undefined : server.dataDir);
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= terminate(child, server.name).finally(() => {
+      unguard();
+      if (!server.keep) rmSync(server.dataDir, { recursive: true, force: true });
+    });
+    return stopping;
+  };
+  try {
+    await waitUntilReady(child, server.url, server.name, server.startTimeoutMs, server.describeLogs);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return stop;
 }

@@ -2,10 +2,9 @@
 // 127.0.0.1 for acceptance tests: start, SIGKILL (fault injection), restart on
 // the same port, and a tail of its output for failure messages.
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { freeLoopbackPort } from "../synapse/server.ts";
-import { guardChild } from "../synapse/process-guard.ts";
+import { findSetpriv, freeLoopbackPort, hasExited, waitForExit } from "../homeserver/process.ts";
+import { guardChild } from "../homeserver/process-guard.ts";
 import { ensureLlamaInstalled, type LlamaInstall } from "./install.ts";
 
 /** Options of `startLlamaServer`. */
@@ -65,21 +64,6 @@ export function llamaServerArgs(install: LlamaInstall, port: number, contextToke
   ];
 }
 
-function exited(child: ChildProcess): boolean {
-  return child.exitCode !== null || child.signalCode !== null;
-}
-
-function waitForExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {
-  if (exited(child)) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(false), timeoutMs);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
-
 async function healthy(origin: string): Promise<boolean> {
   try {
     const response = await fetch(`${origin}/health`, { signal: AbortSignal.timeout(2_000) });
@@ -104,7 +88,7 @@ export async function startLlamaServer(options: LlamaServerOptions = {}): Promis
   const launch = async (): Promise<void> => {
     const args = llamaServerArgs(install, port, contextTokens, options.prose ?? true, options.chatTemplateFile);
     // setpriv makes the kernel kill the server when the test process dies.
-    const setpriv = ["/usr/bin/setpriv", "/bin/setpriv"].find((path) => existsSync(path));
+    const setpriv = findSetpriv();
     const [command, ...rest] = setpriv === undefined ? [install.server, ...args] : [setpriv, "--pdeathsig", "SIGKILL", "--", install.server, ...args];
     const started = spawn(command ?? install.server, rest, { stdio: ["ignore", "pipe", "pipe"], env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" } });
     const append = (chunk: Buffer): void => {
@@ -116,7 +100,7 @@ export async function startLlamaServer(options: LlamaServerOptions = {}): Promis
     unguard = guardChild(started, undefined);
     const deadline = Date.now() + startTimeoutMs;
     while (!(await healthy(origin))) {
-      if (exited(started)) throw new Error(`llama-server exited during start (${started.exitCode ?? started.signalCode}):\n${log.slice(-4_000)}`);
+      if (hasExited(started)) throw new Error(`llama-server exited during start (${started.exitCode ?? started.signalCode}):\n${log.slice(-4_000)}`);
       if (Date.now() > deadline) throw new Error(`llama-server not healthy after ${startTimeoutMs} ms:\n${log.slice(-4_000)}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -125,7 +109,7 @@ export async function startLlamaServer(options: LlamaServerOptions = {}): Promis
   const halt = async (signal: NodeJS.Signals): Promise<void> => {
     const running = child;
     if (running === null) return;
-    if (!exited(running)) running.kill(signal);
+    if (!hasExited(running)) running.kill(signal);
     if (!(await waitForExit(running, TERM_GRACE_MS))) {
       running.kill("SIGKILL");
       await waitForExit(running, TERM_GRACE_MS);

@@ -47,8 +47,8 @@ function stringField(content: Record<string, unknown>, key: string): string | un
   return typeof value === "string" ? value : undefined;
 }
 
-// A parent that is itself a reply carries its own fallback; quote only its own text.
-function withoutReplyFallback(body: string): string {
+/** `body` without a leading reply fallback (`> ` quote lines and the blank line after them). */
+export function withoutReplyFallback(body: string): string {
   const lines = body.split("\n");
   let index = 0;
   while (index < lines.length && lines[index]?.startsWith("> ")) index += 1;
@@ -79,6 +79,7 @@ export function replyContent(roomId: string, parent: TimelineEvent, body: string
   if (options.fallback === false) {
     return { ...htmlContent(body, replyHtml, { mentions }), "m.relates_to": relatesTo };
   }
+  // A parent that is itself a reply carries its own fallback; quote only its own text.
   const parentBody = withoutReplyFallback(stringField(parent.content, "body") ?? "");
   const [firstLine = "", ...rest] = parentBody.split("\n");
   const quoted = [`> <${parent.sender}> ${firstLine}`, ...rest.map((line) => `> ${line}`)].join("\n");

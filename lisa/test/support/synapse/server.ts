@@ -1,12 +1,11 @@
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type TokenLifetimes, writeHomeserverFiles } from "./config.ts";
 import { ensureSynapseInstalled } from "./install.ts";
-import { freeLoopbackPort, spawnHomeserver, tailOfFile, terminate, waitUntilReady } from "../homeserver/process.ts";
-import { guardChild } from "./process-guard.ts";
+import { freeLoopbackPort, spawnHomeserver, superviseUntilReady, tailOfFile } from "../homeserver/process.ts";
 
 /** Options of `startSynapse`. */
 export interface StartSynapseOptions extends TokenLifetimes {
@@ -45,9 +44,6 @@ const SERVER_NAME = "localhost";
 const DEFAULT_START_TIMEOUT_MS = 120_000;
 const PORT_ATTEMPTS = 3;
 
-/** Re-exported for callers that imported it from here. */
-export { freeLoopbackPort };
-
 function spawnSynapse(python: string, configPath: string, dataDir: string): ChildProcess {
   return spawnHomeserver([python, "-m", "synapse.app.homeserver", "-c", configPath], dataDir, {
     PYTHONUNBUFFERED: "1",
@@ -74,22 +70,12 @@ async function startOnce(python: string, version: string, options: StartSynapseO
   const registrationSharedSecret = persistent?.registrationSharedSecret ?? randomBytes(24).toString("base64url");
   const { configPath } = writeHomeserverFiles({ ...options, dataDir, port, serverName: SERVER_NAME, registrationSharedSecret });
   const child = spawnSynapse(python, configPath, dataDir);
-  const unguard = guardChild(child, keep ? undefined : dataDir);
   const url = `http://127.0.0.1:${port}`;
-  let stopping: Promise<void> | undefined;
-  const stop = (): Promise<void> => {
-    stopping ??= terminate(child, "Synapse").finally(() => {
-      unguard();
-      if (!keep) rmSync(dataDir, { recursive: true, force: true });
-    });
-    return stopping;
-  };
-  try {
-    await waitUntilReady(child, url, "Synapse", options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS, () => describeLogs(dataDir, 40));
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  const stop = await superviseUntilReady(child, {
+    name: "Synapse", url, dataDir, keep,
+    startTimeoutMs: options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS,
+    describeLogs: () => describeLogs(dataDir, 40),
+  });
   return {
     kind: "synapse",
     url,
