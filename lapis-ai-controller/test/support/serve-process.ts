@@ -7,6 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
+import { DENO_FLAGS, MAIN } from "./processes.ts";
 import { tempDir } from "./temp.ts";
 
 const PACKAGE = resolve(import.meta.dirname, "../..");
@@ -53,10 +54,8 @@ export function spawnServe(options: {
   dir: string; configPath: string; workspace: string; env: Readonly<Record<string, string>>; runtime: "node" | "deno"; allowRun: boolean;
 }): ServeChild {
   const bin = join(PACKAGE, "node_modules/.bin", options.runtime);
-  const main = [join(PACKAGE, "src/main.ts"), "serve", "--config", options.configPath, "--workspace", options.workspace];
-  const args = options.runtime === "node"
-    ? main
-    : ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-net=127.0.0.1", ...(options.allowRun ? ["--allow-run"] : []), ...main];
+  const main = [MAIN, "serve", "--config", options.configPath, "--workspace", options.workspace];
+  const args = options.runtime === "node" ? main : ["run", ...DENO_FLAGS, ...(options.allowRun ? ["--allow-run"] : []), ...main];
   const child: ChildProcess = spawn(bin, args, { cwd: options.dir, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
