@@ -7,18 +7,16 @@
 // executable (it is not part of the snapshot): the provider names it by path.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { ControllerClient } from "../../src/client.ts";
 import { FAKE_KEY_ENV, writeCodexHome } from "../support/codex-home.ts";
 import { readDb, waitTurn } from "../support/engine-serve.ts";
-import { homeDir, installCli, launcher, PACKAGE, readiness, seenOutputs, spawnLauncher } from "../support/installed-cli.ts";
+import { homeDir, installCli, launcher, PACKAGE, readiness, seenOutputs, spawnLauncher, writeCodexConfig } from "../support/installed-cli.ts";
 import { startScriptedResponsesApi } from "../support/scripted-responses-api.ts";
 
 const TOKEN = "CANARYtok-deno-accept-3a9c5e1b7d2f8064";
-const NODE = join(PACKAGE, "node_modules", "node", "bin", "node");
-const CODEX_ACP = join(PACKAGE, "node_modules", "@agentclientprotocol", "codex-acp", "dist", "index.js");
 
 type Interaction = { interactionId: string; state: string; optionIds: string[] };
 
@@ -46,17 +44,7 @@ test("P-OPS-02 installed snapshot under Deno: a real codex-acp turn with approva
   const root = homeDir(t);
   const codex = writeCodexHome(root, model.baseUrl);
   const home = codex.home;
-  const configDir = join(home, ".config", "lapis-ai-controller");
-  mkdirSync(configDir, { recursive: true });
-  writeFileSync(join(configDir, "token.env"), `LAPIS_AI_CONTROLLER_TOKEN=${TOKEN}\n`, { mode: 0o600 });
-  writeFileSync(join(configDir, "config.json"), JSON.stringify({
-    version: 1,
-    tokens: [{ id: "owner", token: "env:LAPIS_AI_CONTROLLER_TOKEN" }],
-    listen: { host: "127.0.0.1", port: 0 },
-    workspaces: { ws: codex.workspace },
-    providers: { codex: { command: [NODE, CODEX_ACP], mode: "read-only", envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV], setupTimeoutMs: 90_000, killGraceMs: 3_000 } },
-    limits: { turns: { cancelConfirmMs: 20_000, interactionDeadlineMs: 120_000 } },
-  }), { mode: 0o600 });
+  writeCodexConfig(home, TOKEN, { ws: codex.workspace }, { turns: { cancelConfirmMs: 20_000, interactionDeadlineMs: 120_000 } });
   const installed = installCli(home);
   assert.equal(installed.code, 0, installed.stderr);
   const agentEnv = { CODEX_HOME: codex.codexHome, [FAKE_KEY_ENV]: "scripted-not-a-secret" };

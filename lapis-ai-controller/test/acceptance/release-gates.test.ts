@@ -9,11 +9,11 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { FAKE_KEY_ENV, writeCodexHome } from "../support/codex-home.ts";
-import { homeDir, installCli, PACKAGE, PINNED_DENO, readiness, spawnLauncher } from "../support/installed-cli.ts";
+import { homeDir, installCli, PACKAGE, PINNED_DENO, PINNED_NODE, readiness, spawnLauncher, writeCodexConfig } from "../support/installed-cli.ts";
 import { startScriptedResponsesApi } from "../support/scripted-responses-api.ts";
 import { tempDir } from "../support/temp.ts";
 
-const NODE = join(PACKAGE, "node_modules", "node", "bin", "node");
+const NODE = PINNED_NODE;
 const TOKEN = "CANARYtok-readme-6c2e9a4f1b7d3580";
 
 /** The README block after `<!-- example: NAME -->`. */
@@ -61,16 +61,7 @@ console.log(JSON.stringify({ client: Object.keys(client), runtime: Object.keys(r
   t.after(() => model.close());
   const root = homeDir(t);
   const codex = writeCodexHome(root, model.baseUrl);
-  const configDir = join(codex.home, ".config", "lapis-ai-controller");
-  mkdirSync(configDir, { recursive: true });
-  writeFileSync(join(configDir, "token.env"), `LAPIS_AI_CONTROLLER_TOKEN=${TOKEN}\n`, { mode: 0o600 });
-  writeFileSync(join(configDir, "config.json"), JSON.stringify({
-    version: 1,
-    tokens: [{ id: "owner", token: "env:LAPIS_AI_CONTROLLER_TOKEN" }],
-    listen: { host: "127.0.0.1", port: 0 },
-    workspaces: { main: codex.workspace },
-    providers: { codex: { command: [NODE, join(PACKAGE, "node_modules", "@agentclientprotocol", "codex-acp", "dist", "index.js")], mode: "read-only", envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV], setupTimeoutMs: 90_000, killGraceMs: 3_000 } },
-  }), { mode: 0o600 });
+  writeCodexConfig(codex.home, TOKEN, { main: codex.workspace });
   assert.equal(installCli(codex.home).code, 0);
   const serve = spawnLauncher(t, codex.home, ["serve"], { CODEX_HOME: codex.codexHome, [FAKE_KEY_ENV]: "scripted-not-a-secret" });
   const ready = await readiness(serve, 90_000);

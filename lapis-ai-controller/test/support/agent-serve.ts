@@ -3,17 +3,14 @@
 // Responses-API stand-in. Each test gets its own HOME, CODEX_HOME and
 // workspace (codex-home.ts). Two applications' tokens let tests prove tool
 // isolation. Every child is killed when the test ends.
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { ControllerClient } from "../../src/client.ts";
 import { FAKE_KEY_ENV, writeCodexHome, type CodexHome } from "./codex-home.ts";
 import { startScriptedResponsesApi, type ScriptedReply, type ScriptedResponsesApi } from "./scripted-responses-api.ts";
-
-const PACKAGE = resolve(import.meta.dirname, "../..");
-const READY_DEADLINE_MS = 30_000;
+import { spawnServe, stopServeChild, type ServeChild } from "./serve-process.ts";
 
 /** App A (alice in "notes") and app B (bob in "mail"). */
 export const AGENT_TOKENS = [
@@ -62,47 +59,21 @@ export async function startAgentServe(t: TestContext, script: ScriptedReply[], s
   const env: Record<string, string> = { ...home.env, ...grants, PATH: process.env.PATH ?? "/usr/bin:/bin" };
   for (const tk of AGENT_TOKENS) env[tk.envName] = tk.value;
   const workspace = join(dir, "controller");
-  let out = "";
-  let err = "";
-  let c: ChildProcess | null = null;
-  let exited: Promise<void> = Promise.resolve();
-  const stop = async () => {
-    const child = c;
-    if (child === null || child.exitCode !== null || child.signalCode !== null) return;
-    child.kill("SIGTERM");
-    const hard = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    await exited;
-    clearTimeout(hard);
-  };
+  let current: ServeChild | null = null;
+  // stderr accumulates across restarts; stdout is the current run's.
+  let errBefore = "";
+  const stop = async () => { if (current !== null) await stopServeChild(current); };
   stopServe = stop;
   const launch = async (): Promise<Record<string, unknown>> => {
-    const main = [join(PACKAGE, "src/main.ts"), "serve", "--config", configPath, "--workspace", workspace];
-    // Under Deno, serve gets exactly the permissions its launcher grants (plus --allow-run for agents).
-    const argv = runtime === "node" ? main : ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-net=127.0.0.1", "--allow-run", ...main];
-    const child = spawn(join(PACKAGE, "node_modules/.bin", runtime), argv, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
-    c = child;
-    out = "";
-    child.stdout?.on("data", (b: Buffer) => (out += b.toString("utf8")));
-    child.stderr?.on("data", (b: Buffer) => (err += b.toString("utf8")));
-    exited = new Promise<void>((r) => child.once("exit", () => r()));
-    const gone = exited;
-    return new Promise<Record<string, unknown>>((res, rej) => {
-      const deadline = setTimeout(() => rej(new Error(`serve not ready: ${err.slice(0, 500)}`)), READY_DEADLINE_MS);
-      const check = () => {
-        const line = out.split("\n").find((l) => l.startsWith("{"));
-        if (line === undefined) return;
-        clearTimeout(deadline);
-        res(JSON.parse(line) as Record<string, unknown>);
-      };
-      child.stdout?.on("data", check);
-      void gone.then(() => { clearTimeout(deadline); rej(new Error(`serve exited: ${err.slice(0, 500)}`)); });
-    });
+    if (current !== null) errBefore += current.stderr();
+    current = spawnServe({ dir, configPath, workspace, env, runtime, allowRun: true });
+    return current.ready;
   };
   let ready = await launch();
   const handle: AgentServe = {
     dir, home, model, configPath, env,
     get url() { return String(ready.url); },
-    get pid() { return c?.pid ?? 0; },
+    get pid() { return current?.child.pid ?? 0; },
     databasePath: join(workspace, "instances", "default", "controller.sqlite"),
     client: async (tokenId = "a") => {
       const tk = AGENT_TOKENS.find((x) => x.id === tokenId) ?? AGENT_TOKENS[0];
@@ -111,8 +82,8 @@ export async function startAgentServe(t: TestContext, script: ScriptedReply[], s
       return client;
     },
     restart: async () => { await stop(); ready = await launch(); },
-    stdout: () => out,
-    stderr: () => err,
+    stdout: () => current?.stdout() ?? "",
+    stderr: () => errBefore + (current?.stderr() ?? ""),
     stop,
   };
   return handle;

@@ -2,16 +2,13 @@
 // scripted ACP agent as provider) in one private directory that survives
 // restarts, so tests can SIGKILL the service and start it again on the same
 // database. Every child is killed when the test ends.
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { DatabaseSync } from "node:sqlite";
 import { ControllerClient } from "../../src/client.ts";
 import type { AcpProviderConfig } from "../../src/execution/acp-executor.ts";
-
-const PACKAGE = resolve(import.meta.dirname, "../..");
-const READY_DEADLINE_MS = 30_000;
+import { spawnServe, stopServeChild, type ServeChild } from "./serve-process.ts";
 
 /** Tokens of the engine tests: alice's app with every scope, bob, and alice without turns:resolve. */
 export const ENGINE_TOKENS = [
@@ -58,9 +55,7 @@ export function engineServe(t: TestContext, dir: string, providers: Array<AcpPro
   const workspace = join(dir, "controller");
   const env: Record<string, string> = { HOME: dir, PATH: process.env.PATH ?? "/usr/bin:/bin" };
   for (const tk of ENGINE_TOKENS) env[tk.envName] = tk.value;
-  let child: ChildProcess | null = null;
-  let exited: Promise<void> = Promise.resolve();
-  let err = "";
+  let current: ServeChild | null = null;
   const handle: EngineServe = {
     dir,
     databasePath: join(workspace, "instances", "default", "controller.sqlite"),
@@ -69,43 +64,21 @@ export function engineServe(t: TestContext, dir: string, providers: Array<AcpPro
     url: "",
     pid: 0,
     async start() {
-      const main = [join(PACKAGE, "src/main.ts"), "serve", "--config", configPath, "--workspace", workspace];
-      const argv = runtime === "node" ? main : ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-run", "--allow-net=127.0.0.1", ...main];
-      const c = spawn(join(PACKAGE, "node_modules/.bin", runtime), argv, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
-      child = c;
-      let out = "";
-      err = "";
-      c.stdout?.on("data", (b: Buffer) => (out += b.toString("utf8")));
-      c.stderr?.on("data", (b: Buffer) => (err += b.toString("utf8")));
-      exited = new Promise((r) => c.once("exit", () => r()));
-      const ready = await new Promise<Record<string, unknown>>((res, rej) => {
-        const deadline = setTimeout(() => rej(new Error(`serve not ready: ${err.slice(0, 500)}`)), READY_DEADLINE_MS);
-        const check = () => {
-          const line = out.split("\n").find((l) => l.startsWith("{"));
-          if (line === undefined) return;
-          clearTimeout(deadline);
-          res(JSON.parse(line) as Record<string, unknown>);
-        };
-        c.stdout?.on("data", check);
-        void exited.then(() => { clearTimeout(deadline); rej(new Error(`serve exited: ${err.slice(0, 500)}`)); });
-      });
+      const serve = spawnServe({ dir, configPath, workspace, env, runtime, allowRun: true });
+      current = serve;
+      const ready = await serve.ready;
       handle.url = String(ready.url);
-      handle.pid = c.pid as number;
+      handle.pid = serve.child.pid as number;
     },
     async kill(signal) {
-      const c = child;
-      if (!c || c.exitCode !== null || c.signalCode !== null) return;
-      c.kill(signal);
-      const hard = setTimeout(() => c.kill("SIGKILL"), 10_000);
-      await exited;
-      clearTimeout(hard);
+      if (current !== null) await stopServeChild(current, signal);
     },
     async client(tokenId = "alice") {
       const tk = ENGINE_TOKENS.find((x) => x.id === tokenId);
       if (!tk) throw new Error("no token");
       return ControllerClient.connect({ url: handle.url, credential: { type: "token", token: tk.value }, maxReconnectAttempts: 0, requestTimeoutMs: 10_000 });
     },
-    stderr: () => err,
+    stderr: () => current?.stderr() ?? "",
   };
   // The temp dir's own cleanup may run before this hook; remove it again once serve is gone.
   t.after(async () => { await handle.kill("SIGTERM"); rmSync(dir, { recursive: true, force: true }); });

@@ -2,16 +2,36 @@
 // and the installed launcher with HOME in a temporary directory. Every child
 // is killed when its test ends; every wait has a deadline.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
+import { FAKE_KEY_ENV } from "./codex-home.ts";
 
 /** The package root (the live checkout). */
 export const PACKAGE = resolve(import.meta.dirname, "..", "..");
 /** The pinned Deno from npm. */
 export const PINNED_DENO = join(PACKAGE, "node_modules", "deno", "deno");
 const STEP_DEADLINE_MS = 180_000;
+
+/** The pinned Node, which runs the installed codex-acp named by path. */
+export const PINNED_NODE = join(PACKAGE, "node_modules", "node", "bin", "node");
+const CODEX_ACP = join(PACKAGE, "node_modules", "@agentclientprotocol", "codex-acp", "dist", "index.js");
+
+/** Writes the installed CLI's token.env and config.json: one owner token and the real codex-acp (by path) as provider `codex`; `limits` is copied as given. */
+export function writeCodexConfig(home: string, token: string, workspaces: Record<string, string>, limits?: Record<string, unknown>): void {
+  const configDir = join(home, ".config", "lapis-ai-controller");
+  mkdirSync(configDir, { recursive: true });
+  writeFileSync(join(configDir, "token.env"), `LAPIS_AI_CONTROLLER_TOKEN=${token}\n`, { mode: 0o600 });
+  writeFileSync(join(configDir, "config.json"), JSON.stringify({
+    version: 1,
+    tokens: [{ id: "owner", token: "env:LAPIS_AI_CONTROLLER_TOKEN" }],
+    listen: { host: "127.0.0.1", port: 0 },
+    workspaces,
+    providers: { codex: { command: [PINNED_NODE, CODEX_ACP], mode: "read-only", envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV], setupTimeoutMs: 90_000, killGraceMs: 3_000 } },
+    ...(limits === undefined ? {} : { limits }),
+  }), { mode: 0o600 });
+}
 
 /** A temporary HOME, removed after the test (read-only releases made writable first). */
 export function homeDir(t: TestContext): string {

@@ -7,6 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
+import { DENO_FLAGS, MAIN } from "./processes.ts";
 import { tempDir } from "./temp.ts";
 
 const PACKAGE = resolve(import.meta.dirname, "../..");
@@ -36,6 +37,56 @@ export interface ServeProcess {
   stop(): Promise<number | null>;
 }
 
+/** A spawned serve child before and after its readiness line; the building block of every serve harness here. */
+export interface ServeChild {
+  readonly child: ChildProcess;
+  readonly argv: readonly string[];
+  /** Resolves with the exit code once the child is gone. */
+  readonly exited: Promise<number | null>;
+  /** The parsed readiness line; rejects if serve exits first or misses the deadline. */
+  readonly ready: Promise<Record<string, unknown>>;
+  stdout(): string;
+  stderr(): string;
+}
+
+/** Spawns `serve --config --workspace` under Node or Deno (Deno gets serve's launcher permissions, plus --allow-run when agents run). */
+export function spawnServe(options: {
+  dir: string; configPath: string; workspace: string; env: Readonly<Record<string, string>>; runtime: "node" | "deno"; allowRun: boolean;
+}): ServeChild {
+  const bin = join(PACKAGE, "node_modules/.bin", options.runtime);
+  const main = [MAIN, "serve", "--config", options.configPath, "--workspace", options.workspace];
+  const args = options.runtime === "node" ? main : ["run", ...DENO_FLAGS, ...(options.allowRun ? ["--allow-run"] : []), ...main];
+  const child: ChildProcess = spawn(bin, args, { cwd: options.dir, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
+  child.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
+  const exited = new Promise<number | null>((resolveExit) => child.once("exit", (code) => resolveExit(code)));
+  const ready = new Promise<Record<string, unknown>>((resolveReady, reject) => {
+    const deadline = setTimeout(() => reject(new Error(`serve not ready: ${err.slice(0, 500)}`)), READY_DEADLINE_MS);
+    const check = () => {
+      const line = out.split("\n").find((l) => l.startsWith("{"));
+      if (line === undefined) return;
+      clearTimeout(deadline);
+      child.stdout?.off("data", check);
+      resolveReady(JSON.parse(line) as Record<string, unknown>);
+    };
+    child.stdout?.on("data", check);
+    void exited.then((code) => { clearTimeout(deadline); reject(new Error(`serve exited ${code}: ${err.slice(0, 500)}`)); });
+  });
+  return { child, argv: [bin, ...args], exited, ready, stdout: () => out, stderr: () => err };
+}
+
+/** Sends `signal` unless the child is already gone and waits for exit (SIGKILL after a deadline). */
+export async function stopServeChild(serve: ServeChild, signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> {
+  const { child } = serve;
+  if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  const code = await serve.exited;
+  clearTimeout(timer);
+  return code;
+}
+
 /** Starts serve and waits for its readiness line. */
 export async function startServe(
   t: TestContext,
@@ -60,47 +111,18 @@ export async function startServe(
   const workspace = join(dir, "workspace");
   const env: Record<string, string> = { HOME: dir, PATH: process.env.PATH ?? "/usr/bin:/bin" };
   for (const tk of options.tokens) env[tk.envName] = tk.value;
-  const runtime = options.runtime ?? "node";
-  const bin = join(PACKAGE, "node_modules/.bin", runtime);
-  const script = join(PACKAGE, "src/main.ts");
-  const args = runtime === "node"
-    ? [script, "serve", "--config", configPath, "--workspace", workspace]
-    : ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-net=127.0.0.1", script, "serve",
-      "--config", configPath, "--workspace", workspace];
-  const child: ChildProcess = spawn(bin, args, { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));
-  child.stderr?.on("data", (chunk: Buffer) => (err += chunk.toString("utf8")));
-  const exited = new Promise<number | null>((resolveExit) => child.once("exit", (code) => resolveExit(code)));
-  const stop = async (): Promise<number | null> => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    const code = await exited;
-    clearTimeout(timer);
-    return code;
-  };
+  const serve = spawnServe({ dir, configPath, workspace, env, runtime: options.runtime ?? "node", allowRun: false });
+  const stop = () => stopServeChild(serve);
   t.after(stop);
-  const ready = await new Promise<Record<string, unknown>>((resolveReady, reject) => {
-    const deadline = setTimeout(() => reject(new Error(`serve not ready: ${err.slice(0, 500)}`)), READY_DEADLINE_MS);
-    const check = () => {
-      const line = out.split("\n").find((l) => l.startsWith("{"));
-      if (line === undefined) return;
-      clearTimeout(deadline);
-      child.stdout?.off("data", check);
-      resolveReady(JSON.parse(line) as Record<string, unknown>);
-    };
-    child.stdout?.on("data", check);
-    void exited.then((code) => reject(new Error(`serve exited ${code}: ${err.slice(0, 500)}`)));
-  });
+  const ready = await serve.ready;
   return {
     url: String(ready.url),
-    pid: child.pid as number,
+    pid: serve.child.pid as number,
     dir,
     databasePath: join(workspace, "instances", "default", "controller.sqlite"),
-    argv: [bin, ...args],
-    stdout: () => out,
-    stderr: () => err,
+    argv: serve.argv,
+    stdout: serve.stdout,
+    stderr: serve.stderr,
     stop,
   };
 }
