@@ -6,7 +6,6 @@
 // `turns resolve` through the launcher clears it. codex-acp stays an external
 // executable (it is not part of the snapshot): the provider names it by path.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -14,6 +13,7 @@ import { ControllerClient } from "../../src/client.ts";
 import { FAKE_KEY_ENV, writeCodexHome } from "../support/codex-home.ts";
 import { readDb, waitTurn } from "../support/engine-serve.ts";
 import { homeDir, installCli, launcher, PACKAGE, readiness, seenOutputs, spawnLauncher, writeCodexConfig } from "../support/installed-cli.ts";
+import { descendants } from "../support/proc-tree.ts";
 import { startScriptedResponsesApi } from "../support/scripted-responses-api.ts";
 
 const TOKEN = "CANARYtok-deno-accept-3a9c5e1b7d2f8064";
@@ -29,13 +29,6 @@ async function pending(c: ControllerClient, turnId: string): Promise<Interaction
     if (Date.now() > end) throw new Error(`no pending interaction: ${JSON.stringify(v)}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** Every descendant pid of `pid` (to kill agents a SIGKILLed service leaves behind). */
-function descendants(pid: number): number[] {
-  const out = spawnSync("ps", ["-o", "pid=", "--ppid", String(pid)], { encoding: "utf8", timeout: 10_000 }).stdout ?? "";
-  const kids = out.split("\n").map((s) => Number(s.trim())).filter((n) => n > 0);
-  return kids.flatMap((k) => [k, ...descendants(k)]);
 }
 
 test("P-OPS-02 installed snapshot under Deno: a real codex-acp turn with approval and file effect, SIGKILL, recovery, turns resolve", { timeout: 600_000 }, async (t) => {
@@ -71,7 +64,14 @@ test("P-OPS-02 installed snapshot under Deno: a real codex-acp turn with approva
   // never be acknowledged; then the service is SIGKILLed: the outcome is unknown.
   const agents = descendants(serve.child.pid as number);
   assert.ok(agents.length > 0, "the session's agent is still running");
-  for (const pid of agents) process.kill(pid, "SIGSTOP");
+  for (const pid of agents) {
+    try {
+      process.kill(pid, "SIGSTOP");
+    } catch (error) {
+      // A short-lived child (the approved command's shell) may exit between listing and signal.
+      if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+    }
+  }
   t.after(() => {
     for (const pid of agents) {
       try {
