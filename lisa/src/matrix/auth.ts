@@ -101,11 +101,13 @@ export class AuthSession {
   /**
    * Sends an authenticated request; on 401 M_UNKNOWN_TOKEN renews the session
    * once and repeats the request once, unless `repeatAfterRenewal` is false
-   * (then it answers the retryable `matrix_session_renewed`).
+   * (then it answers the retryable `matrix_session_renewed`). `onTokenChosen`
+   * runs once the token is known, right before the request goes out.
    */
-  async send(request: AuthorizedRequest, repeatAfterRenewal = true): Promise<Result<unknown, MatrixError>> {
+  async send(request: AuthorizedRequest, repeatAfterRenewal = true, onTokenChosen?: () => void): Promise<Result<unknown, MatrixError>> {
     const token = await this.#currentToken(request.signal);
     if (!token.ok) return token;
+    onTokenChosen?.();
     const first = await this.#options.transport.request({ ...request, accessToken: token.value });
     if (first.ok || first.error.code !== MATRIX_CODES.unknownToken) return first;
     this.#options.log.info("matrix_token_rejected", { soft_logout: first.error.softLogout });

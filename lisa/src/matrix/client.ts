@@ -210,11 +210,11 @@ class HttpMatrixClient implements MatrixClient {
     let firstToken: number | null = null;
     let renewed = false;
     const body = await withRetry(this.#retry, signal, async () => {
-      // Taken before the first attempt: a token renewed by another request
-      // while that attempt is in flight must stop the retries too.
-      firstToken ??= this.tokenGeneration();
-      const result = await this.#auth.send(request, false);
+      // Taken when the first request goes out (after any first login): a token
+      // renewed by another request while it is in flight must stop the retries too.
+      const result = await this.#auth.send(request, false, () => { firstToken ??= this.tokenGeneration(); });
       renewed ||= !result.ok && result.error.code === MATRIX_CODES.sessionRenewed;
+      firstToken ??= this.tokenGeneration();
       return result;
     }, this.#onRetry("send"), () => !renewed && this.tokenGeneration() === firstToken);
     const parsed = body.ok ? parseBody(sendResponseSchema, body.value) : body;
