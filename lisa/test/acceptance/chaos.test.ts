@@ -116,7 +116,7 @@ async function sendOne(world: AcceptanceWorld, rand: () => number, kind: Kind, l
     case "reply_to_member": {
       const parentId = await other.sendText(roomId, `statement ${n}`);
       otherEvent(parentId, "chatter");
-      return otherEvent(await sender.sendReply(roomId, await sender.getEvent(roomId, parentId), `agreed ${n}`, { mentions: {} }), kind);
+      return otherEvent(await sender.sendReply(roomId, await sender.getEventWhenReadable(roomId, parentId), `agreed ${n}`, { mentions: {} }), kind);
     }
     case "reaction":
       // Homeservers refuse the same key twice on one event, so every key is unique.

@@ -11,7 +11,7 @@ import {
   threadContent,
   type ThreadOptions,
 } from "./content.ts";
-import { type JsonObject, type RequestOptions, requestJson, requireString, seg } from "./http.ts";
+import { type JsonObject, type RequestOptions, requestJson, requireString, seg, SynapseHttpError } from "./http.ts";
 import {
   eventsBy,
   parseTimelineEvent,
@@ -170,6 +170,23 @@ export class MatrixTestClient {
   /** Fetches one event by id. */
   async getEvent(roomId: string, eventId: string): Promise<TimelineEvent> {
     return parseTimelineEvent(await this.request("GET", `/_matrix/client/v3/rooms/${seg(roomId)}/event/${seg(eventId)}`));
+  }
+
+  /**
+   * `getEvent` for an event another user has just sent: Dendrite may answer
+   * 404 for a moment after the send returned, so a 404 is retried for up to
+   * `deadlineMs`; any other error, or a 404 past the deadline, is thrown.
+   */
+  async getEventWhenReadable(roomId: string, eventId: string, deadlineMs = 5_000): Promise<TimelineEvent> {
+    const end = Date.now() + deadlineMs;
+    for (;;) {
+      try {
+        return await this.getEvent(roomId, eventId);
+      } catch (error) {
+        if (!(error instanceof SynapseHttpError) || error.status !== 404 || Date.now() >= end) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
   }
 
   /** The room's whole timeline, oldest-first (state events included). */
