@@ -1,13 +1,12 @@
 // `lisa check`, per allowed room (issue 18): after the Matrix probe passed,
-// log in once more as Lisa and report, one line per room, whether she is
+// reuse its login (the check's own device) and report, one line per room, whether she is
 // joined (or only invited), whether the room is encrypted, whether her power
 // level allows sending, the room version, and whether an alias resolves (and
 // still to the room the ledger knows). Reads only: nothing is sent anywhere.
 
 import type { AppConfig } from "../config/types.ts";
 import { scrubSecrets } from "../log/logger.ts";
-import { MATRIX_PROBE_TIMEOUT_MS } from "./preflight.ts";
-import { checkMatrixClient } from "./preflight-matrix.ts";
+import { MATRIX_PROBE_TIMEOUT_MS, openCheckSession, type CheckSession } from "./preflight-matrix.ts";
 import { printable, withDeadline } from "./preflight-result.ts";
 import { resolveAliases, type AliasOutcome } from "../rooms/room-aliases.ts";
 import { conditionsOf, diagnoseRooms, ROOM_CODES, type RoomCode, type RoomDiagnosis } from "../rooms/room-diagnosis.ts";
@@ -31,6 +30,8 @@ export interface RoomCheckOptions {
   readonly knownRoom?: (alias: string) => string | null;
   /** Deadline of the whole room check (default: the Matrix probe's). */
   readonly timeoutMs?: number;
+  /** The check's Matrix session, already used by the Matrix probe (default: open and end one here). */
+  readonly session?: CheckSession;
 }
 
 function describe(d: RoomDiagnosis): string {
@@ -80,13 +81,14 @@ function aliasLine(config: AppConfig, outcome: AliasOutcome, diagnosis: RoomDiag
 /** Diagnoses every allowed room and alias; resolves to one line per configured entry. Never throws for I/O. */
 export async function checkRooms(config: AppConfig, options: RoomCheckOptions = {}): Promise<RoomCheckLine[]> {
   const m = config.matrix;
-  const client = checkMatrixClient(config, options.timeoutMs ?? MATRIX_PROBE_TIMEOUT_MS);
+  const session = options.session ?? openCheckSession(config, options.timeoutMs ?? MATRIX_PROBE_TIMEOUT_MS);
+  const client = session.client;
   const secrets = config.secrets.map((secret) => secret.reveal());
   try {
     const lines = await withDeadline(options.timeoutMs ?? MATRIX_PROBE_TIMEOUT_MS, options.signal, async ({ signal }) => {
       const failedAll = (code: string): RoomCheckLine[] => [...m.allowed_room_ids, ...m.allowed_room_aliases].map((room) =>
         line(room, room, [{ code: ROOM_CODES.lookupFailed, fix: roomFix(ROOM_CODES.lookupFailed, { homeserverUrl: m.homeserver_url, userId: m.user_id, room, errorCode: code }) }], ""));
-      const login = await client.login(signal);
+      const login = await session.login(signal);
       if (!login.ok) return failedAll(login.error.code);
       const outcomes = await resolveAliases(client, m.allowed_room_aliases, new Set(m.allowed_room_ids), options.knownRoom ?? (() => null), signal);
       const served = [...new Set([...m.allowed_room_ids, ...outcomes.flatMap((o) => (o.served === null || o.code !== null ? [] : [o.served]))])];
@@ -100,6 +102,6 @@ export async function checkRooms(config: AppConfig, options: RoomCheckOptions = 
     });
     return lines.map((l) => ({ ...l, text: scrubSecrets(printable(l.text, 2_000), secrets) }));
   } finally {
-    await client.close();
+    if (options.session === undefined) await session.end();
   }
 }

@@ -9,7 +9,7 @@ import { errorCode } from "../errors.ts";
 import { scrubSecrets } from "../log/logger.ts";
 import { probeLlm } from "./preflight-llm.ts";
 import { probeDatabase, probePandoc } from "./preflight-local.ts";
-import { probeMatrix } from "./preflight-matrix.ts";
+import { MATRIX_PROBE_TIMEOUT_MS, probeMatrix, type CheckSession } from "./preflight-matrix.ts";
 import { failed, withDeadline, type PreflightResult, type ProbeContext } from "./preflight-result.ts";
 import { probeSearch } from "./preflight-search.ts";
 
@@ -30,10 +30,10 @@ export interface PreflightOptions {
   readonly timeoutMs?: number;
   /** Run only these probes (default: all), still reported in `PREFLIGHT_CHECKS` order. */
   readonly only?: readonly PreflightCheckName[];
+  /** The check's Matrix session, shared with the room report (default: the probe opens and ends its own). */
+  readonly matrixSession?: CheckSession;
 }
 
-/** Default budget of the Matrix probe (flows, login, whoami, one retry). */
-export const MATRIX_PROBE_TIMEOUT_MS = 30_000;
 /** Default budget of the Pandoc probe. */
 export const PANDOC_PROBE_TIMEOUT_MS = 10_000;
 const DATABASE_PROBE_TIMEOUT_MS = 10_000;
@@ -59,7 +59,7 @@ function defaultBudgetMs(config: AppConfig, name: PreflightCheckName): number {
 function probeFor(config: AppConfig, name: PreflightCheckName, options: PreflightOptions): Probe {
   switch (name) {
     case "matrix":
-      return (context) => probeMatrix(config, context);
+      return (context) => probeMatrix(config, context, options.matrixSession);
     case "llm":
       return (context) => probeLlm(config, context);
     case "search":
@@ -93,7 +93,7 @@ function scrubbed(result: PreflightResult, secrets: readonly string[]): Prefligh
 }
 
 /**
- * Probes Matrix (password login and `/whoami` with Lisa's device), the LLM
+ * Probes Matrix (password login and `/whoami` on the check's own device), the LLM
  * (models, key, tool calls), SearXNG (JSON format), Pandoc (>= 2.15) and the
  * database directory, concurrently; resolves to one result per probe, in
  * `PREFLIGHT_CHECKS` order. Never throws.

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { CheckSession } from "../check/preflight-matrix.ts";
 import { checkRooms } from "../check/preflight-rooms.ts";
 import type { AppConfig } from "../config/types.ts";
 import { openStateStore } from "../state/store.ts";
@@ -25,9 +26,9 @@ function knownAliases(config: AppConfig): Map<string, string> {
 }
 
 /** Prints one line per allowed room and alias; true when every room is usable. */
-export async function reportRooms(config: AppConfig, output: Output): Promise<boolean> {
+export async function reportRooms(config: AppConfig, output: Output, session: CheckSession): Promise<boolean> {
   const known = knownAliases(config);
-  const lines = await checkRooms(config, { knownRoom: (alias) => known.get(alias) ?? null });
+  const lines = await checkRooms(config, { knownRoom: (alias) => known.get(alias) ?? null, session });
   for (const line of lines) {
     if (line.ok) output.out(line.text);
     else output.err(line.text);

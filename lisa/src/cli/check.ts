@@ -1,4 +1,5 @@
 import { runPreflight } from "../check/preflight.ts";
+import { openCheckSession } from "../check/preflight-matrix.ts";
 import { loadConfig } from "../config/load.ts";
 import { reportRooms } from "./check-rooms.ts";
 import { EXIT } from "./exit-codes.ts";
@@ -14,16 +15,26 @@ export async function checkCommand(configPath: string, offline: boolean, output:
   }
   output.out("configuration: ok");
   if (offline) return EXIT.ok;
-  const results = await runPreflight(loaded.value);
+  // One Matrix login for the probe and the room report, on the check's own device (issue 24).
+  const session = openCheckSession(loaded.value);
   let failed = false;
-  for (const result of results) {
-    if (result.ok) output.out(`${result.name}: ok${result.detail === undefined ? "" : ` (${result.detail})`}`);
-    else {
-      failed = true;
-      output.err(`${result.name}: FAILED [${result.code}] ${result.fix}`);
+  try {
+    const results = await runPreflight(loaded.value, { matrixSession: session });
+    for (const result of results) {
+      if (result.ok) output.out(`${result.name}: ok${result.detail === undefined ? "" : ` (${result.detail})`}`);
+      else {
+        failed = true;
+        output.err(`${result.name}: FAILED [${result.code}] ${result.fix}`);
+      }
+    }
+    // Rooms are looked at only with a working Matrix login (issue 18).
+    if (results.some((result) => result.name === "matrix" && result.ok) && !(await reportRooms(loaded.value, output, session))) failed = true;
+  } finally {
+    const logout = await session.end();
+    if (logout !== null && !logout.ok) {
+      output.err(`matrix: note: the check could not log out its device ${session.deviceId} (${logout.error.code}); ` +
+        "it is reused by the next check, or remove it from Lisa's sessions in a Matrix client");
     }
   }
-  // Rooms are looked at only with a working Matrix login (issue 18).
-  if (results.some((result) => result.name === "matrix" && result.ok) && !(await reportRooms(loaded.value, output))) failed = true;
   return failed ? EXIT.config : EXIT.ok;
 }

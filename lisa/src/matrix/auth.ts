@@ -34,7 +34,9 @@ export interface AuthSessionOptions {
   readonly now: () => number;
   /** Aborts shared auth operations when the client closes. */
   readonly lifetime: AbortSignal;
-  /** Called after every successful refresh or password login. */
+  /** Log out a login whose `/whoami` failed or did not match (`lisa check`'s own device; never the service's, whose device holds its memory). */
+  readonly logoutUnverifiedLogins?: boolean;
+  /** Called after every renewal of the session: a refresh, or a password login that replaces an earlier one (not the first login). */
   readonly onReauthenticated?: (kind: ReauthKind) => void;
 }
 
@@ -97,6 +99,19 @@ export class AuthSession {
   async whoami(signal: AbortSignal): Promise<Result<WhoAmI, MatrixError>> {
     const body = await this.send({ method: "GET", path: `${V3}/account/whoami`, signal, timeoutMs: this.#options.requestTimeoutMs });
     return body.ok ? normalizeWhoami(body.value) : body;
+  }
+
+  /**
+   * Ends the session on the server (`POST /logout`: the device and its tokens
+   * are deleted) and forgets the tokens. Without a session nothing is sent.
+   * A token refused meanwhile is renewed once so the device still goes.
+   */
+  async logout(signal: AbortSignal): Promise<Result<null, MatrixError>> {
+    if (this.#tokens === null) return ok(null);
+    const result = await this.send({ method: "POST", path: `${V3}/logout`, body: {}, signal, timeoutMs: this.#options.requestTimeoutMs });
+    if (!result.ok) return result;
+    this.#tokens = null;
+    return ok(null);
   }
 
   /**
@@ -217,15 +232,19 @@ export class AuthSession {
       ...base, method: "GET", path: `${V3}/account/whoami`, accessToken: login.value.access_token,
     });
     const who = whoBody.ok ? normalizeWhoami(whoBody.value) : whoBody;
-    if (!who.ok) return who;
-    if (who.value.userId !== userId || who.value.deviceId !== deviceId || login.value.device_id !== deviceId) {
-      return err(permanentAuthError(MATRIX_CODES.identityMismatch));
+    const verified = who.ok && who.value.userId === userId && who.value.deviceId === deviceId && login.value.device_id === deviceId;
+    if (!verified && this.#options.logoutUnverifiedLogins === true) {
+      // Best effort: the session is dropped either way.
+      await this.#options.transport.request({ ...base, method: "POST", path: `${V3}/logout`, body: {}, accessToken: login.value.access_token });
     }
+    if (!who.ok) return who;
+    if (!verified) return err(permanentAuthError(MATRIX_CODES.identityMismatch));
     const { access_token: access, refresh_token: refresh, expires_in_ms: expiresInMs } = login.value;
     this.#tokens = { access, refresh, refreshAtMs: this.#refreshAt(expiresInMs) };
     this.#passwordLogins += 1;
     this.#options.log.info("matrix_logged_in", { refreshable: refresh !== null, expires: expiresInMs !== null });
-    this.#options.onReauthenticated?.("password_login");
+    // The first login starts the session; only a later one renews it.
+    if (this.#passwordLogins > 1) this.#options.onReauthenticated?.("password_login");
     return who;
   }
 

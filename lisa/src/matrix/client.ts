@@ -37,8 +37,10 @@ export interface MatrixClientOptions {
   /** Largest accepted response body (default 32 MiB, ceiling 256 MiB). */
   readonly maxResponseBytes?: number;
   readonly retry?: RetryOptions;
-  /** Called after every successful token refresh or password re-login. */
+  /** Called after every token refresh or password re-login (not after the first login). */
   readonly onReauthenticated?: (kind: ReauthKind) => void;
+  /** Log out a login whose identity could not be verified (for `lisa check`'s own device only). */
+  readonly logoutUnverifiedLogins?: boolean;
   /** Clock (epoch ms), for token expiry and `Retry-After` dates. */
   readonly now?: () => number;
 }
@@ -51,6 +53,8 @@ export interface MatrixClient extends SyncPort, HistoryPort, ForwardHistoryPort,
   whoami(signal: AbortSignal): Promise<Result<WhoAmI, MatrixError>>;
   /** Counts of password logins and token refreshes so far. */
   authStats(): AuthStats;
+  /** `POST /logout`: deletes this client's device and tokens (for `lisa check`'s own device; the service never logs out). */
+  logout(signal: AbortSignal): Promise<Result<null, MatrixError>>;
   /** Aborts in-flight requests and closes the client's sockets. Never logs out. */
   close(): Promise<void>;
 }
@@ -115,6 +119,7 @@ class HttpMatrixClient implements MatrixClient {
       transport: this.#transport, retry: this.#retry, log: this.#log, requestTimeoutMs: this.#requestTimeoutMs, now,
       lifetime: this.#lifetime.signal,
       ...(options.onReauthenticated === undefined ? {} : { onReauthenticated: options.onReauthenticated }),
+      ...(options.logoutUnverifiedLogins === undefined ? {} : { logoutUnverifiedLogins: options.logoutUnverifiedLogins }),
     });
   }
 
@@ -258,6 +263,10 @@ class HttpMatrixClient implements MatrixClient {
     const rooms = (body.value as { rooms?: { invite?: unknown } } | null)?.rooms;
     const invited = new Set(sectionRoomIds(rooms?.invite));
     return ok(roomIds.filter((roomId) => invited.has(roomId)));
+  }
+
+  logout(signal: AbortSignal): Promise<Result<null, MatrixError>> {
+    return withRetry(this.#retry, signal, () => this.#auth.logout(signal), this.#onRetry("logout"));
   }
 
   async close(): Promise<void> {

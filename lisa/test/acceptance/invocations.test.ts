@@ -1,6 +1,6 @@
 // Which messages Lisa answers, against each real homeserver (Synapse,
 // Dendrite) with Lisa as a child process: history, mentions, replies,
-// non-invocations, restarts, and a `lisa check` beside the running service.
+// non-invocations, restarts, and `lisa check` beside the running service.
 import assert from "node:assert/strict";
 import { after, afterEach, before, describe, test } from "node:test";
 import {
@@ -14,6 +14,7 @@ import {
   homeserverLabel,
   homeserversUnderTest,
   inReplyTo,
+  LISA_DEVICE,
   LISA_ID,
   lisaMessages,
   runLisaCli,
@@ -29,8 +30,6 @@ import { stopAndReadOutput } from "./output.ts";
 const ROOMS = ["history", "mention", "replies", "ignored", "restart"] as const;
 // Measured: Synapse applies the sync filter's `room.rooms`; Dendrite 0.13.8 (and Continuwuity) do not.
 const APPLIES_FILTER_ROOM_LIST: Readonly<Record<HomeserverKind, boolean>> = { synapse: true, dendrite: false };
-// Measured: a new login with the same device invalidates the device's previous token on Dendrite, not on Synapse.
-const LOGIN_REPLACES_TOKEN: Readonly<Record<HomeserverKind, boolean>> = { synapse: false, dendrite: true };
 
 for (const kind of homeserversUnderTest()) {
   describe(`Lisa answers exactly the invocations (${homeserverLabel(kind)}, child process)`, () => {
@@ -141,23 +140,36 @@ for (const kind of homeserversUnderTest()) {
       assert.equal(world.router.requestsFor("[outside]").length, 0, "nothing of the outside room reached the model");
     });
 
-    test("a `lisa check` beside the running service may replace her access token; she logs in again by herself and answers once", async () => {
+    test("`lisa check` twice beside the running service never disturbs her: she never logs in again and answers a mention sent meanwhile exactly once", async () => {
       const room = world.room("replies");
       const run = world.lisa.current!;
       const logins = world.lisa.count("matrix_logged_in", run);
-      const check = await runLisaCli(["check", "--config", world.configPath], world.env);
-      assert.match(`${check.stdout}\n${check.stderr}`, /logged in as @lisa:localhost on device LISATEST/, "the check logged in with Lisa's device");
-      const after = await world.alice.sendMention(room, LISA_ID, "Lisa", "still there after the check?");
-      await waitForReply(world, room, after);
-      const rejected = world.lisa.count("matrix_token_rejected", run);
-      assert.equal(rejected > 0, LOGIN_REPLACES_TOKEN[kind], `the check's login ${LOGIN_REPLACES_TOKEN[kind] ? "invalidated" : "kept"} the service's token`);
-      if (LOGIN_REPLACES_TOKEN[kind]) assert.ok(world.lisa.count("matrix_logged_in", run) > logins, "the service logged in again by itself");
+      const first = runLisaCli(["check", "--config", world.configPath], world.env);
+      const during = await world.alice.sendMention(room, LISA_ID, "Lisa", "still there during the first check?");
+      const firstRun = await first;
+      const between = await world.bob.sendMention(room, LISA_ID, "Lisa", "and between the two checks?");
+      const secondRun = await runLisaCli(["check", "--config", world.configPath], world.env);
+      for (const check of [firstRun, secondRun]) {
+        const output = `${check.stdout}\n${check.stderr}`;
+        assert.match(check.stdout, /^matrix: ok \(logged in as @lisa:localhost on device LISATEST_CHECK; note: the check used a device of its own/m, output);
+        assert.doesNotMatch(output, /could not log out/, "the check logged its device out");
+        assert.doesNotMatch(output, /replaces? a running Lisa's access token/);
+      }
+      await waitForReplies(world, room, [during, between]);
+      const devices = await world.lisaSetup.request("GET", "/_matrix/client/v3/devices");
+      const deviceIds = (Array.isArray(devices["devices"]) ? (devices["devices"] as Record<string, unknown>[]) : []).map((d) => String(d["device_id"]));
+      assert.ok(deviceIds.includes(LISA_DEVICE), `Lisa's device is kept (${deviceIds.join(", ")})`);
+      assert.ok(!deviceIds.includes("LISATEST_CHECK"), `the check's device was logged out (${deviceIds.join(", ")})`);
       const barrierId = await barrier(world, room);
+      assert.equal(world.lisa.count("matrix_logged_in", run), logins, "she never logged in again");
+      assert.equal(world.lisa.count("matrix_token_rejected", run), 0, "her token was never refused");
+      assert.equal(world.lisa.count("matrix_reauthenticated", run), 0);
+      const renewed = world.lisa.logLines(run).filter((line) => JSON.stringify(line).includes("matrix_session_renewed"));
+      assert.deepEqual(renewed, [], "matrix_session_renewed is absent from her log");
       const groups = groupByTarget(await lisaMessages(world, room));
-      assert.equal(groups.get(after)?.length, 1, "one reply to the invocation after the check");
-      assert.equal(groups.get(barrierId)?.length, 1);
+      for (const target of [during, between, barrierId]) assert.equal(groups.get(target)?.length, 1, `one reply to ${target}`);
       assert.equal(run.exit, null, "the service kept running");
-      console.log(`check beside the service (${kind}): token_rejected=${world.lisa.count("matrix_token_rejected", run)} logins=${world.lisa.count("matrix_logged_in", run)}`);
+      console.log(`two checks beside the service (${kind}): logins=${world.lisa.count("matrix_logged_in", run)} token_rejected=0 devices=${deviceIds.length}`);
     });
 
     test("across every room no invocation was answered twice and nothing else was answered", async () => {

@@ -40,8 +40,12 @@ async function lisaDevices(world: AcceptanceWorld): Promise<string[]> {
   return devices.map((device) => String(device["device_id"])).sort();
 }
 
+/** Password logins of a run, the first included (`matrix_reauthenticated` reports only the later ones). */
 function passwordLogins(world: AcceptanceWorld, run = world.lisa.current): number {
-  return world.lisa.logLines(run).filter((line) => line.event === "matrix_reauthenticated" && line["kind"] === "password_login").length;
+  const logins = world.lisa.logLines(run).filter((line) => line.event === "matrix_logged_in").length;
+  const renewals = world.lisa.logLines(run).filter((line) => line.event === "matrix_reauthenticated" && line["kind"] === "password_login").length;
+  assert.equal(renewals, Math.max(0, logins - 1), "every password login after the first is reported as a renewal");
+  return logins;
 }
 
 /** Result of the long run with short-lived access tokens. */

@@ -47,6 +47,22 @@ async function closedPortUrl(): Promise<string> {
   return tiny.url;
 }
 
+/** Logs Lisa in on `deviceId` as a running service would; resolves to the access token. */
+async function passwordLogin(url: string, deviceId: string): Promise<string> {
+  const response = await fetch(`${url}/_matrix/client/v3/login`, {
+    method: "POST", headers: { "content-type": "application/json" },
+    body: JSON.stringify({ type: "m.login.password", identifier: { type: "m.id.user", user: LISA }, password: CANARY.matrixPassword, device_id: deviceId }),
+  });
+  assert.equal(response.status, 200);
+  return String(((await response.json()) as { access_token?: unknown }).access_token);
+}
+
+async function whoamiStatus(url: string, token: string): Promise<number> {
+  const response = await fetch(`${url}/_matrix/client/v3/account/whoami`, { headers: { authorization: `Bearer ${token}` } });
+  await response.body?.cancel();
+  return response.status;
+}
+
 function json(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
 }
@@ -84,12 +100,19 @@ after(async () => {
 });
 
 describe("matrix probe", () => {
-  test("logs in with Lisa's device, never logs out, and notes that it shares the running service's device", async () => {
+  test("logs in once on a device of its own, logs that device out, and leaves Lisa's device and token alone", async () => {
+    // A running Lisa: her device and a valid token before the check.
+    const lisaToken = await passwordLogin(hs.url, "LISATEST");
+    const logoutsBefore = hs.requests("logout").length;
+    const loginsBefore = hs.loginCount;
     const result = await probe("matrix", { matrix: { homeserver_url: hs.url } });
     assert.equal(result.ok, true);
-    assert.match(result.detail ?? "", /device LISATEST.*replaces a running Lisa's access token; the service logs in again by itself/);
-    assert.deepEqual(hs.devices(LISA).map((d) => d.deviceId), ["LISATEST"]);
-    assert.equal(hs.requests("logout").length, 0);
+    assert.match(result.detail ?? "", /^logged in as @lisa:localhost on device LISATEST_CHECK; note: the check used a device of its own \(LISATEST_CHECK\), which it logs out when it ends; Lisa's device LISATEST and its token are left alone$/);
+    assert.doesNotMatch(result.detail ?? "", /replace/);
+    assert.equal(hs.loginCount - loginsBefore, 1, "one login");
+    assert.equal(hs.requests("logout").length - logoutsBefore, 1, "one logout");
+    assert.deepEqual(hs.devices(LISA).map((d) => d.deviceId), ["LISATEST"], "the check's device is gone, Lisa's is kept");
+    assert.equal((await whoamiStatus(hs.url, lisaToken)), 200, "Lisa's token still works");
   });
 
   test("explains a homeserver that offers no password login", async () => {

@@ -52,12 +52,16 @@ function assertNoSecrets(run: CliRun): void {
 
 function assertNoRoomTraffic(world: World): void {
   const endpoints = new Set(world.hs.requests().map((r) => r.endpoint));
-  for (const forbidden of ["send", "typing", "sync", "logout"] as const) {
+  for (const forbidden of ["send", "typing", "sync"] as const) {
     assert.equal(world.hs.requests(forbidden).length, 0, `lisa check must not call ${forbidden}`);
   }
   // The per-room diagnosis (issue 18) only reads: joined rooms, room state, the directory.
-  const reads = ["login", "whoami", "joined_rooms", "state", "directory"];
+  const reads = ["login", "whoami", "joined_rooms", "state", "directory", "logout"];
   assert.deepEqual([...endpoints].filter((e) => !reads.includes(e)), []);
+  // One login at most, on the check's own device, and that device logged out again (issue 24).
+  assert.ok(world.hs.loginCount <= 1, `${world.hs.loginCount} logins`);
+  assert.equal(world.hs.requests("logout").length, world.hs.loginCount, "a check that logged in logs its device out");
+  assert.deepEqual(world.hs.devices(LISA), [], "no device is left behind, and Lisa's own device was never created");
 }
 
 /** Runs `lisa check` against a fresh world, closing it afterwards. */
@@ -90,9 +94,11 @@ describe("lisa check", () => {
     assert.equal(run.code, 0, run.stderr);
     assert.deepEqual(okNames(run), ["configuration", "matrix", "llm", "search", "pandoc", "database"]);
     assert.equal(run.stderr, "");
-    assert.match(run.stdout, /matrix: ok \(logged in as @lisa:localhost on device LISATEST; note: the check logged in with Lisa's own device/);
-    // One login for the Matrix probe, one for the per-room diagnosis (issue 18).
-    assert.equal(world.hs.requests("whoami").length, 2);
+    assert.match(run.stdout, /matrix: ok \(logged in as @lisa:localhost on device LISATEST_CHECK; note: the check used a device of its own \(LISATEST_CHECK\), which it logs out when it ends; Lisa's device LISATEST and its token are left alone\)/);
+    // One login, shared by the Matrix probe and the per-room diagnosis (issues 18, 24).
+    assert.equal(world.hs.loginCount, 1);
+    assert.equal(world.hs.requests("whoami").length, 1);
+    assert.equal(world.hs.requests("logout").length, 1);
     assert.match(run.stdout, /^room !room1:localhost: ok \(joined; not encrypted; can send messages and typing notifications/m);
     assert.equal(world.llm.requests.length, 1, "one probe completion");
     const probe = world.llm.requests[0];
@@ -117,7 +123,7 @@ describe("lisa check", () => {
   test("explains an identity mismatch when the server spells the user differently", async () => {
     const { run } = await checkWorld({ config: { matrix: { user_id: "@Lisa:localhost" } } });
     assert.equal(run.code, 78);
-    assert.match(failureLine(run, "matrix"), /\[matrix_identity_mismatch\] .*matrix\.user_id @Lisa:localhost \/ matrix\.device_id LISATEST/);
+    assert.match(failureLine(run, "matrix"), /\[matrix_identity_mismatch\] .*matrix\.user_id @Lisa:localhost \/ the check's device LISATEST_CHECK \(matrix\.device_id LISATEST with _CHECK\)/);
   });
 
   test("explains a SearXNG 403 as the search.formats setting", async () => {

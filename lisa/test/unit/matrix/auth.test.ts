@@ -40,6 +40,10 @@ async function serve(w: World): Promise<ScriptedServer> {
       w.auth.valid.clear();
     }
     if (pathname === v3("/account/whoami") && w.whoami !== null) return { json: w.whoami };
+    if (pathname === v3("/logout") && method === "POST") {
+      if (!w.auth.valid.delete(tokenOf(request) ?? "")) return unknownToken(w.auth.refreshable);
+      return { json: {} };
+    }
     const known = authReply(w.auth, request);
     if (known !== null) return known;
     if (!w.auth.valid.has(tokenOf(request) ?? "")) {
@@ -145,7 +149,7 @@ describe("token renewal", () => {
     assert.equal(refreshes[0]?.headers.authorization, undefined);
     assert.equal(server.hits("/login", "POST").length, 1);
     assert.deepEqual(eventHits(server, "$after-expiry").map(tokenOf), ["token-1", "token-2"]);
-    assert.deepEqual(kinds, ["password_login", "refresh"]);
+    assert.deepEqual(kinds, ["refresh"], "the first login is no renewal; the refresh is");
     assert.deepEqual(client.authStats(), { passwordLogins: 1, refreshes: 1 });
   });
 
@@ -162,7 +166,7 @@ describe("token renewal", () => {
     assert.equal(logins.length, 2);
     for (const login of logins) assert.equal((login.body as { device_id?: string }).device_id, DEVICE);
     assert.deepEqual(eventHits(server, "$e").map(tokenOf), ["token-1", "token-2"]);
-    assert.deepEqual(kinds, ["password_login", "password_login"]);
+    assert.deepEqual(kinds, ["password_login"], "only the second login renewed the session");
   });
 
   test("without a refresh token (Continuwuity) a 401 leads to password login with the same device", async (t) => {
@@ -260,4 +264,43 @@ describe("token renewal", () => {
     await client.close();
     assert.equal(server.requests.filter((r) => r.pathname.includes("logout")).length, 0);
   });
+});
+
+describe("renewal events and logout (issues 24, 26)", () => {
+  test("matrix_reauthenticated: the first login is not reported as a renewal, a later password login is", async (t) => {
+    const w = world(false);
+    const { client, kinds, lines } = await setup(t, w);
+    assert.ok((await client.login(signal())).ok);
+    assert.deepEqual(kinds, [], "a fresh start renews nothing");
+    assert.equal(lines.filter((line) => line.includes("matrix_logged_in")).length, 1);
+    w.auth.valid.clear();
+    assert.ok((await getEvent(client)).ok);
+    assert.deepEqual(kinds, ["password_login"]);
+  });
+
+  test("logout posts /logout with the current token, forgets it, and sends nothing without a session", async (t) => {
+    const w = world(true);
+    const { client, server } = await setup(t, w);
+    assert.deepEqual(await client.logout(signal()), { ok: true, value: null });
+    assert.equal(server.requests.length, 0, "nothing to log out before a login");
+    assert.ok((await client.login(signal())).ok);
+    assert.deepEqual(await client.logout(signal()), { ok: true, value: null });
+    const logouts = server.hits("/logout", "POST");
+    assert.deepEqual(logouts.map(tokenOf), ["token-1"]);
+    assert.equal(w.auth.valid.size, 0, "the token is gone on the server");
+    assert.deepEqual(await client.logout(signal()), { ok: true, value: null });
+    assert.equal(server.hits("/logout", "POST").length, 1, "a second logout sends nothing");
+  });
+
+  for (const logoutUnverifiedLogins of [true, false]) {
+    test(`a login whose whoami does not match is ${logoutUnverifiedLogins ? "logged out (lisa check's own device)" : "kept on the server (the service)"}`, async (t) => {
+      const w = world(false);
+      w.whoami = { user_id: USER, device_id: "SOMEONE_ELSE" };
+      const { client, server } = await setup(t, w, { logoutUnverifiedLogins });
+      const result = await client.login(signal());
+      assert.equal(result.ok ? "ok" : result.error.code, "matrix_identity_mismatch");
+      assert.equal(server.hits("/logout", "POST").length, logoutUnverifiedLogins ? 1 : 0);
+      assert.equal(w.auth.valid.size, logoutUnverifiedLogins ? 0 : 1);
+    });
+  }
 });
