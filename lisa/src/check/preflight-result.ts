@@ -69,11 +69,11 @@ export function printable(text: string, max = 80): string {
   return chars.length <= max ? clean : `${chars.slice(0, max - 1).join("")}…`;
 }
 
-/** A configured URL without query or fragment (they may carry credentials): origin plus path. */
+/** A configured URL without query or fragment (they may carry credentials): origin plus path, without trailing slashes. */
 export function displayUrl(url: string | URL): string {
   try {
     const parsed = typeof url === "string" ? new URL(url) : url;
-    return `${parsed.origin}${parsed.pathname}`;
+    return `${parsed.origin}${parsed.pathname.replace(/\/+$/, "")}`;
   } catch {
     return "the configured URL";
   }

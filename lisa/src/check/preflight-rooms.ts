@@ -10,7 +10,7 @@ import { MATRIX_PROBE_TIMEOUT_MS, openCheckSession, type CheckSession } from "./
 import { printable, withDeadline } from "./preflight-result.ts";
 import { resolveAliases, type AliasOutcome } from "../rooms/room-aliases.ts";
 import { conditionsOf, diagnoseRooms, ROOM_CODES, type RoomCode, type RoomDiagnosis } from "../rooms/room-diagnosis.ts";
-import { roomFix, type FixFacts } from "./room-fixes.ts";
+import { roomFix, type FixFacts, type RoomSource } from "./room-fixes.ts";
 
 /** One line of the room report. */
 export interface RoomCheckLine {
@@ -51,8 +51,10 @@ function line(room: string, label: string, problems: readonly { code: RoomCode; 
   return { room, ok: false, codes: problems.map((p) => p.code), text };
 }
 
-function roomLine(config: AppConfig, room: string, label: string, d: RoomDiagnosis | undefined): RoomCheckLine {
-  const base: FixFacts = { homeserverUrl: config.matrix.homeserver_url, userId: config.matrix.user_id, room: d?.roomId ?? room };
+const BY_ID: RoomSource = { key: "matrix.allowed_room_ids" };
+
+function roomLine(config: AppConfig, room: string, label: string, d: RoomDiagnosis | undefined, source: RoomSource): RoomCheckLine {
+  const base: FixFacts = { homeserverUrl: config.matrix.homeserver_url, userId: config.matrix.user_id, room: d?.roomId ?? room, source };
   if (d === undefined) return line(room, label, [{ code: ROOM_CODES.lookupFailed, fix: roomFix(ROOM_CODES.lookupFailed, base) }], "");
   const problems = conditionsOf(d).map((code) => ({ code, fix: roomFix(code, { ...base, power: d.power }) }));
   if (d.failure !== null) {
@@ -62,8 +64,9 @@ function roomLine(config: AppConfig, room: string, label: string, d: RoomDiagnos
 }
 
 function aliasLine(config: AppConfig, outcome: AliasOutcome, diagnosis: RoomDiagnosis | undefined): RoomCheckLine {
+  const source: RoomSource = { key: "matrix.allowed_room_aliases", alias: outcome.alias };
   const facts: FixFacts = {
-    homeserverUrl: config.matrix.homeserver_url, userId: config.matrix.user_id, room: outcome.alias,
+    homeserverUrl: config.matrix.homeserver_url, userId: config.matrix.user_id, room: outcome.alias, source,
     resolved: outcome.resolved, known: outcome.known,
   };
   if (outcome.code !== null) {
@@ -75,7 +78,7 @@ function aliasLine(config: AppConfig, outcome: AliasOutcome, diagnosis: RoomDiag
     return line(outcome.alias, outcome.alias, [{ code: ROOM_CODES.lookupFailed, fix }], "");
   }
   const served = outcome.served ?? "";
-  return { ...roomLine(config, served, `${outcome.alias} -> ${served}`, diagnosis), room: outcome.alias };
+  return { ...roomLine(config, served, `${outcome.alias} -> ${served}`, diagnosis, source), room: outcome.alias };
 }
 
 /** Diagnoses every allowed room and alias; resolves to one line per configured entry. Never throws for I/O. */
@@ -86,8 +89,12 @@ export async function checkRooms(config: AppConfig, options: RoomCheckOptions = 
   const secrets = config.secrets.map((secret) => secret.reveal());
   try {
     const lines = await withDeadline(options.timeoutMs ?? MATRIX_PROBE_TIMEOUT_MS, options.signal, async ({ signal }) => {
-      const failedAll = (code: string): RoomCheckLine[] => [...m.allowed_room_ids, ...m.allowed_room_aliases].map((room) =>
-        line(room, room, [{ code: ROOM_CODES.lookupFailed, fix: roomFix(ROOM_CODES.lookupFailed, { homeserverUrl: m.homeserver_url, userId: m.user_id, room, errorCode: code }) }], ""));
+      const entries: [string, RoomSource][] = [
+        ...m.allowed_room_ids.map((room): [string, RoomSource] => [room, BY_ID]),
+        ...m.allowed_room_aliases.map((alias): [string, RoomSource] => [alias, { key: "matrix.allowed_room_aliases", alias }]),
+      ];
+      const failedAll = (code: string): RoomCheckLine[] => entries.map(([room, source]) =>
+        line(room, room, [{ code: ROOM_CODES.lookupFailed, fix: roomFix(ROOM_CODES.lookupFailed, { homeserverUrl: m.homeserver_url, userId: m.user_id, room, source, errorCode: code }) }], ""));
       const login = await session.login(signal);
       if (!login.ok) return failedAll(login.error.code);
       const outcomes = await resolveAliases(client, m.allowed_room_aliases, new Set(m.allowed_room_ids), options.knownRoom ?? (() => null), signal);
@@ -96,7 +103,7 @@ export async function checkRooms(config: AppConfig, options: RoomCheckOptions = 
       if (!diagnosed.ok) return failedAll(diagnosed.error.code);
       const byRoom = new Map(diagnosed.value.map((d) => [d.roomId, d]));
       return [
-        ...m.allowed_room_ids.map((room) => roomLine(config, room, room, byRoom.get(room))),
+        ...m.allowed_room_ids.map((room) => roomLine(config, room, room, byRoom.get(room), BY_ID)),
         ...outcomes.map((outcome) => aliasLine(config, outcome, outcome.served === null ? undefined : byRoom.get(outcome.served))),
       ];
     });

@@ -131,7 +131,7 @@ describe("matrix probe", () => {
     const url = await closedPortUrl();
     const result = await probe("matrix", { matrix: { homeserver_url: url } });
     assert.equal(result.code, "matrix_network");
-    assert.equal(result.fix, `cannot reach ${url}/: check matrix.homeserver_url, DNS, the firewall and TLS`);
+    assert.equal(result.fix, `cannot reach ${url}: check matrix.homeserver_url, DNS, the firewall and TLS`);
   });
 
   test("explains a URL that does not serve the client-server API", async () => {

@@ -69,7 +69,7 @@ describe("issue 18: conditions of a diagnosis", () => {
   });
 
   test("each fix names the room and tells what to do, never a token", () => {
-    const facts = { homeserverUrl: "https://hs.example.org/?access_token=x", userId: LISA, room: ROOM };
+    const facts = { homeserverUrl: "https://hs.example.org/?access_token=x", userId: LISA, room: ROOM, source: { key: "matrix.allowed_room_ids" } } as const;
     const invite = roomFix("room_invite_pending", facts);
     assert.match(invite, /accept the invitation/);
     assert.match(invite, /https:\/\/hs\.example\.org\/_matrix\/client\/v3\/rooms\/!room%3Aexample\.org\/join/);
