@@ -6,7 +6,7 @@
 // Layers, lowest first: errors, log; config, state, web, render, matrix;
 // tools, rooms (room diagnosis over matrix); llm, context, ingest; invocation;
 // app (the running service) and check (`lisa check`'s probes), side by side;
-// cli; main.
+// cli; main; bin (the `lisa` entry: the Node version guard, then main).
 
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve, dirname, sep } from "node:path";
@@ -36,6 +36,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   check: [...BASE, "config", "state", "matrix", "rooms", "llm", "tools"],
   cli: [...BASE, "app", "check", "config", "state"],
   main: [...BASE, "cli"],
+  bin: ["cli", "main"],
 };
 const ALWAYS_ALLOWED_FILES = new Set(["config/types.ts", "config/secret.ts"]);
 
