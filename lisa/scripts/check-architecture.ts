@@ -1,5 +1,6 @@
 // Enforces the layout of src/ (layers below): the import matrix
-// between its modules, pointing downward only, and the size budget
+// between its modules, pointing downward only, no import circle between
+// files, and the size budget
 // (production files <= 300 counted lines, tests <= 500). Counted lines are
 // non-blank and not comments. Prints file:line: rule.
 //
@@ -96,6 +97,9 @@ function moduleOf(srcRelative: string): string {
 
 const IMPORT_PATTERN = /^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+["']([^"']+)["']|^\s*import\s+["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/;
 
+/** File-level import edges of src/ (type imports included), for the circle check. */
+const edges = new Map<string, string[]>();
+
 function checkImports(file: string, text: string, violations: Violation[]): void {
   const srcDir = join(ROOT, "src");
   const fromModule = moduleOf(relative(srcDir, file));
@@ -108,6 +112,7 @@ function checkImports(file: string, text: string, violations: Violation[]): void
     const typeOnly = match[2] !== undefined;
     if (!specifier.startsWith(".")) return;
     const target = resolve(dirname(file), specifier);
+    edges.set(file, [...(edges.get(file) ?? []), target]);
     const targetRelative = relative(srcDir, target);
     const where = { file: relative(ROOT, file), line: index + 1 };
     if (targetRelative.startsWith("..")) {
@@ -126,6 +131,25 @@ function checkImports(file: string, text: string, violations: Violation[]): void
   });
 }
 
+/** Reports every import circle between files of src/ once (a circle hides which file is the lower one). */
+export function importCircles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const circles: string[][] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (file: string): void => {
+    path.push(file);
+    for (const next of graph.get(file) ?? []) {
+      const at = path.indexOf(next);
+      if (at !== -1) circles.push([...path.slice(at), next]);
+      else if (!done.has(next) && graph.has(next)) visit(next);
+    }
+    path.pop();
+    done.add(file);
+  };
+  for (const file of graph.keys()) if (!done.has(file)) visit(file);
+  return circles;
+}
+
 function main(): number {
   const violations: Violation[] = [];
   const production = [...walk(join(ROOT, "src")), ...walk(join(ROOT, "scripts")), ...walk(join(ROOT, "bench"))];
@@ -137,6 +161,9 @@ function main(): number {
       violations.push({ file: relative(ROOT, file), line: 1, rule: `production file has ${counted} counted lines (budget ${PRODUCTION_BUDGET})` });
     }
     if (file.startsWith(join(ROOT, "src") + sep)) checkImports(file, text, violations);
+  }
+  for (const circle of importCircles(edges)) {
+    violations.push({ file: relative(ROOT, circle[0] ?? ""), line: 1, rule: `import circle: ${circle.map((f) => relative(join(ROOT, "src"), f)).join(" -> ")}` });
   }
   for (const file of tests) {
     const counted = countedLines(readFileSync(file, "utf8"));

@@ -42,7 +42,8 @@ async function lisaDevices(world: AcceptanceWorld): Promise<string[]> {
 
 /** Password logins of a run, the first included (`matrix_reauthenticated` reports only the later ones). */
 function passwordLogins(world: AcceptanceWorld, run = world.lisa.current): number {
-  const logins = world.lisa.logLines(run).filter((line) => line.event === "matrix_logged_in").length;
+  // The Matrix client logs each login (component matrix); the service adds one line for its startup login.
+  const logins = world.lisa.logLines(run).filter((line) => line.event === "matrix_logged_in" && line["component"] === "matrix").length;
   const renewals = world.lisa.logLines(run).filter((line) => line.event === "matrix_reauthenticated" && line["kind"] === "password_login").length;
   assert.equal(renewals, Math.max(0, logins - 1), "every password login after the first is reported as a renewal");
   return logins;
