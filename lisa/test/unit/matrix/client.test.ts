@@ -69,8 +69,10 @@ describe("sync", () => {
   });
 
   test("a long-poll that never answers ends at its deadline as a retryable matrix_network", async (t) => {
+    // The deadline must also let setup's login (three requests) through on a loaded machine: 20 ms did not (failed 4 of 4 runs
+    // beside builds); the long-poll's deadline is max(requestTimeoutMs, timeout + margin), so this one hangs for 2 s.
     const { client } = await setup(t, (r) => (r.pathname === v3("/sync") ? { hang: true } : null),
-      { requestTimeoutMs: 20, syncTimeoutMarginMs: 0, retry: { maxRetries: 0 } });
+      { requestTimeoutMs: 2_000, syncTimeoutMarginMs: 0, retry: { maxRetries: 0 } });
     const result = await client.sync({ since: "s1", timeoutMs: 10, roomIds: [ROOM], timelineLimit: 5, signal: signal() });
     assert.equal(!result.ok && result.error.code, "matrix_network");
     assert.equal(!result.ok && result.error.retryable, true);
