@@ -10,7 +10,7 @@
 // - a slow CPU model can need longer for `max_output_tokens` than
 //   `request_timeout_seconds` allows (llama.cpp reports its speed).
 
-import type { Agent } from "undici";
+import type { HttpClient } from "../http/client.ts";
 import { z } from "zod";
 import type { AppConfig } from "../config/types.ts";
 import { offersTools } from "../llm/orchestrator.ts";
@@ -107,7 +107,7 @@ export function templateSeesTools(propsBody: string): boolean | null {
  * Null when tools are off, or the server has no llama.cpp `/props`.
  */
 export async function probeToolTemplate(
-  agent: Agent, config: AppConfig, headers: Readonly<Record<string, string>>, context: ProbeContext,
+  agent: HttpClient, config: AppConfig, headers: Readonly<Record<string, string>>, context: ProbeContext,
 ): Promise<PreflightResult | null> {
   if (!offersTools(config.llm)) return null;
   const props = await httpProbe(agent, { method: "GET", url: propsUrl(config.llm.base_url), headers, maxBodyBytes: PROPS_MAX_BYTES }, context);

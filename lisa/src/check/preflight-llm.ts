@@ -4,7 +4,7 @@
 // will send. Response bodies are classified, never printed: only bounded,
 // sanitised model ids from the list appear in the output.
 
-import type { Agent } from "undici";
+import type { HttpClient } from "../http/client.ts";
 import { z } from "zod";
 import type { AppConfig } from "../config/types.ts";
 import { completionsUrl, responseFormat } from "../llm/client.ts";
@@ -117,7 +117,7 @@ function explainRefusal(config: AppConfig, status: number, body: string, served:
     "(e.g. llama.cpp --jinja) and the configured llm.response_format");
 }
 
-async function probeWith(agent: Agent, config: AppConfig, context: ProbeContext): Promise<PreflightResult> {
+async function probeWith(agent: HttpClient, config: AppConfig, context: ProbeContext): Promise<PreflightResult> {
   const llm = config.llm;
   const models = await httpProbe(agent, { method: "GET", url: joinUrl(llm.base_url, "models"), headers: headers(llm, false), maxBodyBytes: MODELS_MAX_BYTES }, context);
   const down = unreachable(config, models, context);
@@ -149,12 +149,12 @@ async function probeWith(agent: Agent, config: AppConfig, context: ProbeContext)
   return passed(NAME, `model ${printable(llm.model)} accepts tool definitions (${listing})`);
 }
 
-/** Probes the LLM endpoint through its own agent, closed afterwards. */
+/** Probes the LLM endpoint through its own client, closed afterwards. */
 export async function probeLlm(config: AppConfig, context: ProbeContext): Promise<PreflightResult> {
   const agent = probeAgent(context.timeoutMs);
   try {
     return await probeWith(agent, config, context);
   } finally {
-    await agent.destroy().catch(() => undefined);
+    await agent.close();
   }
 }
