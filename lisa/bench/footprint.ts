@@ -66,14 +66,14 @@ async function measure(args: readonly string[], rounds: number): Promise<Footpri
 
 const STEPS: readonly { readonly label: string; readonly args: readonly string[] }[] = [
   { label: "+ node:http keep-alive client, 300 requests", args: ["--requests=300"] },
-  { label: "+ zod", args: ["zod"] },
+  { label: "+ valibot", args: ["valibot"] },
   { label: "+ pino", args: ["pino"] },
   { label: "+ smol-toml", args: ["smol-toml"] },
   { label: "+ node:sqlite", args: ["node:sqlite"] },
   { label: "+ markdown-it (answer stack)", args: ["markdown-it"] },
   { label: "+ sanitize-html (answer stack)", args: ["sanitize-html"] },
   { label: "+ parse5 (answer stack)", args: ["parse5"] },
-  { label: "all of the above, 300 requests", args: ["zod", "pino", "smol-toml", "node:sqlite", "markdown-it", "sanitize-html", "parse5", "--requests=300"] },
+  { label: "all of the above, 300 requests", args: ["valibot", "pino", "smol-toml", "node:sqlite", "markdown-it", "sanitize-html", "parse5", "--requests=300"] },
 ];
 
 /** Runs the benchmark. */

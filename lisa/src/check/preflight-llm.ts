@@ -5,10 +5,10 @@
 // sanitised model ids from the list appear in the output.
 
 import type { HttpClient } from "../http/client.ts";
-import { z } from "zod";
+import * as v from "valibot";
 import type { AppConfig } from "../config/types.ts";
 import { completionsUrl, responseFormat } from "../llm/client.ts";
-import { completionSchema } from "../llm/schemas.ts";
+import { parseCompletion } from "../llm/schemas.ts";
 import { httpProbe, joinUrl, probeAgent, type HttpOutcome } from "./preflight-http.ts";
 import { isListed, modelMissing, probeToolTemplate, speedProblem, unlistedModel, validationRefusal } from "./preflight-llm-server.ts";
 import { displayUrl, failed, passed, printable, timedOutResult, type PreflightResult, type ProbeContext } from "./preflight-result.ts";
@@ -28,7 +28,7 @@ export const PROBE_TOOL = {
   },
 } as const;
 
-const modelListSchema = z.object({ data: z.array(z.object({ id: z.string() })) });
+const modelListSchema = v.object({ data: v.array(v.object({ id: v.string() })) });
 
 const TOOLS_REFUSED = /\btools?\b|tool[_ ]?choice|function[_ ]?call|--jinja/i;
 const FORMAT_REFUSED = /response[_ ]?format|json[_ ]?schema|json[_ ]?object|grammar/i;
@@ -63,8 +63,8 @@ function headers(llm: AppConfig["llm"], json: boolean): Record<string, string> {
 function servedModels(outcome: HttpOutcome): string[] | null {
   if (outcome.kind !== "response" || outcome.status < 200 || outcome.status >= 300 || outcome.truncated) return null;
   try {
-    const parsed = modelListSchema.safeParse(JSON.parse(outcome.body));
-    return parsed.success ? parsed.data.data.map((entry) => entry.id) : null;
+    const parsed = v.safeParse(modelListSchema, JSON.parse(outcome.body));
+    return parsed.success ? parsed.output.data.map((entry) => entry.id) : null;
   } catch {
     return null;
   }
@@ -134,7 +134,7 @@ async function probeWith(agent: HttpClient, config: AppConfig, context: ProbeCon
   if (chat.status < 200 || chat.status >= 300) return explainRefusal(config, chat.status, chat.body, served);
   let shapeOk = false;
   try {
-    shapeOk = !chat.truncated && completionSchema.safeParse(JSON.parse(chat.body)).success;
+    shapeOk = !chat.truncated && parseCompletion(JSON.parse(chat.body)) !== null;
   } catch {
     shapeOk = false;
   }

@@ -12,7 +12,7 @@ import { abortedError, protocolError, timeoutError, unavailableError } from "./e
 import { attempt, statusClass } from "./http.ts";
 import { completionToTurn } from "./quirks.ts";
 import { backoffDelayMs, retryPolicy, sleep, type RetryPolicy } from "./retry.ts";
-import { completionSchema } from "./schemas.ts";
+import { parseCompletion } from "./schemas.ts";
 import type { ChatMessage, CompletePort, CompleteRequest, LlmTurn } from "./types.ts";
 
 /** Name of the JSON schema sent when `response_format = "json_schema"`. */
@@ -131,12 +131,12 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       const durationMs = Math.round(performance.now() - started);
       if (outcome.kind === "aborted") return err(abortedError(request.signal, request.deadline));
       if (outcome.kind === "ok") {
-        const parsed = completionSchema.safeParse(outcome.json);
-        if (!parsed.success) {
+        const parsed = parseCompletion(outcome.json);
+        if (parsed === null) {
           rlog.warn("llm_request_failed", { code: "llm_protocol_error", status_class: statusClass(outcome.status), attempt: attemptNo, duration_ms: durationMs });
           return err(protocolError("llm_protocol_error"));
         }
-        const turn = completionToTurn(parsed.data, request.tools.length > 0);
+        const turn = completionToTurn(parsed, request.tools.length > 0);
         rlog.debug("llm_request_done", {
           status_class: statusClass(outcome.status), attempt: attemptNo, duration_ms: durationMs,
           turn: turn.kind, tool_calls: turn.kind === "tool_calls" ? turn.calls.length : 0, truncated: turn.truncated === true,

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as v from "valibot";
 import type { EnabledSearchConfig } from "../config/types.ts";
 import { err, ok, type Result, type ToolExecutionError } from "../errors.ts";
 import { HttpClient } from "../http/client.ts";
@@ -35,11 +35,11 @@ export interface SearchQuery {
 }
 
 // Only the fields Lisa reads; everything else SearXNG sends is ignored.
-const responseSchema = z.object({ results: z.array(z.unknown()) });
-const hitSchema = z.object({
-  url: z.string().max(URL_MAX_CHARACTERS),
-  title: z.string().nullish(),
-  content: z.string().nullish(),
+const responseSchema = v.object({ results: v.array(v.unknown()) });
+const hitSchema = v.object({
+  url: v.pipe(v.string(), v.maxLength(URL_MAX_CHARACTERS)),
+  title: v.nullish(v.string()),
+  content: v.nullish(v.string()),
 });
 
 // One query per client: its socket is not kept.
@@ -71,20 +71,20 @@ export function parseSearxngResults(body: string, count: number): SearchHit[] | 
   } catch {
     return null;
   }
-  const parsed = responseSchema.safeParse(json);
+  const parsed = v.safeParse(responseSchema, json);
   if (!parsed.success) return null;
   const hits: SearchHit[] = [];
   const seen = new Set<string>();
-  for (const raw of parsed.data.results.slice(0, SEARCH_MAX_RAW_RESULTS)) {
-    const hit = hitSchema.safeParse(raw);
+  for (const raw of parsed.output.results.slice(0, SEARCH_MAX_RAW_RESULTS)) {
+    const hit = v.safeParse(hitSchema, raw);
     if (!hit.success) continue;
-    const url = normalizeSourceUrl(hit.data.url);
+    const url = normalizeSourceUrl(hit.output.url);
     if (url === null || seen.has(url)) continue;
     seen.add(url);
     hits.push({
       url,
-      title: boundedLabel(hit.data.title, SEARCH_TITLE_MAX_CHARACTERS),
-      snippet: boundedLabel(hit.data.content, SEARCH_SNIPPET_MAX_CHARACTERS),
+      title: boundedLabel(hit.output.title, SEARCH_TITLE_MAX_CHARACTERS),
+      snippet: boundedLabel(hit.output.content, SEARCH_SNIPPET_MAX_CHARACTERS),
     });
     if (hits.length >= count) break;
   }
