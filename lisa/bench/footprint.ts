@@ -1,7 +1,7 @@
 // Where an idle Lisa's resident set goes: fresh Node processes that load
-// Lisa's dependencies one by one (as src/main.ts configures V8), and undici
-// before and after a few hundred requests with and without the Liftoff-only
-// WebAssembly flags. Each figure is the median of `rounds` processes. These
+// Lisa's dependencies one by one (as src/main.ts configures V8), and Node's
+// own HTTP client (a keep-alive http.Agent, as under src/http/) after a few
+// hundred requests. Each figure is the median of `rounds` processes. These
 // are causes, not goals: the rows are reported against bare Node.
 import { distribution } from "./lib/stats.ts";
 import type { BenchResult } from "./lib/types.ts";
@@ -16,20 +16,16 @@ const MB = 1_000_000;
 
 // The child, plain JavaScript run with `node --input-type=module -e` (a .ts
 // child would load Node's TypeScript stripper, itself WebAssembly, into every
-// figure). Arguments: [--liftoff] [--requests=N] MODULE...; it imports the
-// modules (resolved from the package folder), optionally sends N requests
-// through an undici Agent to a local server, waits 1 s and prints its memory.
-// --liftoff sets the WebAssembly flags src/main.ts sets; every child sets
-// --optimize-for-size as src/main.ts does. node:http is loaded with require:
-// an ESM import reads its lazy WebSocket getters and loads Node's own bundled
-// undici (+14 MB), which Lisa never does.
+// figure). Arguments: [--requests=N] MODULE...; it imports the modules
+// (resolved from the package folder), optionally sends N requests through a
+// keep-alive node:http Agent to a local server, waits 1 s and prints its
+// memory. Every child sets --optimize-for-size as src/main.ts does.
 const CHILD = `
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { setFlagsFromString } from "node:v8";
 setFlagsFromString("--optimize-for-size");
 const args = process.argv.slice(1);
-if (args.includes("--liftoff")) for (const f of ["--liftoff-only", "--no-wasm-tier-up", "--no-wasm-dynamic-tiering"]) setFlagsFromString(f);
 const requests = Number(args.find((a) => a.startsWith("--requests="))?.split("=")[1] ?? 0);
 const http = createRequire(process.cwd() + "/")("node:http");
 for (const name of args.filter((a) => !a.startsWith("--"))) await import(name);
@@ -37,10 +33,11 @@ if (requests > 0) {
   const server = http.createServer((q, s) => s.end("{}")).listen(0, "127.0.0.1");
   await new Promise((resolve) => server.once("listening", resolve));
   const origin = "http://127.0.0.1:" + server.address().port;
-  const { Agent } = await import("undici");
-  const agent = new Agent();
-  for (let i = 0; i < requests; i += 1) await (await agent.request({ origin, path: "/", method: "GET" })).body.text();
-  await agent.close();
+  const agent = new http.Agent({ keepAlive: true });
+  for (let i = 0; i < requests; i += 1) {
+    await new Promise((resolve, reject) => http.get(origin + "/", { agent }, (res) => res.resume().on("end", resolve)).on("error", reject));
+  }
+  agent.destroy();
   server.close();
 }
 await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -68,17 +65,15 @@ async function measure(args: readonly string[], rounds: number): Promise<Footpri
 }
 
 const STEPS: readonly { readonly label: string; readonly args: readonly string[] }[] = [
-  { label: "+ undici (import)", args: ["undici"] },
-  { label: "+ undici, 300 requests", args: ["undici", "--requests=300"] },
-  { label: "+ undici, 300 requests, Liftoff only (as src/main.ts)", args: ["undici", "--requests=300", "--liftoff"] },
-  { label: "+ zod", args: ["zod"] },
+  { label: "+ node:http keep-alive client, 300 requests", args: ["--requests=300"] },
+  { label: "+ valibot", args: ["valibot"] },
   { label: "+ pino", args: ["pino"] },
   { label: "+ smol-toml", args: ["smol-toml"] },
   { label: "+ node:sqlite", args: ["node:sqlite"] },
   { label: "+ markdown-it (answer stack)", args: ["markdown-it"] },
   { label: "+ sanitize-html (answer stack)", args: ["sanitize-html"] },
   { label: "+ parse5 (answer stack)", args: ["parse5"] },
-  { label: "all of the above, 300 requests, Liftoff only", args: ["undici", "zod", "pino", "smol-toml", "node:sqlite", "markdown-it", "sanitize-html", "parse5", "--requests=300", "--liftoff"] },
+  { label: "all of the above, 300 requests", args: ["valibot", "pino", "smol-toml", "node:sqlite", "markdown-it", "sanitize-html", "parse5", "--requests=300"] },
 ];
 
 /** Runs the benchmark. */

@@ -4,7 +4,8 @@
 // (production files <= 300 counted lines, tests <= 500). Counted lines are
 // non-blank and not comments. Prints file:line: rule.
 //
-// Layers, lowest first: errors, log; config, state, web, render, matrix;
+// Layers, lowest first: errors, log; http (Lisa's own HTTP client); config,
+// state, web, render, matrix;
 // tools, rooms (room diagnosis over matrix); llm, context, ingest; invocation;
 // app (the running service) and check (`lisa check`'s probes), side by side;
 // cli; main; bin (the `lisa` entry: the Node version guard, then main).
@@ -22,19 +23,21 @@ const BASE = ["errors", "log"];
 const ALLOWED: Record<string, readonly string[]> = {
   errors: ["log"],
   log: ["errors"],
+  // Lisa's own HTTP client (issue 24): below every module that speaks HTTP.
+  http: BASE,
   config: BASE,
   state: BASE,
-  web: BASE,
+  web: [...BASE, "http"],
   render: BASE,
-  matrix: BASE,
-  tools: [...BASE, "web"],
-  llm: [...BASE, "tools"],
+  matrix: [...BASE, "http"],
+  tools: [...BASE, "web", "http"],
+  llm: [...BASE, "tools", "http"],
   context: [...BASE, "matrix"],
   ingest: [...BASE, "matrix", "state"],
   invocation: [...BASE, "state", "matrix", "context", "llm", "render"],
   rooms: [...BASE, "matrix"],
   app: ["*"],
-  check: [...BASE, "config", "state", "matrix", "rooms", "llm", "tools"],
+  check: [...BASE, "config", "state", "matrix", "rooms", "llm", "tools", "http"],
   cli: [...BASE, "app", "check", "config", "state"],
   main: [...BASE, "cli"],
   bin: ["cli", "main"],

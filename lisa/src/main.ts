@@ -23,13 +23,12 @@ function home(): string | null {
 // resident set flat under load (bench/memory.ts); V8 reads this flag at each
 // heap-growing decision, so setting it before any work is enough.
 setFlagsFromString("--optimize-for-size");
-// undici parses HTTP with llhttp compiled to WebAssembly. After some hundred
-// requests V8 compiles its hot functions a second time with TurboFan and keeps
-// both copies: about 10 MB (bench/memory.ts: idle 101-102 -> 92 MB, since the
-// first syncs already trigger it). Lisa's HTTP bodies are small, so the
-// baseline (Liftoff) code is enough. `--liftoff-only` implies the other two
-// only when given on the command line; at runtime all three must be set.
-// Lisa runs no other WebAssembly.
+// Run from source, Node strips Lisa's types with a WebAssembly compiler
+// (amaro). V8 compiles its hot functions a second time with TurboFan and keeps
+// both copies: without these flags an idle Lisa from source is 117 MB instead
+// of 100-102 MB (bench/memory.ts, issue 24; the built dist/ runs no
+// WebAssembly and is unaffected: 84.8 against 84.6 MB). `--liftoff-only`
+// implies the other two only on the command line; at runtime all three must be set.
 for (const flag of ["--liftoff-only", "--no-wasm-tier-up", "--no-wasm-dynamic-tiering"]) setFlagsFromString(flag);
 
 const cacheDirectory = compileCacheDirectory(process.env, home());

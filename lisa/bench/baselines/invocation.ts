@@ -1,6 +1,6 @@
 // Baseline of one invocation: the least a bot must do between a /sync
-// response and its reply, with the same HTTP calls Lisa makes (undici, one
-// Agent for Matrix and one for the LLM, as Lisa) and the same number of
+// response and its reply, with the same HTTP calls Lisa makes (node:http, one
+// keep-alive Agent for Matrix and one for the LLM, as Lisa) and the same number of
 // fsync'd SQLite commits (node:sqlite, WAL, synchronous=FULL):
 //   /sync -> commit (store candidate + position) -> next /sync in parallel
 //   PUT typing (not awaited, as Lisa) -> commit (lease) -> GET /context [-> GET /messages]
@@ -9,7 +9,7 @@
 // Usage: node bench/baselines/invocation.ts '<json BaselineInvocationOptions>'
 import { rmSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
-import { Agent } from "undici";
+import { Agent, request } from "node:http";
 
 /** What the bench tells the baseline. */
 export interface BaselineInvocationOptions {
@@ -31,8 +31,8 @@ export interface BaselineInvocationOptions {
 
 const options = JSON.parse(process.argv[2] ?? "{}") as BaselineInvocationOptions;
 const HEADERS = { "x-bench-client": "baseline", accept: "application/json" };
-const matrixAgent = new Agent({ keepAliveTimeout: 30_000 });
-const llmAgent = new Agent({ keepAliveTimeout: 30_000 });
+const matrixAgent = new Agent({ keepAlive: true, timeout: 30_000 });
+const llmAgent = new Agent({ keepAlive: true, timeout: 30_000 });
 const matrixOrigin = new URL(options.homeserverUrl).origin;
 const llm = new URL(options.llmUrl);
 let token = "";
@@ -41,9 +41,18 @@ async function call(agent: Agent, origin: string, method: "GET" | "POST" | "PUT"
   const headers: Record<string, string> = { ...HEADERS };
   if (token !== "") headers["authorization"] = `Bearer ${token}`;
   if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await agent.request({ origin, method, path, headers, body: body ?? null });
-  const text = await response.body.text();
-  if (response.statusCode >= 300) throw new Error(`baseline: ${method} ${path.split("?")[0]} -> ${response.statusCode}`);
+  if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
+  const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const outgoing = request(new URL(path, origin), { agent, method, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+      response.on("error", reject);
+    });
+    outgoing.on("error", reject);
+    outgoing.end(body);
+  });
+  if (status >= 300) throw new Error(`baseline: ${method} ${path.split("?")[0]} -> ${status}`);
   return JSON.parse(text) as Record<string, unknown>;
 }
 

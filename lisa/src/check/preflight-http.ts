@@ -1,8 +1,9 @@
-// One bounded HTTP exchange for the LLM and search probes: its own undici
-// Agent per probe (no shared credentials), no redirects followed, the body
-// read up to a cap, and every failure classified instead of thrown.
+// One bounded HTTP exchange for the LLM and search probes: its own
+// HttpClient per probe (no shared credentials), no redirects followed, the
+// body read up to a cap, and every failure classified instead of thrown.
 
-import { Agent } from "undici";
+import { HttpClient } from "../http/client.ts";
+import type { HttpFailure } from "../http/failure.ts";
 import type { ProbeContext } from "./preflight-result.ts";
 
 /** How one probe request ended. */
@@ -29,63 +30,39 @@ export interface HttpProbeRequest {
   readonly maxBodyBytes: number;
 }
 
-const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+// A probe's idle socket is not worth keeping: its client is closed right after.
+const PROBE_KEEP_ALIVE_MS = 1_000;
 
-/** A dedicated agent for one probe: one connection, every phase bounded by the probe's budget. */
-export function probeAgent(timeoutMs: number): Agent {
-  return new Agent({
-    connect: { timeout: timeoutMs },
+/** A dedicated client for one probe: one connection, every phase bounded by the probe's budget. */
+export function probeAgent(timeoutMs: number): HttpClient {
+  return new HttpClient({
+    connectTimeout: timeoutMs,
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
+    keepAliveTimeout: PROBE_KEEP_ALIVE_MS,
     connections: 1,
-    pipelining: 0,
   });
 }
 
-type Body = AsyncIterable<Uint8Array> & { destroy(): unknown; on(event: "error", listener: () => void): unknown };
-
-async function readUpTo(body: Body, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    const room = maxBytes - size;
-    if (chunk.byteLength > room) {
-      chunks.push(Buffer.from(chunk.subarray(0, room)));
-      body.on("error", () => undefined); // destroying an unread undici body emits an abort error
-      body.destroy();
-      return { text: Buffer.concat(chunks).toString("utf8"), truncated: true };
-    }
-    size += chunk.byteLength;
-    chunks.push(Buffer.from(chunk));
-  }
-  return { text: Buffer.concat(chunks).toString("utf8"), truncated: false };
-}
-
-function firstHeader(value: string | string[] | undefined): string | null {
-  if (value === undefined) return null;
-  return Array.isArray(value) ? (value[0] ?? null) : value;
+function failedOutcome(failure: HttpFailure, context: ProbeContext): HttpOutcome {
+  if (context.timedOut()) return { kind: "timeout" };
+  if (context.signal.aborted) return { kind: "aborted" };
+  if (failure.timedOut) return { kind: "timeout" };
+  return { kind: "network", code: failure.causeCode ?? "unknown" };
 }
 
 /** Sends one request through `agent`; never throws for network failures, timeouts or aborts. */
-export async function httpProbe(agent: Agent, request: HttpProbeRequest, context: ProbeContext): Promise<HttpOutcome> {
-  try {
-    const response = await agent.request({
-      origin: request.url.origin,
-      path: `${request.url.pathname}${request.url.search}`,
-      method: request.method,
-      headers: request.headers,
-      ...(request.body === undefined ? {} : { body: request.body }),
-      signal: context.signal,
-    });
-    const { text, truncated } = await readUpTo(response.body, request.maxBodyBytes);
-    return { kind: "response", status: response.statusCode, location: firstHeader(response.headers["location"]), body: text, truncated };
-  } catch (error) {
-    if (context.timedOut()) return { kind: "timeout" };
-    if (context.signal.aborted) return { kind: "aborted" };
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === "string" && TIMEOUT_CODES.has(code)) return { kind: "timeout" };
-    return { kind: "network", code: typeof code === "string" ? code : "unknown" };
-  }
+export async function httpProbe(agent: HttpClient, request: HttpProbeRequest, context: ProbeContext): Promise<HttpOutcome> {
+  const sent = await agent.request({
+    url: request.url, method: request.method, headers: request.headers, signal: context.signal,
+    ...(request.body === undefined ? {} : { body: request.body }),
+  });
+  if (!sent.ok) return failedOutcome(sent.error, context);
+  const response = sent.value;
+  const read = await response.body.readUpTo(request.maxBodyBytes);
+  if (!read.ok) return failedOutcome(read.error, context);
+  const location = response.headers["location"];
+  return { kind: "response", status: response.status, location: location ?? null, body: read.value.bytes.toString("utf8"), truncated: read.value.truncated };
 }
 
 /** `{base}/{leaf}`, tolerating a trailing slash on the base; the base's query is kept. */

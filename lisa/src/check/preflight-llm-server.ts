@@ -10,8 +10,9 @@
 // - a slow CPU model can need longer for `max_output_tokens` than
 //   `request_timeout_seconds` allows (llama.cpp reports its speed).
 
-import type { Agent } from "undici";
-import { z } from "zod";
+import type { HttpClient } from "../http/client.ts";
+import * as v from "valibot";
+import { jsonObject } from "../llm/schemas.ts";
 import type { AppConfig } from "../config/types.ts";
 import { offersTools } from "../llm/orchestrator.ts";
 import { errorFields, isValidationFailure } from "../llm/server-errors.ts";
@@ -72,9 +73,9 @@ export function validationRefusal(config: AppConfig, status: number, body: strin
     "check that it is an OpenAI-compatible server version that supports tool calling and the configured llm.response_format");
 }
 
-const propsSchema = z.object({
-  chat_template: z.string().optional(),
-  chat_template_caps: z.record(z.string(), z.unknown()).optional(),
+const propsSchema = v.object({
+  chat_template: v.optional(v.string()),
+  chat_template_caps: v.optional(jsonObject),
 });
 
 /** `{origin}/props` for a base URL ending in `/v1` (llama-server serves it beside, not under, /v1). */
@@ -87,11 +88,11 @@ export function propsUrl(baseUrl: string): URL {
 
 /** Whether a llama-server `/props` body shows a chat template that renders tools; null when it says nothing. */
 export function templateSeesTools(propsBody: string): boolean | null {
-  let parsed: z.infer<typeof propsSchema>;
+  let parsed: v.InferOutput<typeof propsSchema>;
   try {
-    const result = propsSchema.safeParse(JSON.parse(propsBody));
+    const result = v.safeParse(propsSchema, JSON.parse(propsBody));
     if (!result.success) return null;
-    parsed = result.data;
+    parsed = result.output;
   } catch {
     return null;
   }
@@ -107,7 +108,7 @@ export function templateSeesTools(propsBody: string): boolean | null {
  * Null when tools are off, or the server has no llama.cpp `/props`.
  */
 export async function probeToolTemplate(
-  agent: Agent, config: AppConfig, headers: Readonly<Record<string, string>>, context: ProbeContext,
+  agent: HttpClient, config: AppConfig, headers: Readonly<Record<string, string>>, context: ProbeContext,
 ): Promise<PreflightResult | null> {
   if (!offersTools(config.llm)) return null;
   const props = await httpProbe(agent, { method: "GET", url: propsUrl(config.llm.base_url), headers, maxBodyBytes: PROPS_MAX_BYTES }, context);
@@ -120,7 +121,7 @@ export async function probeToolTemplate(
     "or set llm.max_tool_calls = 0 to run without tools");
 }
 
-const timingsSchema = z.object({ timings: z.object({ predicted_per_second: z.number().positive() }) });
+const timingsSchema = v.object({ timings: v.object({ predicted_per_second: v.pipe(v.number(), v.gtValue(0)) }) });
 
 /**
  * Fails when the generation speed the server reported for the probe
@@ -130,9 +131,9 @@ const timingsSchema = z.object({ timings: z.object({ predicted_per_second: z.num
 export function speedProblem(config: AppConfig, completionBody: string): PreflightResult | null {
   let speed: number;
   try {
-    const parsed = timingsSchema.safeParse(JSON.parse(completionBody));
+    const parsed = v.safeParse(timingsSchema, JSON.parse(completionBody));
     if (!parsed.success) return null;
-    speed = parsed.data.timings.predicted_per_second;
+    speed = parsed.output.timings.predicted_per_second;
   } catch {
     return null;
   }

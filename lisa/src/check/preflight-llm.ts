@@ -4,11 +4,11 @@
 // will send. Response bodies are classified, never printed: only bounded,
 // sanitised model ids from the list appear in the output.
 
-import type { Agent } from "undici";
-import { z } from "zod";
+import type { HttpClient } from "../http/client.ts";
+import * as v from "valibot";
 import type { AppConfig } from "../config/types.ts";
 import { completionsUrl, responseFormat } from "../llm/client.ts";
-import { completionSchema } from "../llm/schemas.ts";
+import { parseCompletion } from "../llm/schemas.ts";
 import { httpProbe, joinUrl, probeAgent, type HttpOutcome } from "./preflight-http.ts";
 import { isListed, modelMissing, probeToolTemplate, speedProblem, unlistedModel, validationRefusal } from "./preflight-llm-server.ts";
 import { displayUrl, failed, passed, printable, timedOutResult, type PreflightResult, type ProbeContext } from "./preflight-result.ts";
@@ -28,7 +28,7 @@ export const PROBE_TOOL = {
   },
 } as const;
 
-const modelListSchema = z.object({ data: z.array(z.object({ id: z.string() })) });
+const modelListSchema = v.object({ data: v.array(v.object({ id: v.string() })) });
 
 const TOOLS_REFUSED = /\btools?\b|tool[_ ]?choice|function[_ ]?call|--jinja/i;
 const FORMAT_REFUSED = /response[_ ]?format|json[_ ]?schema|json[_ ]?object|grammar/i;
@@ -63,8 +63,8 @@ function headers(llm: AppConfig["llm"], json: boolean): Record<string, string> {
 function servedModels(outcome: HttpOutcome): string[] | null {
   if (outcome.kind !== "response" || outcome.status < 200 || outcome.status >= 300 || outcome.truncated) return null;
   try {
-    const parsed = modelListSchema.safeParse(JSON.parse(outcome.body));
-    return parsed.success ? parsed.data.data.map((entry) => entry.id) : null;
+    const parsed = v.safeParse(modelListSchema, JSON.parse(outcome.body));
+    return parsed.success ? parsed.output.data.map((entry) => entry.id) : null;
   } catch {
     return null;
   }
@@ -117,7 +117,7 @@ function explainRefusal(config: AppConfig, status: number, body: string, served:
     "(e.g. llama.cpp --jinja) and the configured llm.response_format");
 }
 
-async function probeWith(agent: Agent, config: AppConfig, context: ProbeContext): Promise<PreflightResult> {
+async function probeWith(agent: HttpClient, config: AppConfig, context: ProbeContext): Promise<PreflightResult> {
   const llm = config.llm;
   const models = await httpProbe(agent, { method: "GET", url: joinUrl(llm.base_url, "models"), headers: headers(llm, false), maxBodyBytes: MODELS_MAX_BYTES }, context);
   const down = unreachable(config, models, context);
@@ -134,7 +134,7 @@ async function probeWith(agent: Agent, config: AppConfig, context: ProbeContext)
   if (chat.status < 200 || chat.status >= 300) return explainRefusal(config, chat.status, chat.body, served);
   let shapeOk = false;
   try {
-    shapeOk = !chat.truncated && completionSchema.safeParse(JSON.parse(chat.body)).success;
+    shapeOk = !chat.truncated && parseCompletion(JSON.parse(chat.body)) !== null;
   } catch {
     shapeOk = false;
   }
@@ -149,12 +149,12 @@ async function probeWith(agent: Agent, config: AppConfig, context: ProbeContext)
   return passed(NAME, `model ${printable(llm.model)} accepts tool definitions (${listing})`);
 }
 
-/** Probes the LLM endpoint through its own agent, closed afterwards. */
+/** Probes the LLM endpoint through its own client, closed afterwards. */
 export async function probeLlm(config: AppConfig, context: ProbeContext): Promise<PreflightResult> {
   const agent = probeAgent(context.timeoutMs);
   try {
     return await probeWith(agent, config, context);
   } finally {
-    await agent.destroy().catch(() => undefined);
+    await agent.close();
   }
 }

@@ -54,7 +54,7 @@ function explainStatus(config: EnabledSearchConfig, status: number, location: st
   return failed(NAME, "search_http_error", `${endpoint} answered HTTP ${status}: check search.endpoint`);
 }
 
-/** Probes SearXNG's JSON API through its own agent, closed afterwards. */
+/** Probes SearXNG's JSON API through its own client, closed afterwards. */
 export async function probeSearch(config: AppConfig, context: ProbeContext): Promise<PreflightResult> {
   const configured = config.search.endpoint;
   if (configured === null) return passed(NAME, SEARCH_OFF_DETAIL);
@@ -80,6 +80,6 @@ export async function probeSearch(config: AppConfig, context: ProbeContext): Pro
       ? "JSON format enabled; 0 results for the test query (are SearXNG's engines working?)"
       : `JSON format enabled; ${hits.length} results for the test query`);
   } finally {
-    await agent.destroy().catch(() => undefined);
+    await agent.close();
   }
 }

@@ -1,10 +1,11 @@
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseToml } from "smol-toml";
-import type { z } from "zod";
+import type * as v from "valibot";
+import { safeParse } from "valibot";
 import { ConfigurationError, err, ok, type Result } from "../errors.ts";
 import { PERSONA_MAX_BYTES } from "./limits.ts";
-import { fileSchema, type FileConfig } from "./schema.ts";
+import { fileSchema, KNOWN_KEYS, type FileConfig } from "./schema.ts";
 import { Secret } from "./secret.ts";
 import type { AppConfig } from "./types.ts";
 
@@ -42,28 +43,40 @@ export function readConfigFile(path: string): Result<ParsedConfigFile, Configura
     const what = (e.message ?? "invalid TOML").split("\n")[0]?.replace(/^Invalid TOML document: /, "") ?? "invalid TOML";
     return fail([`config: TOML syntax error at line ${e.line ?? "?"}, column ${e.column ?? "?"}: ${what}`]);
   }
-  const parsed = fileSchema.safeParse(raw);
-  if (!parsed.success) return fail(describeIssues(parsed.error.issues));
-  return ok({ file: parsed.data, baseDir: dirname(absolute) });
+  const parsed = safeParse(fileSchema, raw);
+  if (!parsed.success) return fail(describeIssues(raw, parsed.issues));
+  return ok({ file: parsed.output, baseDir: dirname(absolute) });
 }
 
 function fail(problems: string[]): { readonly ok: false; readonly error: ConfigurationError } {
   return err(new ConfigurationError("config_invalid", problems));
 }
 
-function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+function isTable(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Every unknown key of the file and its known tables (the schema reports only the first per table). */
+function unknownKeys(raw: unknown): string[] {
+  if (!isTable(raw)) return [];
   const lines: string[] = [];
-  for (const issue of issues) {
-    const at = issue.path.map(String).join(".");
-    if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) lines.push(`${at === "" ? key : `${at}.${key}`}: unknown key`);
-    } else if (issue.code === "invalid_type" && /received undefined$/.test(issue.message)) {
-      lines.push(`${at}: is required`);
-    } else {
-      lines.push(`${at === "" ? "config" : at}: ${issue.message}`);
-    }
+  for (const [table, known] of Object.entries(KNOWN_KEYS)) {
+    const value = table === "" ? raw : raw[table];
+    if (!isTable(value)) continue;
+    for (const key of Object.keys(value)) if (!known.includes(key)) lines.push(`${table === "" ? key : `${table}.${key}`}: unknown key`);
   }
   return lines;
+}
+
+function describeIssues(raw: unknown, issues: readonly v.BaseIssue<unknown>[]): string[] {
+  const lines: string[] = [];
+  for (const issue of issues) {
+    const at = (issue.path ?? []).map((item) => String(item.key)).join(".");
+    if (issue.type === "strict_object" && issue.expected === "never") continue; // every unknown key is listed below
+    if (issue.kind === "schema" && issue.received === "undefined") lines.push(`${at}: is required`);
+    else lines.push(`${at === "" ? "config" : at}: ${issue.message}`);
+  }
+  return [...lines, ...unknownKeys(raw)];
 }
 
 function resolveSecret(key: string, ref: string, env: Environment, problems: string[]): Secret | null {

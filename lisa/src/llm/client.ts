@@ -1,18 +1,18 @@
 // The OpenAI-compatible chat-completions client (design 12.1, typescript.md
-// 3.2). It owns its own undici Agent, so no headers, cookies or credentials
+// 3.2). It owns its own HttpClient (keep-alive sockets), so no headers, cookies or credentials
 // are shared with the Matrix, search or web clients. It logs codes, status
 // classes, durations and retry delays only: never bodies, prompts or the key.
 
-import { Agent } from "undici";
 import type { LlmConfig } from "../config/types.ts";
 import { err, InvocationLimitError, ok, type LisaError, type Result } from "../errors.ts";
+import { HttpClient } from "../http/client.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ToolDefinition } from "../tools/port.ts";
 import { abortedError, protocolError, timeoutError, unavailableError } from "./errors.ts";
 import { attempt, statusClass } from "./http.ts";
 import { completionToTurn } from "./quirks.ts";
 import { backoffDelayMs, retryPolicy, sleep, type RetryPolicy } from "./retry.ts";
-import { completionSchema } from "./schemas.ts";
+import { parseCompletion } from "./schemas.ts";
 import type { ChatMessage, CompletePort, CompleteRequest, LlmTurn } from "./types.ts";
 
 /** Name of the JSON schema sent when `response_format = "json_schema"`. */
@@ -42,7 +42,7 @@ export interface LlmClientOptions {
 /** The chat-completions client: the `complete` port plus the owned connection pool. */
 export interface LlmClient {
   readonly complete: CompletePort;
-  /** Closes the client's own undici Agent. */
+  /** Closes the client's own sockets. */
   close(): Promise<void>;
 }
 
@@ -94,15 +94,16 @@ export function completionsUrl(baseUrl: string): URL {
   return url;
 }
 
-/** Creates the client with its own undici Agent. */
+/** Creates the client with its own HttpClient. */
 export function createLlmClient(options: LlmClientOptions): LlmClient {
   const { llm, log } = options;
   const requestTimeoutMs = llm.request_timeout_seconds * 1000;
-  const agent = new Agent({
-    connect: { timeout: Math.min(requestTimeoutMs, 30_000) },
+  const http = new HttpClient({
+    connectTimeout: Math.min(requestTimeoutMs, 30_000),
     headersTimeout: requestTimeoutMs,
     bodyTimeout: requestTimeoutMs,
     keepAliveTimeout: 10_000,
+    decompress: true,
   });
   const policy = retryPolicy(options.retry);
   const random = options.random ?? Math.random;
@@ -124,18 +125,18 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       if (request.signal.aborted || remaining <= 0) return err(abortedError(request.signal, request.deadline));
       const started = performance.now();
       const outcome = await attempt({
-        dispatcher: agent, url, headers, body, maxResponseBytes, signal: request.signal,
+        client: http, url, headers, body, maxResponseBytes, signal: request.signal,
         timeoutMs: Math.max(1, Math.min(requestTimeoutMs, remaining)),
       });
       const durationMs = Math.round(performance.now() - started);
       if (outcome.kind === "aborted") return err(abortedError(request.signal, request.deadline));
       if (outcome.kind === "ok") {
-        const parsed = completionSchema.safeParse(outcome.json);
-        if (!parsed.success) {
+        const parsed = parseCompletion(outcome.json);
+        if (parsed === null) {
           rlog.warn("llm_request_failed", { code: "llm_protocol_error", status_class: statusClass(outcome.status), attempt: attemptNo, duration_ms: durationMs });
           return err(protocolError("llm_protocol_error"));
         }
-        const turn = completionToTurn(parsed.data, request.tools.length > 0);
+        const turn = completionToTurn(parsed, request.tools.length > 0);
         rlog.debug("llm_request_done", {
           status_class: statusClass(outcome.status), attempt: attemptNo, duration_ms: durationMs,
           turn: turn.kind, tool_calls: turn.kind === "tool_calls" ? turn.calls.length : 0, truncated: turn.truncated === true,
@@ -167,5 +168,5 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
     return err(unavailableError(lastCode));
   };
 
-  return { complete, close: () => agent.close() };
+  return { complete, close: () => http.close() };
 }

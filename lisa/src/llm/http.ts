@@ -3,9 +3,10 @@
 // of the outcome that the retry loop in client.ts acts on. Bodies are never
 // logged or copied into errors.
 
-import type { Dispatcher } from "undici";
 import type { LisaError } from "../errors.ts";
 import { InvocationLimitError } from "../errors.ts";
+import type { ResponseBody } from "../http/body.ts";
+import type { HttpClient } from "../http/client.ts";
 import { LlmRejectedError, protocolError } from "./errors.ts";
 import { parseRetryAfterMs } from "./retry.ts";
 import { isValidationFailure } from "./server-errors.ts";
@@ -20,7 +21,7 @@ export type AttemptOutcome =
 
 /** Inputs of one attempt. */
 export interface AttemptInput {
-  readonly dispatcher: Dispatcher;
+  readonly client: HttpClient;
   readonly url: URL;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
@@ -34,29 +35,10 @@ export interface AttemptInput {
 const ERROR_BODY_BYTES = 16 * 1024;
 const CONTEXT_EXCEEDED = /context[ _-]?(length|size|window)|maximum context|too many tokens|prompt is too long|exceeds? the (available )?context/i;
 
-class BodyTooLarge extends Error {}
-
-async function readBounded(body: AsyncIterable<Uint8Array> & { destroy(): unknown }, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > limit) {
-      body.destroy();
-      throw new BodyTooLarge();
-    }
-    chunks.push(Buffer.from(chunk));
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
-/** Reads at most `limit` bytes of an error body, then discards the rest. */
-async function readErrorSnippet(body: AsyncIterable<Uint8Array> & { destroy(): unknown }): Promise<string> {
-  try {
-    return await readBounded(body, ERROR_BODY_BYTES);
-  } catch {
-    return "";
-  }
+/** Reads at most ERROR_BODY_BYTES of an error body ("" when longer or broken), then discards the rest. */
+async function readErrorSnippet(body: ResponseBody): Promise<string> {
+  const text = await body.text(ERROR_BODY_BYTES);
+  return text.ok ? text.value : "";
 }
 
 function classifyStatus(status: number, snippet: string, retryAfterMs: number | null): AttemptOutcome {
@@ -89,31 +71,32 @@ export async function attempt(input: AttemptInput): Promise<AttemptOutcome> {
   input.signal.addEventListener("abort", onAbort, { once: true });
   try {
     if (input.signal.aborted) return { kind: "aborted" };
-    const response = await input.dispatcher.request({
-      origin: input.url.origin,
-      path: `${input.url.pathname}${input.url.search}`,
-      method: "POST",
-      headers: input.headers,
-      body: input.body,
-      signal: controller.signal,
-    });
-    const status = response.statusCode;
+    const sent = await input.client.request({ url: input.url, method: "POST", headers: input.headers, body: input.body, signal: controller.signal });
+    if (!sent.ok) return failed(input.signal, timedOut);
+    const response = sent.value;
+    const status = response.status;
     if (status < 200 || status >= 300) {
       const snippet = await readErrorSnippet(response.body);
       return classifyStatus(status, snippet, parseRetryAfterMs(response.headers["retry-after"], Date.now()));
     }
-    const text = await readBounded(response.body, input.maxResponseBytes);
-    const json = tryParseJson(text);
+    const text = await response.body.text(input.maxResponseBytes);
+    if (!text.ok) {
+      if (text.error.code === "http_body_too_large") return { kind: "failed", status: 200, error: protocolError("llm_response_too_large") };
+      return failed(input.signal, timedOut);
+    }
+    const json = tryParseJson(text.value);
     if (json === undefined) return { kind: "failed", status, error: protocolError("llm_protocol_error") };
     return { kind: "ok", status, json };
-  } catch (error) {
-    if (error instanceof BodyTooLarge) return { kind: "failed", status: 200, error: protocolError("llm_response_too_large") };
-    if (input.signal.aborted) return { kind: "aborted" };
-    return { kind: "transient", code: timedOut ? "llm_timeout" : "llm_network", status: null, retryAfterMs: null };
   } finally {
     clearTimeout(timer);
     input.signal.removeEventListener("abort", onAbort);
   }
+}
+
+/** No usable response: the invocation's abort, the attempt's timeout, or a network failure. */
+function failed(signal: AbortSignal, attemptTimedOut: boolean): AttemptOutcome {
+  if (signal.aborted) return { kind: "aborted" };
+  return { kind: "transient", code: attemptTimedOut ? "llm_timeout" : "llm_network", status: null, retryAfterMs: null };
 }
 
 /** `2xx`-style class of an HTTP status for logs ("none" when no response arrived). */

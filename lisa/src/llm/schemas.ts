@@ -1,51 +1,62 @@
-// zod schemas of the chat-completions response fields Lisa relies on. Unknown
+// Valibot schemas of the chat-completions response fields Lisa relies on. Unknown
 // fields (usage, timings, logprobs, reasoning_content, system_fingerprint ...)
 // are ignored; what Lisa reads is validated strictly, but in the shapes
 // self-hosted servers really send (see quirks.ts).
 
-import { z } from "zod";
+import * as v from "valibot";
+
+/** Any JSON object: not an array (valibot's record would take one), not null. */
+export const jsonObject = v.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+);
 
 // `arguments` arrives as a JSON string (OpenAI, vLLM, llama.cpp) or as an
 // object (some Ollama versions and proxies); null or absent means "no arguments".
-const toolArguments = z.union([z.string(), z.record(z.string(), z.unknown()), z.null()]).optional();
+const toolArguments = v.optional(v.union([v.string(), jsonObject, v.null()]));
 
-const functionCall = z.object({
-  name: z.string().min(1),
+const functionCall = v.object({
+  name: v.pipe(v.string(), v.minLength(1)),
   arguments: toolArguments,
 });
 
-const toolCall = z.object({
+const toolCall = v.object({
   // Missing, null or empty ids are synthesized later.
-  id: z.string().nullish(),
+  id: v.nullish(v.string()),
   // Missing on some llama.cpp and Ollama builds; when present it must be a string.
-  type: z.string().nullish(),
+  type: v.nullish(v.string()),
   function: functionCall,
 });
 
 // Content is a string, null (tool calls only), or an array of typed parts.
-const contentPart = z.object({ type: z.string(), text: z.string().nullish() });
-const content = z.union([z.string(), z.null(), z.array(contentPart)]).optional();
+const contentPart = v.object({ type: v.string(), text: v.nullish(v.string()) });
+const content = v.optional(v.union([v.string(), v.null(), v.array(contentPart)]));
 
-const message = z.object({
+const message = v.object({
   content,
-  tool_calls: z.array(toolCall).nullish(),
+  tool_calls: v.nullish(v.array(toolCall)),
   // The legacy single `function_call` some older servers still emit.
-  function_call: functionCall.nullish(),
+  function_call: v.nullish(functionCall),
 });
 
-const choice = z.object({
+const choice = v.object({
   message,
-  finish_reason: z.string().nullish(),
+  finish_reason: v.nullish(v.string()),
 });
 
 /** The subset of a chat-completions response Lisa reads. */
-export const completionSchema = z.object({
-  choices: z.array(choice).min(1),
+export const completionSchema = v.object({
+  choices: v.pipe(v.array(choice), v.minLength(1)),
 });
 
+/** Validates a chat-completions response; null when it is not the documented shape. */
+export function parseCompletion(value: unknown): Completion | null {
+  const parsed = v.safeParse(completionSchema, value);
+  return parsed.success ? parsed.output : null;
+}
+
 /** A parsed chat-completions response. */
-export type Completion = z.infer<typeof completionSchema>;
+export type Completion = v.InferOutput<typeof completionSchema>;
 /** One parsed response message. */
-export type CompletionMessage = z.infer<typeof message>;
+export type CompletionMessage = v.InferOutput<typeof message>;
 /** One parsed tool call. */
-export type CompletionToolCall = z.infer<typeof toolCall>;
+export type CompletionToolCall = v.InferOutput<typeof toolCall>;

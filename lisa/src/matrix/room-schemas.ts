@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as v from "valibot";
 import { ok, type Result } from "../errors.ts";
 import type { MatrixError } from "./errors.ts";
 import type { RawEvent, StateEvent } from "./port.ts";
@@ -9,12 +9,12 @@ import { id, jsonObject, parseBody } from "./wire.ts";
 // encryption markers a joined room's sync entry can carry.
 
 /** `GET /joined_rooms`. */
-export const joinedRoomsSchema = z.object({ joined_rooms: z.array(id) });
+export const joinedRoomsSchema = v.object({ joined_rooms: v.array(id) });
 
 /** `GET /directory/room/{alias}`. */
-export const directorySchema = z.object({ room_id: id });
+export const directorySchema = v.object({ room_id: id });
 
-const stateEventSchema = z.object({ type: z.string(), sender: id, content: jsonObject });
+const stateEventSchema = v.object({ type: v.string(), sender: id, content: jsonObject });
 
 /** Event types that mark a room as end-to-end encrypted. */
 export const ENCRYPTION_TYPES: readonly string[] = ["m.room.encryption", "m.room.encrypted"];
@@ -33,8 +33,8 @@ export function normalizeDirectory(body: unknown): Result<string, MatrixError> {
 
 /** Normalises a state-event read: a full event (`format=event`) or, from older servers, its content alone. */
 export function normalizeStateEvent(body: unknown): Result<StateEvent, MatrixError> {
-  const event = stateEventSchema.safeParse(body);
-  if (event.success) return ok({ sender: event.data.sender, content: event.data.content });
+  const event = v.safeParse(stateEventSchema, body);
+  if (event.success) return ok({ sender: event.output.sender, content: event.output.content });
   const content = parseBody(jsonObject, body);
   return content.ok ? ok({ sender: null, content: content.value }) : content;
 }

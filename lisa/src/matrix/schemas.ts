@@ -1,95 +1,96 @@
-import { z } from "zod";
+import * as v from "valibot";
 import { err, ok, type Result } from "../errors.ts";
 import { badResponseError, MATRIX_CODES, roomMismatchError } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
 import type { EventContext, EventPage, RawEvent, SyncBatch, SyncRoom, WhoAmI } from "./port.ts";
 import { sectionRoomIds, showsEncryption } from "./room-schemas.ts";
-import { id, jsonObject, optionalToken, parseBody } from "./wire.ts";
+import { id, jsonObject, optionalToken, orNull, parseBody } from "./wire.ts";
 
-// Zod schemas of every Matrix response Lisa reads, and their normalisation into
+// Valibot schemas of every Matrix response Lisa reads, and their normalisation into
 // the port types. Unknown fields are stripped; required fields and types are
 // strict. Event lists are validated one event at a time so one malformed event
 // is dropped (reported through `onDrop`) instead of failing the whole response.
 
-const eventList = z.array(z.unknown()).nullish().transform((value) => value ?? []);
+const eventList = v.nullish(v.array(v.unknown()), () => []);
+const positiveInteger = v.pipe(v.number(), v.integer(), v.gtValue(0));
 
 /** One client-format event: the fields Lisa reads. */
-export const rawEventSchema = z.object({
+export const rawEventSchema = v.object({
   event_id: id,
   type: id,
   sender: id,
-  origin_server_ts: z.number().int().nonnegative(),
-  room_id: id.optional(),
-  state_key: z.string().optional(),
-  redacts: z.string().optional(),
+  origin_server_ts: v.pipe(v.number(), v.integer(), v.minValue(0)),
+  room_id: v.optional(id),
+  state_key: v.optional(v.string()),
+  redacts: v.optional(v.string()),
   content: jsonObject,
-  unsigned: jsonObject.optional(),
+  unsigned: v.optional(jsonObject),
 });
 
 /** `GET /login`: the offered login flows. */
-export const loginFlowsSchema = z.object({ flows: z.array(z.object({ type: z.string() })) });
+export const loginFlowsSchema = v.object({ flows: v.array(v.object({ type: v.string() })) });
 
 /** `POST /login` success. */
-export const loginResponseSchema = z.object({
+export const loginResponseSchema = v.object({
   user_id: id,
   access_token: id,
   device_id: id,
   refresh_token: optionalToken,
-  expires_in_ms: z.number().int().positive().nullish().transform((value) => value ?? null),
+  expires_in_ms: orNull(positiveInteger),
 });
 
 /** `POST /refresh` success (a missing refresh token means the old one stays valid). */
-export const refreshResponseSchema = z.object({
+export const refreshResponseSchema = v.object({
   access_token: id,
   refresh_token: optionalToken,
-  expires_in_ms: z.number().int().positive().nullish().transform((value) => value ?? null),
+  expires_in_ms: orNull(positiveInteger),
 });
 
 /** `GET /account/whoami`. */
-export const whoamiSchema = z.object({ user_id: id, device_id: id.nullish().transform((value) => value ?? null) });
+export const whoamiSchema = v.object({ user_id: id, device_id: orNull(id) });
 
-const timelineSchema = z.object({
+const timelineSchema = v.object({
   events: eventList,
-  limited: z.boolean().nullish().transform((value) => value ?? false),
+  limited: v.nullish(v.boolean(), false),
   prev_batch: optionalToken,
 });
 
 /** One `rooms.join` entry; only the timeline is read. */
-export const joinedRoomSchema = z.object({ timeline: timelineSchema.nullish() });
+export const joinedRoomSchema = v.object({ timeline: v.nullish(timelineSchema) });
 
 /** `GET /sync`: `next_batch` is mandatory; only `rooms.join` is read. */
-export const syncResponseSchema = z.object({
+export const syncResponseSchema = v.object({
   next_batch: id,
-  rooms: z.object({ join: jsonObject.nullish(), invite: z.unknown().optional(), leave: z.unknown().optional() }).nullish(),
+  rooms: v.nullish(v.object({ join: v.nullish(jsonObject), invite: v.optional(v.unknown()), leave: v.optional(v.unknown()) })),
 });
 
 /** `GET /rooms/{id}/context/{event}`. */
-export const contextResponseSchema = z.object({
-  event: z.unknown(),
+export const contextResponseSchema = v.object({
+  event: v.unknown(),
   events_before: eventList,
   start: optionalToken,
   state: eventList,
 });
 
 /** `GET /rooms/{id}/context/{event}`, read for what follows the anchor. */
-export const contextAfterSchema = z.object({ events_after: eventList, end: optionalToken });
+export const contextAfterSchema = v.object({ events_after: eventList, end: optionalToken });
 
 /** `GET /rooms/{id}/messages`. */
-export const messagesResponseSchema = z.object({ chunk: z.array(z.unknown()), end: optionalToken });
+export const messagesResponseSchema = v.object({ chunk: v.array(v.unknown()), end: optionalToken });
 
 /** `GET /rooms/{id}/relations/{root}/m.thread`. */
-export const relationsResponseSchema = z.object({ chunk: z.array(z.unknown()), next_batch: optionalToken });
+export const relationsResponseSchema = v.object({ chunk: v.array(v.unknown()), next_batch: optionalToken });
 
 /** `PUT /rooms/{id}/send/...`. */
-export const sendResponseSchema = z.object({ event_id: id });
+export const sendResponseSchema = v.object({ event_id: id });
 
 /** `PUT /rooms/{id}/typing/{user}`: an (empty) JSON object. */
-export const typingResponseSchema = z.object({});
+export const typingResponseSchema = v.object({});
 
 /** Called once per event (or room) left out of a response, with a stable reason code. */
 export type DropReporter = (code: string, roomId: string | null) => void;
 
-function toRawEvent(parsed: z.output<typeof rawEventSchema>): RawEvent {
+function toRawEvent(parsed: v.InferOutput<typeof rawEventSchema>): RawEvent {
   const { room_id, state_key, unsigned, redacts, ...required } = parsed;
   return {
     ...required,
@@ -102,10 +103,10 @@ function toRawEvent(parsed: z.output<typeof rawEventSchema>): RawEvent {
 
 /** Validates one event; a present `room_id` must equal `roomId`. */
 export function parseEvent(value: unknown, roomId: string): Result<RawEvent, MatrixError> {
-  const parsed = rawEventSchema.safeParse(value);
+  const parsed = v.safeParse(rawEventSchema, value);
   if (!parsed.success) return err(badResponseError(200));
-  if (parsed.data.room_id !== undefined && parsed.data.room_id !== roomId) return err(roomMismatchError());
-  return ok(toRawEvent(parsed.data));
+  if (parsed.output.room_id !== undefined && parsed.output.room_id !== roomId) return err(roomMismatchError());
+  return ok(toRawEvent(parsed.output));
 }
 
 /** Keeps the valid events of a list in order, reporting each dropped one. */
@@ -125,12 +126,12 @@ export function normalizeSync(body: unknown, onDrop: DropReporter): Result<SyncB
   if (!parsed.ok) return parsed;
   const rooms: SyncRoom[] = [];
   for (const [roomId, value] of Object.entries(parsed.value.rooms?.join ?? {})) {
-    const room = joinedRoomSchema.safeParse(value);
+    const room = v.safeParse(joinedRoomSchema, value);
     if (!room.success) {
       onDrop("matrix_room_malformed", roomId);
       continue;
     }
-    const timeline = room.data.timeline;
+    const timeline = room.output.timeline;
     const events = parseEventList(timeline?.events ?? [], roomId, onDrop);
     rooms.push({
       roomId,

@@ -1,12 +1,14 @@
-import { Agent } from "undici";
 import { err, ok, type Result } from "../errors.ts";
+import { HttpClient } from "../http/client.ts";
+import type { HttpFailure } from "../http/failure.ts";
 import { abortedError, badResponseError, errorFromResponse, networkError, tooLargeError } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
 import { readErrorBody } from "./wire.ts";
 
-// HTTP transport of the Matrix client: its own undici Agent (shared with
-// nothing else), JSON bodies, the access token only in the Authorization
-// header, a deadline on every request, and error mapping to MatrixError.
+// HTTP transport of the Matrix client: its own HttpClient (keep-alive
+// sockets shared with nothing else), JSON bodies, the access token only in
+// the Authorization header, a deadline on every request, gzip/deflate/br
+// bodies decoded within the size cap, and error mapping to MatrixError.
 
 /** HTTP methods the Matrix client uses. */
 export type MatrixMethod = "GET" | "POST" | "PUT";
@@ -39,24 +41,17 @@ export interface TransportOptions {
   readonly lifetime: AbortSignal;
 }
 
+// Sync and context bodies are large JSON; a proxy in front of the homeserver may compress them.
+const ACCEPT_ENCODING = "gzip, deflate, br";
+
 // Error bodies are small; a proxy's large HTML error page is cut off here.
 const ERROR_BODY_MAX_BYTES = 64 * 1024;
 
-class BodyTooLarge extends Error {}
-
-async function readCapped(body: AsyncIterable<Uint8Array> & { destroy(): unknown }, maxBytes: number): Promise<string> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of body) {
-    total += chunk.byteLength;
-    if (total > maxBytes) {
-      body.destroy();
-      throw new BodyTooLarge();
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
+// Every phase of one attempt is also bounded by the attempt's own deadline.
+const CONNECT_TIMEOUT_MS = 10_000;
+const KEEP_ALIVE_TIMEOUT_MS = 30_000;
+// Headers and body are bounded by each attempt's own deadline (timeoutMs), not per phase.
+const ATTEMPT_BOUNDED_MS = 2_147_483_647;
 
 function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
   try {
@@ -70,9 +65,9 @@ function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Sends Matrix requests over a dedicated undici Agent. */
+/** Sends Matrix requests over a dedicated HttpClient. */
 export class MatrixTransport {
-  readonly #agent: Agent;
+  readonly #client: HttpClient;
   readonly #origin: string;
   readonly #basePath: string;
   readonly #options: TransportOptions;
@@ -82,7 +77,13 @@ export class MatrixTransport {
     this.#origin = base.origin;
     this.#basePath = base.pathname.replace(/\/+$/, "");
     this.#options = options;
-    this.#agent = new Agent({ connect: { timeout: 10_000 }, keepAliveTimeout: 30_000 });
+    this.#client = new HttpClient({
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      headersTimeout: ATTEMPT_BOUNDED_MS,
+      bodyTimeout: ATTEMPT_BOUNDED_MS,
+      keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+      decompress: true,
+    });
   }
 
   /** Sends one request; a 2xx JSON body is returned as unknown, everything else as a MatrixError. */
@@ -92,20 +93,27 @@ export class MatrixTransport {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(new DOMException("Matrix request deadline", "TimeoutError")), request.timeoutMs);
     const signal = AbortSignal.any([request.signal, lifetime, deadline.signal]);
-    let status: number | null = null;
     try {
-      const response = await this.#agent.request({
-        origin: this.#origin,
-        path: this.#pathWithQuery(request),
+      const sent = await this.#client.request({
+        url: new URL(`${this.#origin}${this.#pathWithQuery(request)}`),
         method: request.method,
         headers: this.#headers(request),
-        body: request.body === undefined ? null : JSON.stringify(request.body),
+        ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
         signal,
       });
-      status = response.statusCode;
+      if (!sent.ok) return err(this.#failure(request, sent.error));
+      const response = sent.value;
+      const status = response.status;
       const success = status >= 200 && status < 300;
-      const text = await readCapped(response.body, success ? this.#options.maxResponseBytes : ERROR_BODY_MAX_BYTES);
-      const json = parseJson(text);
+      const text = await response.body.text(success ? this.#options.maxResponseBytes : ERROR_BODY_MAX_BYTES);
+      if (!text.ok) {
+        if (text.error.code !== "http_body_too_large") return err(this.#failure(request, text.error));
+        return success ? err(tooLargeError(status)) : err(errorFromResponse({
+          status, body: readErrorBody(null), retryAfterHeader: undefined,
+          maxRetryAfterMs: this.#options.maxRetryAfterMs, nowMs: this.#options.now(),
+        }));
+      }
+      const json = parseJson(text.value);
       if (success) return json.ok ? ok(json.value) : err(badResponseError(status));
       return err(errorFromResponse({
         status,
@@ -114,24 +122,22 @@ export class MatrixTransport {
         maxRetryAfterMs: this.#options.maxRetryAfterMs,
         nowMs: this.#options.now(),
       }));
-    } catch (error) {
-      if (request.signal.aborted || lifetime.aborted) return err(abortedError());
-      if (error instanceof BodyTooLarge && status !== null) {
-        return status >= 200 && status < 300 ? err(tooLargeError(status)) : err(errorFromResponse({
-          status, body: readErrorBody(null), retryAfterHeader: undefined,
-          maxRetryAfterMs: this.#options.maxRetryAfterMs, nowMs: this.#options.now(),
-        }));
-      }
-      // A deadline or a connection failure: no usable response. The cause keeps only the error name.
-      return err(networkError(error instanceof Error ? error.name : undefined));
     } finally {
       clearTimeout(timer);
     }
   }
 
+  /** A failed exchange: aborted by the caller or the client's lifetime, or no usable response. */
+  #failure(request: MatrixRequest, failure: HttpFailure): MatrixError {
+    if (request.signal.aborted || this.#options.lifetime.aborted) return abortedError();
+    // A deadline or a connection failure: no usable response. The cause keeps only the error's name.
+    const cause = failure.code === "http_aborted" ? (failure.cause as Error | undefined) : failure.cause ?? failure;
+    return networkError(cause instanceof Error ? cause.name : failure.code);
+  }
+
   /** Aborts nothing by itself (the lifetime signal does); closes the agent's sockets. */
   async close(): Promise<void> {
-    await this.#agent.destroy();
+    await this.#client.close();
   }
 
   #pathWithQuery(request: MatrixRequest): string {
@@ -140,7 +146,7 @@ export class MatrixTransport {
   }
 
   #headers(request: MatrixRequest): Record<string, string> {
-    const headers: Record<string, string> = { accept: "application/json" };
+    const headers: Record<string, string> = { accept: "application/json", "accept-encoding": ACCEPT_ENCODING };
     if (request.body !== undefined) headers["content-type"] = "application/json";
     if (request.accessToken !== null) headers["authorization"] = `Bearer ${request.accessToken}`;
     return headers;

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as v from "valibot";
 import { err, ok, type Result } from "../errors.ts";
 import { badResponseError, type ErrorBody } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
@@ -9,29 +9,36 @@ import type { MatrixError } from "./errors.ts";
 // `room-schemas.ts` import downward only (no import circle).
 
 /** A non-empty string (ids, tokens, types). */
-export const id = z.string().min(1);
-/** Any JSON object (event content, unsigned data). */
-export const jsonObject = z.record(z.string(), z.unknown());
+export const id = v.pipe(v.string(), v.minLength(1));
+/** Any JSON object (event content, unsigned data): not an array, not null. */
+export const jsonObject = v.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value),
+);
 /** An optional pagination or refresh token; absent, null and missing all read as null. */
-export const optionalToken = z.string().min(1).nullish().transform((value) => value ?? null);
+export const optionalToken = orNull(id);
+
+/** `schema`, with absent and null both read as null. */
+export function orNull<S extends v.GenericSchema>(schema: S) {
+  return v.nullish(schema, null);
+}
 
 /** Matrix error body; each field that is absent or of the wrong type reads as absent. */
-export const errorBodySchema = z.object({
-  errcode: z.string().optional().catch(undefined),
-  retry_after_ms: z.number().nonnegative().optional().catch(undefined),
-  soft_logout: z.boolean().optional().catch(undefined),
+export const errorBodySchema = v.object({
+  errcode: v.fallback(v.optional(v.string()), undefined),
+  retry_after_ms: v.fallback(v.optional(v.pipe(v.number(), v.minValue(0))), undefined),
+  soft_logout: v.fallback(v.optional(v.boolean()), undefined),
 });
 
 /** Reads the fields Lisa uses from any error body, tolerating non-JSON and odd shapes. */
 export function readErrorBody(body: unknown): ErrorBody {
-  const parsed = errorBodySchema.safeParse(body);
+  const parsed = v.safeParse(errorBodySchema, body);
   if (!parsed.success) return { errcode: null, retryAfterMs: null, softLogout: false };
-  const { errcode, retry_after_ms: retryAfterMs, soft_logout: softLogout } = parsed.data;
+  const { errcode, retry_after_ms: retryAfterMs, soft_logout: softLogout } = parsed.output;
   return { errcode: errcode ?? null, retryAfterMs: retryAfterMs ?? null, softLogout: softLogout === true };
 }
 
 /** Validates a response body against a schema; any mismatch is `matrix_bad_response`. */
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown): Result<z.output<S>, MatrixError> {
-  const parsed = schema.safeParse(body);
-  return parsed.success ? ok(parsed.data) : err(badResponseError(200));
+export function parseBody<S extends v.GenericSchema>(schema: S, body: unknown): Result<v.InferOutput<S>, MatrixError> {
+  const parsed = v.safeParse(schema, body);
+  return parsed.success ? ok(parsed.output) : err(badResponseError(200));
 }

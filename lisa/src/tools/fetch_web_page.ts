@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as v from "valibot";
 import type { WebConfig } from "../config/types.ts";
 import { err, ok } from "../errors.ts";
 import type { WebFetcher } from "../web/fetch.ts";
@@ -37,7 +37,7 @@ const definition = {
   },
 } as const;
 
-const schema = z.strictObject({ url: textArgument({ min: 1, max: URL_ARGUMENT_MAX_CHARACTERS }) });
+const schema = v.strictObject({ url: textArgument({ min: 1, max: URL_ARGUMENT_MAX_CHARACTERS }) });
 
 /** Media type of a Content-Type value, lower-cased, without parameters. */
 export function mediaType(contentType: string): string {

@@ -1,5 +1,5 @@
 import { isUtf8 } from "node:buffer";
-import { z } from "zod";
+import * as v from "valibot";
 import type { WebConfig } from "../config/types.ts";
 import { err, ok } from "../errors.ts";
 import { textArgument } from "./arguments.ts";
@@ -60,7 +60,7 @@ export function pandocInput(bytes: Uint8Array, charset: string): Uint8Array {
   return Buffer.from(decodeText(bytes, charset), "utf8");
 }
 
-const schema = z.strictObject({ artifact_id: textArgument({ min: 1, max: ARTIFACT_ID_MAX_CHARACTERS }) });
+const schema = v.strictObject({ artifact_id: textArgument({ min: 1, max: ARTIFACT_ID_MAX_CHARACTERS }) });
 
 /**
  * Waits up to `waitMs` for a conversion permit: the release function, or the

@@ -1,7 +1,8 @@
-import { Agent, request } from "undici";
-import { z } from "zod";
+import * as v from "valibot";
 import type { EnabledSearchConfig } from "../config/types.ts";
 import { err, ok, type Result, type ToolExecutionError } from "../errors.ts";
+import { HttpClient } from "../http/client.ts";
+import type { HttpFailure } from "../http/failure.ts";
 import type { Logger } from "../log/logger.ts";
 import { normalizeSourceUrl } from "../web/url.ts";
 import { toolFailure } from "./failures.ts";
@@ -34,16 +35,15 @@ export interface SearchQuery {
 }
 
 // Only the fields Lisa reads; everything else SearXNG sends is ignored.
-const responseSchema = z.object({ results: z.array(z.unknown()) });
-const hitSchema = z.object({
-  url: z.string().max(URL_MAX_CHARACTERS),
-  title: z.string().nullish(),
-  content: z.string().nullish(),
+const responseSchema = v.object({ results: v.array(v.unknown()) });
+const hitSchema = v.object({
+  url: v.pipe(v.string(), v.maxLength(URL_MAX_CHARACTERS)),
+  title: v.nullish(v.string()),
+  content: v.nullish(v.string()),
 });
 
-const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
-
-class ResponseTooLarge extends Error {}
+// One query per client: its socket is not kept.
+const SEARCH_KEEP_ALIVE_MS = 1_000;
 
 /** The headers of every SearXNG request: JSON, the user agent, and the API key under its configured header (Bearer for Authorization). */
 export function searxngHeaders(config: EnabledSearchConfig, userAgent: string): Record<string, string> {
@@ -63,22 +63,6 @@ function searchUrl(config: EnabledSearchConfig, query: string): URL {
   return url;
 }
 
-function discard(body: NodeJS.ReadableStream & { destroy(): unknown }): void {
-  body.on("error", () => undefined); // destroying an unread undici body emits an abort error
-  body.destroy();
-}
-
-async function readBounded(body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<Buffer> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of body) {
-    total += chunk.byteLength;
-    if (total > maxBytes) throw new ResponseTooLarge();
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
-
 /** Extracts accepted hits (http/https, normalised, de-duplicated, bounded) from a SearXNG JSON body. */
 export function parseSearxngResults(body: string, count: number): SearchHit[] | null {
   let json: unknown;
@@ -87,20 +71,20 @@ export function parseSearxngResults(body: string, count: number): SearchHit[] | 
   } catch {
     return null;
   }
-  const parsed = responseSchema.safeParse(json);
+  const parsed = v.safeParse(responseSchema, json);
   if (!parsed.success) return null;
   const hits: SearchHit[] = [];
   const seen = new Set<string>();
-  for (const raw of parsed.data.results.slice(0, SEARCH_MAX_RAW_RESULTS)) {
-    const hit = hitSchema.safeParse(raw);
+  for (const raw of parsed.output.results.slice(0, SEARCH_MAX_RAW_RESULTS)) {
+    const hit = v.safeParse(hitSchema, raw);
     if (!hit.success) continue;
-    const url = normalizeSourceUrl(hit.data.url);
+    const url = normalizeSourceUrl(hit.output.url);
     if (url === null || seen.has(url)) continue;
     seen.add(url);
     hits.push({
       url,
-      title: boundedLabel(hit.data.title, SEARCH_TITLE_MAX_CHARACTERS),
-      snippet: boundedLabel(hit.data.content, SEARCH_SNIPPET_MAX_CHARACTERS),
+      title: boundedLabel(hit.output.title, SEARCH_TITLE_MAX_CHARACTERS),
+      snippet: boundedLabel(hit.output.content, SEARCH_SNIPPET_MAX_CHARACTERS),
     });
     if (hits.length >= count) break;
   }
@@ -128,59 +112,71 @@ function statusFailure(status: number, log: Logger): ToolExecutionError {
   return toolFailure("search_unavailable", status >= 500);
 }
 
+function tooLarge(maxBytes: number, log: Logger): ToolExecutionError {
+  log.warn("search_response_too_large", { max_bytes: maxBytes });
+  return toolFailure("search_unavailable");
+}
+
+/** What ended an exchange without a usable response. */
+interface ExchangeState {
+  readonly cancelled: boolean;
+  readonly totalExpired: boolean;
+  readonly timeoutMs: number;
+  readonly maxBytes: number;
+}
+
+/** A request or body failure: the caller's cancel, the size cap, the deadline, or the network. */
+function exchangeFailure(failure: HttpFailure, state: ExchangeState, log: Logger): ToolExecutionError {
+  const { timeoutMs } = state;
+  if (state.cancelled) return toolFailure("cancelled");
+  if (failure.code === "http_body_too_large") return tooLarge(state.maxBytes, log);
+  if (state.totalExpired || failure.timedOut) {
+    log.warn("search_timeout", { timeout_ms: timeoutMs });
+    return toolFailure("timeout", true);
+  }
+  log.warn("search_network_error", { error_code: failure.causeCode ?? "unknown" });
+  return toolFailure("search_unavailable", true);
+}
+
 /**
  * Queries the configured SearXNG endpoint (GET, JSON) through a dedicated
- * agent that follows no redirects, with connect/read/total deadlines and a
+ * client that follows no redirects, with connect/read/total deadlines and a
  * response-size cap. Never logs the query.
  */
 export async function querySearxng(config: EnabledSearchConfig, search: SearchQuery, log: Logger): Promise<Result<SearchHit[], ToolExecutionError>> {
   const timeoutMs = config.timeout_seconds * 1_000;
   const maxBytes = Math.min(config.max_response_bytes, SEARCH_MAX_RESPONSE_BYTES);
-  const agent = new Agent({
-    connect: { timeout: timeoutMs },
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    connections: 1,
-    pipelining: 0,
+  const client = new HttpClient({
+    connectTimeout: timeoutMs, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, keepAliveTimeout: SEARCH_KEEP_ALIVE_MS, connections: 1,
   });
   const total = new AbortController();
   const timer = setTimeout(() => total.abort(), timeoutMs);
   const signal = AbortSignal.any([search.signal, total.signal]);
+  const failure = (error: HttpFailure): ToolExecutionError =>
+    exchangeFailure(error, { cancelled: search.signal.aborted, totalExpired: total.signal.aborted, timeoutMs, maxBytes }, log);
   try {
-    const response = await request(searchUrl(config, search.query), {
-      method: "GET", dispatcher: agent, headers: searxngHeaders(config, search.userAgent), signal,
-    });
-    if (response.statusCode < 200 || response.statusCode >= 300) {
-      discard(response.body);
-      return err(statusFailure(response.statusCode, log));
+    const sent = await client.request({ url: searchUrl(config, search.query), method: "GET", headers: searxngHeaders(config, search.userAgent), signal });
+    if (!sent.ok) return err(failure(sent.error));
+    const response = sent.value;
+    if (response.status < 200 || response.status >= 300) {
+      response.body.discard();
+      return err(statusFailure(response.status, log));
     }
     const declared = Number(response.headers["content-length"]);
     if (Number.isFinite(declared) && declared > maxBytes) {
-      discard(response.body);
-      throw new ResponseTooLarge();
+      response.body.discard();
+      return err(tooLarge(maxBytes, log));
     }
-    const body = await readBounded(response.body, maxBytes);
-    const hits = parseSearxngResults(new TextDecoder("utf-8").decode(body), search.count);
+    const body = await response.body.read(maxBytes);
+    if (!body.ok) return err(failure(body.error));
+    const hits = parseSearxngResults(new TextDecoder("utf-8").decode(body.value), search.count);
     if (hits === null) {
       log.warn("search_malformed_response", { hint: "the search endpoint did not return SearXNG JSON results" });
       return err(toolFailure("search_unavailable"));
     }
     return ok(hits);
-  } catch (error) {
-    if (search.signal.aborted) return err(toolFailure("cancelled"));
-    if (error instanceof ResponseTooLarge) {
-      log.warn("search_response_too_large", { max_bytes: maxBytes });
-      return err(toolFailure("search_unavailable"));
-    }
-    const code = (error as { code?: unknown }).code;
-    if (total.signal.aborted || (typeof code === "string" && TIMEOUT_CODES.has(code))) {
-      log.warn("search_timeout", { timeout_ms: timeoutMs });
-      return err(toolFailure("timeout", true));
-    }
-    log.warn("search_network_error", { error_code: typeof code === "string" ? code : "unknown" });
-    return err(toolFailure("search_unavailable", true));
   } finally {
     clearTimeout(timer);
-    await agent.destroy().catch(() => undefined);
+    await client.close();
   }
 }

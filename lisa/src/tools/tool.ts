@@ -1,4 +1,4 @@
-import type { z } from "zod";
+import type { GenericSchema } from "valibot";
 import type { LisaError, Result, ToolInputError } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ArtifactStore } from "./artifacts.ts";
@@ -39,10 +39,10 @@ export interface Tool {
   prepare(args: Record<string, unknown>): Result<PreparedCall, ToolInputError>;
 }
 
-/** The typed parts of a tool: JSON schema, zod schema and executor side by side. */
+/** The typed parts of a tool: JSON schema, valibot schema and executor side by side. */
 export interface ToolSpec<Input> {
   readonly definition: ToolDefinition;
-  readonly schema: z.ZodType<Input, unknown>;
+  readonly schema: GenericSchema<unknown, Input>;
   readonly deadlineMs: number;
   run(input: Input, context: ToolContext): Promise<ToolOutcome>;
 }

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as v from "valibot";
 import type { EnabledSearchConfig, WebConfig } from "../config/types.ts";
 import { ok } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
@@ -41,9 +41,9 @@ export function createWebSearchTool(deps: { search: EnabledSearchConfig; web: We
       additionalProperties: false,
     },
   } as const;
-  const schema = z.strictObject({
+  const schema = v.strictObject({
     query: textArgument({ min: 1, max: QUERY_MAX_CHARACTERS }),
-    result_count: z.number().int().min(1).max(maxResults).optional(),
+    result_count: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(maxResults))),
   });
   const log = deps.log.child({ tool: "web_search" });
   return defineTool({

@@ -1,11 +1,12 @@
-// The web client's own undici Agent and its policy-checking connector. Every
-// new connection goes through `connect`: IP literals are decided directly,
-// names are resolved once by the guarded lookup, every resolved address is
-// decided, and the socket connects to exactly those checked addresses.
+// The web client's own HttpClient and its policy-checking connection guard.
+// Every new connection goes through it: IP literals are decided directly,
+// names are resolved once by the guarded lookup bound to the socket, every
+// resolved address is decided, and the socket connects to exactly those
+// checked addresses.
 import type { LookupAddress, LookupOptions } from "node:dns";
-import { isIP } from "node:net";
-import { Agent, buildConnector } from "undici";
+import { isIP, type LookupFunction } from "node:net";
 import type { WebConfig } from "../config/types.ts";
+import { HttpClient, type HostGuard, type HttpClientOptions } from "../http/client.ts";
 import type { AddressPolicy, LookupFn } from "./address-policy.ts";
 import { WebError } from "./errors.ts";
 
@@ -15,7 +16,6 @@ export const WEB_CONNECTIONS_PER_ORIGIN = 2;
 export const WEB_MAX_HEADER_BYTES = 16 * 1024;
 // Idle keep-alive sockets are dropped quickly: downloads are occasional.
 const KEEP_ALIVE_TIMEOUT_MS = 4_000;
-const KEEP_ALIVE_MAX_TIMEOUT_MS = 10_000;
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
@@ -52,46 +52,36 @@ export function guardedLookup(policy: AddressPolicy, lookup: LookupFn) {
   };
 }
 
-/** Options for the underlying socket connector. TLS verification is left at Node's default (on). */
-export function connectorOptions(config: WebConfig, policy: AddressPolicy, lookup: LookupFn): buildConnector.BuildOptions {
+/** Options for the socket of every new connection. TLS verification is left at Node's default (on). */
+export function connectorOptions(config: WebConfig, policy: AddressPolicy, lookup: LookupFn): { readonly timeout: number; readonly lookup: LookupFunction } {
   return {
     timeout: secondsToMs(config.connect_timeout_seconds),
-    lookup: guardedLookup(policy, lookup),
-    allowH2: false,
+    lookup: guardedLookup(policy, lookup) as LookupFunction,
   };
 }
 
-/** A connector that applies the address policy to IP literals and (via the lookup) to resolved names. */
-export function createGuardedConnector(config: WebConfig, policy: AddressPolicy, lookup: LookupFn): buildConnector.connector {
-  const connect = buildConnector(connectorOptions(config, policy, lookup));
-  return (options, callback) => {
-    // IP literal hosts never reach the lookup, so they are decided here.
-    if (isIP(options.hostname) !== 0 && !policy.decide(options.hostname, options.hostname).allowed) {
-      callback(new WebError("address_blocked"), null);
-      return;
-    }
-    connect(options, callback);
-  };
+/** The guard for IP literal hosts, which never reach the lookup. */
+export function literalGuard(policy: AddressPolicy): HostGuard {
+  return (host) => (isIP(host) !== 0 && !policy.decide(host, host).allowed ? new WebError("address_blocked") : null);
 }
 
-/** Options of the web Agent: no proxy, no cookies, low connection limits, read and size bounds. */
-export function webAgentOptions(config: WebConfig, connect: buildConnector.connector): Agent.Options {
+/** Options of the web client: no proxy, no cookies, low connection limits, read and size bounds. */
+export function webAgentOptions(config: WebConfig, guardHost: HostGuard, lookup?: LookupFunction): HttpClientOptions {
   const readMs = secondsToMs(config.read_timeout_seconds);
   return {
-    connect,
+    connectTimeout: secondsToMs(config.connect_timeout_seconds),
     connections: WEB_CONNECTIONS_PER_ORIGIN,
-    pipelining: 1,
     headersTimeout: readMs,
     bodyTimeout: readMs,
     maxHeaderSize: WEB_MAX_HEADER_BYTES,
     maxResponseSize: config.max_download_bytes,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    keepAliveMaxTimeout: KEEP_ALIVE_MAX_TIMEOUT_MS,
-    allowH2: false,
+    guardHost,
+    ...(lookup === undefined ? {} : { lookup }),
   };
 }
 
-/** The dedicated web Agent. A plain Agent never reads HTTP(S)_PROXY and keeps no cookies. */
-export function createWebAgent(config: WebConfig, policy: AddressPolicy, lookup: LookupFn): Agent {
-  return new Agent(webAgentOptions(config, createGuardedConnector(config, policy, lookup)));
+/** The dedicated web client. It never reads HTTP(S)_PROXY, keeps no cookies and decodes nothing. */
+export function createWebAgent(config: WebConfig, policy: AddressPolicy, lookup: LookupFn): HttpClient {
+  return new HttpClient(webAgentOptions(config, literalGuard(policy), connectorOptions(config, policy, lookup).lookup));
 }

@@ -1,8 +1,9 @@
-// Maps whatever a download threw (undici, net, tls, dns or an abort) to one
-// stable web error code.
+// Maps how a download failed (the HTTP client's failure with its net, tls or
+// dns cause, or an abort) to one stable web error code.
+import { HttpFailure } from "../http/failure.ts";
 import { WebError } from "./errors.ts";
 
-const TIMEOUT_CODES = new Set(["UND_ERR_CONNECT_TIMEOUT", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT", "ETIMEDOUT"]);
+const TIMEOUT_CODES = new Set(["ETIMEDOUT"]);
 const TLS_VERIFY_CODES = new Set([
   "DEPTH_ZERO_SELF_SIGNED_CERT",
   "SELF_SIGNED_CERT_IN_CHAIN",
@@ -26,7 +27,7 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
-/** The first WebError in an error's cause chain (undici may wrap connector errors). */
+/** The first WebError in an error's cause chain (the client wraps the guard's refusals). */
 function findWebError(error: unknown): WebError | null {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current instanceof Error; depth += 1) {
@@ -36,19 +37,22 @@ function findWebError(error: unknown): WebError | null {
   return null;
 }
 
-/** Classifies a thrown download failure; aborts are a `timeout` unless the caller cancelled. */
-export function classifyFailure(error: unknown, sources: AbortSources): WebError {
-  const known = findWebError(error);
+/** Classifies a download failure; aborts are a `timeout` unless the caller cancelled. */
+export function classifyFailure(failure: unknown, sources: AbortSources): WebError {
+  const known = findWebError(failure);
   if (known !== null) return known;
+  // The socket, TLS or parser error itself is the cause kept (its code tells TLS refusals apart).
+  const error = failure instanceof HttpFailure && failure.cause !== undefined ? failure.cause : failure;
   if (sources.deadline.aborted) return new WebError("timeout", { cause: error });
   if (sources.caller.aborted) {
     const reason: unknown = sources.caller.reason;
     const timedOut = reason instanceof Error && reason.name === "TimeoutError";
     return new WebError(timedOut ? "timeout" : "cancelled", { cause: error });
   }
+  if (failure instanceof HttpFailure && failure.timedOut) return new WebError("timeout", { cause: failure });
+  if (failure instanceof HttpFailure && failure.code === "http_body_too_large") return new WebError("download_too_large", { cause: failure });
   const code = codeOf(error);
   if (code !== undefined && TIMEOUT_CODES.has(code)) return new WebError("timeout", { cause: error });
-  if (code === "UND_ERR_RES_EXCEEDED_MAX_SIZE") return new WebError("download_too_large", { cause: error });
   if (code !== undefined && TLS_VERIFY_CODES.has(code)) return new WebError("network_error", { retryable: false, cause: error });
   return new WebError("network_error", { cause: error });
 }

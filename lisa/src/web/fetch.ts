@@ -2,16 +2,16 @@
 // 13.2, 14; typescript.md 4). Redirects are followed by hand so that every
 // hop is re-validated and re-checked against the address policy.
 import { isIP } from "node:net";
-import type { Agent, Dispatcher } from "undici";
 import type { WebConfig } from "../config/types.ts";
 import { err, ok, type Result } from "../errors.ts";
+import type { HttpClient, HttpResponse } from "../http/client.ts";
 import { hashedId } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import { createAddressPolicy, systemLookup, type AddressPolicy, type LookupFn } from "./address-policy.ts";
 import { createWebAgent, secondsToMs } from "./connector.ts";
 import { WebError } from "./errors.ts";
 import { classifyFailure, type AbortSources } from "./failure.ts";
-import { checkResponseHeaders, discardBody, headerValues, readCappedBody } from "./response.ts";
+import { checkResponseHeaders, headerValues, readCappedBody } from "./response.ts";
 import { connectHost, validateWebUrl } from "./url.ts";
 
 /** A successfully downloaded page, still untrusted bytes. */
@@ -34,7 +34,7 @@ export interface FetchedPage {
 export interface WebFetcher {
   /** Downloads one page; every expected failure is an `err` with a stable code. */
   fetch(url: string, signal: AbortSignal): Promise<Result<FetchedPage, WebError>>;
-  /** Closes the dedicated Agent and its sockets. */
+  /** Closes the dedicated client and its sockets. */
   close(): Promise<void>;
 }
 
@@ -45,7 +45,7 @@ export interface WebFetcherDeps {
   readonly lookup?: LookupFn;
 }
 
-/** The only request headers a page download ever carries (plus undici's Host). */
+/** The only request headers a page download ever carries (plus Host and Connection). */
 export const WEB_REQUEST_HEADERS = (userAgent: string): Record<string, string> => ({
   "user-agent": userAgent,
   accept: "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1",
@@ -76,20 +76,16 @@ function redirectTarget(location: string, current: URL): Result<URL, WebError> {
 }
 
 interface Attempt {
-  readonly agent: Agent;
+  readonly agent: HttpClient;
   readonly config: WebConfig;
   readonly policy: AddressPolicy;
   readonly signal: AbortSignal;
+  readonly sources: AbortSources;
 }
 
-async function request(attempt: Attempt, url: URL): Promise<Dispatcher.ResponseData> {
-  return attempt.agent.request({
-    origin: url.origin,
-    path: `${url.pathname}${url.search}`,
-    method: "GET",
-    headers: WEB_REQUEST_HEADERS(attempt.config.user_agent),
-    signal: attempt.signal,
-  });
+async function request(attempt: Attempt, url: URL): Promise<Result<HttpResponse, WebError>> {
+  const sent = await attempt.agent.request({ url, method: "GET", headers: WEB_REQUEST_HEADERS(attempt.config.user_agent), signal: attempt.signal });
+  return sent.ok ? sent : err(classifyFailure(sent.error, attempt.sources));
 }
 
 /** Follows redirects hop by hop and reads the final response within the limits. */
@@ -97,10 +93,12 @@ async function download(attempt: Attempt, start: URL): Promise<Result<FetchedPag
   let url = start;
   for (let redirects = 0; ; redirects += 1) {
     if (literalBlocked(url, attempt.policy)) return err(new WebError("address_blocked"));
-    const response = await request(attempt, url);
-    const status = response.statusCode;
+    const sent = await request(attempt, url);
+    if (!sent.ok) return sent;
+    const response = sent.value;
+    const { status } = response;
     if (REDIRECT_STATUSES.has(status)) {
-      discardBody(response.body);
+      response.body.discard();
       const location = headerValues(response.headers, "location")[0];
       if (location === undefined) return err(new WebError("http_error", { status }));
       if (redirects >= attempt.config.max_redirects) return err(new WebError("redirect_limit", { status }));
@@ -110,22 +108,22 @@ async function download(attempt: Attempt, start: URL): Promise<Result<FetchedPag
       continue;
     }
     if (status < 200 || status > 299) {
-      discardBody(response.body);
+      response.body.discard();
       return err(new WebError("http_error", { status }));
     }
     const shape = checkResponseHeaders(response.headers, attempt.config.max_download_bytes);
     if (!shape.ok) {
-      discardBody(response.body);
+      response.body.discard();
       return shape;
     }
     const bytes = await readCappedBody(response.body, attempt.config.max_download_bytes);
-    if (!bytes.ok) return bytes;
+    if (!bytes.ok) return err(classifyFailure(bytes.error, attempt.sources));
     return ok({ finalUrl: url.href, status, ...shape.value, bytes: bytes.value, redirects });
   }
 }
 
 /**
- * Creates the downloader with its own undici Agent (no proxy, no cookies, no
+ * Creates the downloader with its own HttpClient (no proxy, no cookies, no
  * credentials, two connections per origin, connect/read/total deadlines).
  */
 export function createWebFetcher(config: WebConfig, deps: WebFetcherDeps): WebFetcher {
@@ -140,9 +138,7 @@ export function createWebFetcher(config: WebConfig, deps: WebFetcherDeps): WebFe
     const timer = setTimeout(() => deadline.abort(new WebError("timeout")), totalMs);
     timer.unref();
     try {
-      return await download({ agent, config, policy, signal: AbortSignal.any([signal, deadline.signal]) }, url);
-    } catch (error) {
-      return err(classifyFailure(error, sources));
+      return await download({ agent, config, policy, signal: AbortSignal.any([signal, deadline.signal]), sources }, url);
     } finally {
       clearTimeout(timer);
     }
@@ -163,6 +159,6 @@ export function createWebFetcher(config: WebConfig, deps: WebFetcherDeps): WebFe
 
   return {
     fetch: fetchPage,
-    close: () => agent.destroy(),
+    close: () => agent.close(),
   };
 }

@@ -1,8 +1,9 @@
 // Checks on a final (non-redirect) response, made before any body byte is
 // read, and the capped body reader.
 import type { IncomingHttpHeaders } from "node:http";
-import type { Readable } from "node:stream";
 import { err, ok, type Result } from "../errors.ts";
+import type { ResponseBody } from "../http/body.ts";
+import type { HttpFailure } from "../http/failure.ts";
 import { WebError } from "./errors.ts";
 
 /** Media types the downloader accepts; everything else is refused before reading. */
@@ -18,7 +19,7 @@ export interface ResponseShape {
 
 const CHARSET_TOKEN = /^[a-z0-9._:-]{1,40}$/;
 
-/** All values of a header as a list (undici gives a string or an array). */
+/** All values of a header as a list (a string or an array). */
 export function headerValues(headers: IncomingHttpHeaders, name: string): string[] {
   const value = headers[name];
   if (value === undefined) return [];
@@ -67,28 +68,13 @@ export function checkResponseHeaders(headers: IncomingHttpHeaders, maxBytes: num
 }
 
 /**
- * Abandons a response body without reading it. undici reports a destroyed
- * body as an "aborted" error event, which is expected here and swallowed.
+ * Reads the body, counting bytes, and destroys it as soon as the count
+ * crosses `maxBytes`; the declared Content-Length is never trusted. The
+ * client's other failures (deadline, abort, reset) are returned as they are,
+ * for the fetcher to classify with its abort sources.
  */
-export function discardBody(body: Readable): void {
-  body.on("error", () => undefined);
-  body.destroy();
-}
-
-/**
- * Streams the body, counting bytes, and destroys it as soon as the count
- * crosses `maxBytes`; the declared Content-Length is never trusted.
- */
-export async function readCappedBody(body: Readable, maxBytes: number): Promise<Result<Uint8Array, WebError>> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    total += chunk.length;
-    if (total > maxBytes) {
-      discardBody(body);
-      return err(new WebError("download_too_large"));
-    }
-    chunks.push(chunk);
-  }
-  return ok(new Uint8Array(Buffer.concat(chunks, total)));
+export async function readCappedBody(body: ResponseBody, maxBytes: number): Promise<Result<Uint8Array, WebError | HttpFailure>> {
+  const read = await body.read(maxBytes);
+  if (read.ok) return ok(new Uint8Array(read.value));
+  return read.error.code === "http_body_too_large" ? err(new WebError("download_too_large")) : read;
 }

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { LookupAddress } from "node:dns";
 import { describe, test } from "node:test";
 import { createAddressPolicy, type LookupFn } from "../../../src/web/address-policy.ts";
-import { createGuardedConnector, guardedLookup } from "../../../src/web/connector.ts";
+import { createWebAgent, guardedLookup } from "../../../src/web/connector.ts";
 import { WebError } from "../../../src/web/errors.ts";
 import { canonicalAddress, classifyAddress } from "../../../src/web/ip.ts";
 import { connectHost, validateWebUrl } from "../../../src/web/url.ts";
@@ -218,14 +218,16 @@ describe("guarded lookup", () => {
 describe("guarded connector", () => {
   test("refuses a blocked IP literal itself, without opening a socket, even if a caller skipped the pre-check", async () => {
     const config = { ...hostileWebConfig(), allow_private_networks: false };
-    const connect = createGuardedConnector(config, createAddressPolicy(config), lookupOf({}));
+    // The web client itself, asked directly (no fetcher pre-check): the guard answers before any socket exists.
+    const client = createWebAgent(config, createAddressPolicy(config), lookupOf({}));
     for (const hostname of ["127.0.0.1", "10.0.0.1", "169.254.169.254", "::1", "::ffff:127.0.0.1"]) {
-      const outcome = await new Promise<{ error: Error | null; socket: unknown }>((resolve) =>
-        connect({ hostname, protocol: "http:", port: "80" }, (error, socket) => resolve({ error, socket })),
-      );
+      const host = hostname.includes(":") ? `[${hostname}]` : hostname;
+      const sent = await client.request({ url: new URL(`http://${host}:80/`), method: "GET", headers: {} });
+      const outcome = { error: sent.ok ? null : sent.error.cause as Error | null, socket: sent.ok ? sent.value : null };
       assert.ok(outcome.error instanceof WebError, hostname);
       assert.equal(outcome.error.code, "address_blocked");
       assert.equal(outcome.socket, null);
     }
+    await client.close();
   });
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Readable } from "node:stream";
 import { describe, test } from "node:test";
+import { ResponseBody } from "../../../src/http/body.ts";
 import type { WebFetcher } from "../../../src/web/fetch.ts";
 import { webSuite } from "../../support/web-suite.ts";
 import { checkResponseHeaders, parseContentType, readCappedBody } from "../../../src/web/response.ts";
@@ -129,7 +130,7 @@ describe("fetch: size limits", () => {
         callback(error);
       },
     });
-    const result = await readCappedBody(endless, 10_000);
+    const result = await readCappedBody(new ResponseBody(endless, { limits: { idleMs: 10_000, maxBytes: Number.MAX_SAFE_INTEGER, decompress: false } }), 10_000);
     assert.equal(result.ok, false);
     assert.equal(result.ok ? "" : result.error.code, "download_too_large");
     assert.equal(destroyed, true);
