@@ -82,15 +82,16 @@ async function newThread() {
 /** Asks about one approval in the terminal: y, n, or a (allow for this session) where offered. */
 async function approve(turnId, ask) {
   endText();
-  const session = ask.optionIds.find((id) => /session|always/.test(id));
-  const once = ask.optionIds.find((id) => /^allow_once$|approved$/.test(id)) ?? ask.optionIds.find((id) => /allow|approve/.test(id) && id !== session);
-  const deny = ask.optionIds.find((id) => /decline|reject|deny|denied|abort/.test(id));
+  const ids = ask.optionIds;
+  const session = ids.find((id) => /session/.test(id));
+  const once = ids.find((id) => /^allow_once$|approved$/.test(id)) ?? ids.find((id) => /^(allow|approve|accept)/.test(id) && !/session|amendment/.test(id));
+  const deny = ids.find((id) => /decline|reject|deny|denied|abort/.test(id)) ?? ids.find((id) => /cancel/.test(id));
   say(`? the agent asks to run a ${ask.category} step. Allow? [y]es / [n]o${session ? " / [a]lways this session" : ""}`);
   const reply = (await new Promise((resolve) => (answer = resolve))).trim().toLowerCase();
   const optionId = reply === "a" && session ? session : reply === "y" ? once : deny;
   const decision = optionId === undefined ? { outcome: "cancelled" } : { optionId };
   await client.call("interactions.respond", { turnId, interactionId: ask.interactionId, ...decision });
-  say(`· ${optionId === once || optionId === session ? "allowed" : "denied"}`);
+  say(`· ${optionId !== undefined && (optionId === once || optionId === session) ? "allowed" : "denied"}`);
 }
 
 /** Runs one turn: text streams through `show`; approvals and the final state come from turns.get. */
