@@ -36,7 +36,7 @@ for (const runtime of ["node", "deno"] as const) {
     const text = got.filter((d) => d.event.kind === "text").map((d) => (d.event.payload as { text: string }).text).join("");
     assert.equal(text, "abc", "reasoning never enters the authored reply");
     for (let i = 1; i < got.length; i++) assert.equal(got[i]?.seq, (got[i - 1]?.seq ?? 0) + 1, "contiguous frame sequence, independent of message ids");
-    const end2 = got.find((d) => d.event.kind === "tool_end")?.event as { metadata: Record<string, unknown>; payload: { envelope: unknown } };
+    const end2 = got.find((d) => d.event.kind === "tool_end")?.event as unknown as { metadata: Record<string, unknown>; payload: { envelope: unknown } };
     assert.equal(end2.metadata.settled, true);
     assert.deepEqual(end2.payload.envelope, { toolCallId: "tc1", title: "Run", kind: "execute", status: "completed", locations: ["/w/a.txt"], command: "echo hi" });
     // Policy metadata is owner-only: nothing of it reached the consumer (P-ARC-05).
