@@ -97,7 +97,7 @@ export class ControllerClient {
   readonly #options: ClientOptions;
   readonly #factory: SocketFactory;
   readonly #timeoutMs: number;
-  readonly #watches = new ThreadWatches((method, params) => this.#raw(method, params));
+  readonly #watches = new ThreadWatches((method, params) => this.#raw(method, params), (failure) => new ClientError(failure));
   readonly #endpoints = new Map<string, EndpointSpec>();
   readonly #attachments = new Map<string, Record<string, unknown>>();
   #peer: RpcPeer | null = null;

@@ -52,6 +52,9 @@ function redactedEntry(e: Omit<JournalEntry, "seq">, redactor: EntryRedactor | u
   return d.changed ? { ...e, type: d.type, data: d.data } : e;
 }
 
+/** States after which a turn runs no more (final or lost outcome); each entry appends a `turn_outcome` event. */
+const SETTLED: ReadonlySet<string> = new Set(["completed", "failed", "cancelled", "interrupted", "submission_unknown"]);
+
 /**
  * Builds the engine store over an open SQLite store; `onTranscript` hears every
  * transcript append; `redactor` prepares every journal write (issue 15).
@@ -143,6 +146,8 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
         const t = store.turns.get(id);
         if (!t || !from.includes(t.state)) return false;
         must(store.turns.setState(id, to, now(), patch.errorCode));
+        // The turn stops running: a transcript event tells subscribers (the SDK's turns.wait) without polling.
+        if (SETTLED.has(to)) append({ threadId: t.threadId, turnId: id, type: "turn_outcome", visibility: "transcript", data: { state: to, errorCode: patch.errorCode ?? t.errorCode ?? null } });
         // Settled turns rebuild their configuration from the marker when read again.
         if (to === "completed" || to === "failed" || to === "cancelled") configs.delete(id);
         return true;

@@ -44,11 +44,14 @@ interface Watch {
 /** The watches of one client. */
 export class ThreadWatches {
   readonly #raw: RawRequest;
+  readonly #fail: (failure: { readonly code: string; readonly retryable: boolean }) => Error;
   readonly #watches = new Set<Watch>();
   readonly #chains = new Map<string, Promise<unknown>>();
 
-  constructor(raw: RawRequest) {
+  /** `fail` turns a refusal into the error `add` rejects with. */
+  constructor(raw: RawRequest, fail: (failure: { readonly code: string; readonly retryable: boolean }) => Error) {
     this.#raw = raw;
+    this.#fail = fail;
   }
 
   /** Starts a watch from `afterSeq` (default: now); rejects with the failure when the subscribe is refused. */
@@ -58,7 +61,7 @@ export class ThreadWatches {
     const failure = await this.#subscribe(watch, afterSeq);
     if (failure !== null) {
       this.#watches.delete(watch);
-      throw failure;
+      throw this.#fail(failure);
     }
     return { threadId, close: () => this.#close(watch, null) };
   }
@@ -82,8 +85,8 @@ export class ThreadWatches {
   }
 
   #subscribe(watch: Watch, afterSeq: number | undefined): Promise<{ code: string; retryable: boolean } | null> {
-    const previous = this.#chains.get(watch.threadId) ?? Promise.resolve();
-    const run = previous.then(async () => {
+    const previous = this.#chains.get(watch.threadId);
+    const request = async () => {
       const params: Record<string, unknown> = { threadId: watch.threadId };
       if (afterSeq !== undefined) params.afterSeq = afterSeq;
       watch.subscriptionId = null;
@@ -93,7 +96,9 @@ export class ThreadWatches {
       watch.subscriptionId = result.subscriptionId;
       if (watch.lastSeq < 0) watch.lastSeq = result.cursor;
       return null;
-    });
+    };
+    // With nothing pending on the thread the request goes out now, in call order (before a later submit).
+    const run = previous === undefined ? request() : previous.then(request);
     const settled = run.catch(() => null);
     this.#chains.set(watch.threadId, settled);
     void settled.then(() => {
