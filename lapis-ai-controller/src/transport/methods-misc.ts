@@ -14,7 +14,7 @@ import { Params } from "./params.ts";
 const MAX_TOOLS = 64;
 
 const revoke: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["authSessionId"]);
+  const p = new Params(raw);
   const target = p.optionalId("authSessionId") ?? access.authSessionId;
   if (target !== access.authSessionId) {
     const other = deps.auth.validate(target);
@@ -29,7 +29,7 @@ const revoke: Handler = (deps, conn, access, raw) => {
 };
 
 const commandsGet: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw, ["commandId"]);
+  const p = new Params(raw);
   const commandId = p.id("commandId");
   const record = commandRecord(deps, access, commandId);
   // The stored receipt, in the same bytes as the original acknowledgement.
@@ -37,7 +37,7 @@ const commandsGet: Handler = (deps, _conn, access, raw) => {
 };
 
 const register: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["endpointId", "kind", "threadId", "tools", "capture", "readOnly"]);
+  const p = new Params(raw);
   const endpointId = p.id("endpointId");
   const kind = p.optionalEnum<EndpointKind>("kind", ["tools", "context", "preparation"]);
   if (kind === undefined) return fail("invalid_params");
@@ -76,14 +76,14 @@ const register: Handler = (deps, conn, access, raw) => {
 };
 
 const dispose: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw, ["endpointId"]);
+  const p = new Params(raw);
   const endpointId = p.id("endpointId");
   if (!deps.endpoints.dispose(access, endpointId)) return fail("not_found");
   return ok({ result: { endpointId, disposed: true } });
 };
 
 const submit: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["commandId", "threadId", "input"]);
+  const p = new Params(raw);
   const commandId = p.id("commandId");
   const threadId = p.id("threadId");
   const input = (p.raw("input") ?? null) as Json;

@@ -12,15 +12,14 @@ import type { Conn, Handler, ProtocolDeps } from "./context.ts";
 import { commandReply } from "./idempotent.ts";
 import { Params } from "./params.ts";
 
-const BINDING_KEYS = ["applicationRef", "contextSources", "toolEndpoints", "restricted", "retention"];
-const CONFIG_KEYS = ["approvalPolicy", "title"];
 const MAX_LIST = 64;
 
 /** Parses a binding; omitted fields stay omitted (the domain gives them their defaults). */
 export function readBinding(p: Params | undefined): BindingInput | undefined {
   if (p === undefined) return undefined;
   return {
-    applicationRef: p.optionalId("applicationRef"),
+    // null is the stored default, as threads.snapshot returns it (D7).
+    applicationRef: p.raw("applicationRef") === null ? undefined : p.optionalId("applicationRef"),
     contextSources: p.optionalIds("contextSources", MAX_LIST),
     toolEndpoints: p.optionalIds("toolEndpoints", MAX_LIST),
     restricted: p.optionalBoolean("restricted"),
@@ -55,13 +54,13 @@ const reserve: Handler = (deps, _conn, access) => {
 };
 
 const create: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["commandId", "threadId", "workspace", "provider", "binding", "config"]);
+  const p = new Params(raw);
   const commandId = p.id("commandId");
   const threadId = p.optionalId("threadId");
   const workspaceId = p.id("workspace");
   const provider = p.id("provider");
-  const config = readConfig(p.optionalObject("config", CONFIG_KEYS));
-  const binding = readBinding(p.optionalObject("binding", BINDING_KEYS));
+  const config = readConfig(p.optionalObject("config"));
+  const binding = readBinding(p.optionalObject("binding"));
   const placement = checkPlacement(access, workspaceId, provider, deps.known);
   if (!placement.ok) return placement;
   const accepted = createThread(threadDeps(deps), access, { commandId, threadId, workspaceId, provider, config, binding });
@@ -70,21 +69,21 @@ const create: Handler = (deps, conn, access, raw) => {
 };
 
 const configure: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw, ["commandId", "threadId", "expectedVersion", "config"]);
+  const p = new Params(raw);
   const commandId = p.id("commandId");
   const threadId = p.id("threadId");
   const expectedVersion = p.optionalInt("expectedVersion", 1, Number.MAX_SAFE_INTEGER);
   if (expectedVersion === undefined) return fail("invalid_params");
-  const config = readConfig(p.optionalObject("config", CONFIG_KEYS));
+  const config = readConfig(p.optionalObject("config"));
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   return commandReply(deps, "threads.configure", configureThread(threadDeps(deps), access, loaded.value, { commandId, threadId, expectedVersion, config }));
 };
 
 const attach: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["threadId", "binding"]);
+  const p = new Params(raw);
   const threadId = p.id("threadId");
-  const binding = readBinding(p.optionalObject("binding", BINDING_KEYS));
+  const binding = readBinding(p.optionalObject("binding"));
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   if (!checkAttach(loaded.value, binding, deps.store.retention).ok) {
@@ -99,7 +98,7 @@ const attach: Handler = (deps, conn, access, raw) => {
 };
 
 const snapshot: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw, ["threadId", "tailLimit"]);
+  const p = new Params(raw);
   const threadId = p.id("threadId");
   const limit = Math.min(p.optionalInt("tailLimit", 1, 1000) ?? deps.limits.snapshotTailLimit, deps.limits.snapshotTailLimit);
   const loaded = loadThread(deps, access, threadId);
@@ -108,7 +107,7 @@ const snapshot: Handler = (deps, _conn, access, raw) => {
 };
 
 const replay: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw, ["threadId", "afterSeq", "limit"]);
+  const p = new Params(raw);
   const threadId = p.id("threadId");
   const afterSeq = p.optionalInt("afterSeq", 0, Number.MAX_SAFE_INTEGER) ?? 0;
   const limit = Math.min(p.optionalInt("limit", 1, 5000) ?? deps.limits.replayPageLimit, deps.limits.replayPageLimit);

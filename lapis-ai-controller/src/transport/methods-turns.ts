@@ -29,7 +29,7 @@ function loadTurn(deps: ProtocolDeps, service: TurnService, access: AccessContex
 /** The engine's handlers over one TurnService. */
 export function turnMethods(service: TurnService): Readonly<Record<string, Handler>> {
   const continueTurn: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw, ["commandId", "turnId", "input"]);
+    const p = new Params(raw);
     const commandId = p.id("commandId");
     const turnId = p.id("turnId");
     const input = (p.raw("input") ?? null) as Json;
@@ -39,7 +39,7 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
   };
 
   const cancel: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw, ["turnId"]);
+    const p = new Params(raw);
     const turnId = p.id("turnId");
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
@@ -48,7 +48,7 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
   };
 
   const resolve: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw, ["turnId", "as", "confirmExternalStopped"]);
+    const p = new Params(raw);
     const turnId = p.id("turnId");
     const as = p.raw("as");
     const confirmed = p.optionalBoolean("confirmExternalStopped") ?? false;
@@ -59,7 +59,7 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
   };
 
   const get: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw, ["turnId"]);
+    const p = new Params(raw);
     const turnId = p.id("turnId");
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
@@ -73,7 +73,7 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
   };
 
   const respond: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw, ["turnId", "interactionId", "optionId", "outcome"]);
+    const p = new Params(raw);
     const turnId = p.id("turnId");
     const interactionId = p.id("interactionId");
     const optionId = p.optionalString("optionId", MAX_OPTION_ID);

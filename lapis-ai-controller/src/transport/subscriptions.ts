@@ -47,7 +47,7 @@ function sendEvent(conn: Conn, sub: Subscription, event: ReplayEvent): void {
 }
 
 const subscribe: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["threadId", "afterSeq"]);
+  const p = new Params(raw);
   const threadId = p.id("threadId");
   const afterSeq = p.optionalInt("afterSeq", 0, Number.MAX_SAFE_INTEGER);
   const loaded = loadThread(deps, access, threadId);
@@ -73,7 +73,7 @@ const subscribe: Handler = (deps, conn, access, raw) => {
 };
 
 const unsubscribe: Handler = (_deps, conn, _access, raw) => {
-  const p = new Params(raw, ["subscriptionId"]);
+  const p = new Params(raw);
   const id = p.id("subscriptionId");
   const sub = conn.subscriptions.get(id);
   if (sub === undefined) return fail("not_found");

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { ClientError, ControllerClient, type ThreadEventDelivery, type Turn } from "../../src/client.ts";
+import { METHOD_NAMES } from "../../src/domain/contract/methods.ts";
 import type { SocketLike } from "../../src/transport/ws-client.ts";
 import { ENGINE_TOKENS, engineServe } from "../support/engine-serve.ts";
 import { scriptedAgent } from "../support/scripted-agent-fixture.ts";
@@ -65,6 +66,10 @@ test("P-SDK-01 P-OPS-09 turns.wait and client.events ride on the subscription: t
   assert.equal((await c.turns.wait(receipt.turnId)).state, "completed");
   await assert.rejects(c.turns.wait("no-such-turn"), (e: unknown) => e instanceof ClientError && e.code === "not_found");
   await assert.rejects(c.turns.get("bad id!"), (e: unknown) => e instanceof ClientError && e.code === "invalid_params");
+  // Dispatch validates every method's params with its contract schema: an unknown key is refused everywhere (D4).
+  for (const method of METHOD_NAMES.filter((m) => m !== "hello" && m !== "auth.revoke")) {
+    await assert.rejects(c.call(method, { zzUnknownKey: 1 }), (e: unknown) => e instanceof ClientError && e.code === "invalid_params", method);
+  }
 });
 
 test("P-SDK-01 turns.wait ends with wait_timeout at its deadline; the event stream reports a refused subscription", { timeout: 60_000 }, async (t) => {

@@ -9,7 +9,6 @@ import { bool, id, int, list, literal, mapOf, nullable, obj, oneOf, oneOfValues,
 import {
   BINDING, ERROR_CODE, EVENT, INTERACTION, REPLAY_PAGE, SNAPSHOT, THREAD_CONFIG, THREAD_RECEIPT, TURN, TURN_INPUT, TURN_RECEIPT, TURN_STATE,
 } from "./shapes.ts";
-import { TOOL_DEFINITION } from "./tools.ts";
 
 /** One method of the contract. */
 export interface MethodContract {
@@ -109,7 +108,7 @@ export const METHODS = {
     scope: "endpoints:write", effect: "volatile", summary: "registers a tools, context or preparation endpoint on this connection",
     params: obj({
       endpointId: id(), kind: oneOfValues(["tools", "context", "preparation"] as const), threadId: id(),
-      tools: list(TOOL_DEFINITION, 64, "kind tools only: name, description and input schema per tool"),
+      tools: list(id(), 64, "kind tools only: tool names"),
       capture: bool("send capture.begin / capture.finish around each tool call"),
       readOnly: list(id(), 64, "tool names that only read (a subset of tools)"),
     }, ["endpointId", "kind"]),

@@ -29,10 +29,10 @@ export const BINDING = obj({
 /** A binding as the service returns it: every field present. */
 export const BINDING_VIEW = obj(BINDING.properties, ["applicationRef", "contextSources", "toolEndpoints", "restricted", "retention"]);
 
-/** Thread configuration (versioned). */
+/** Thread configuration as a client sets it (omitted fields keep their value). */
 export const THREAD_CONFIG = obj({
   approvalPolicy: oneOfValues(APPROVAL_POLICIES),
-  title: nullable(str({ maxLength: 200 })),
+  title: str({ maxLength: 200 }),
 });
 
 /** Scalar metadata of a journal event. */
