@@ -24,6 +24,7 @@ export type {
 } from "./domain/contract/sdk-types.ts";
 export { CLIENT_ERROR_CODES, SDK_ERROR_CODES, SETTLED_TURN_STATES } from "./domain/contract/sdk-types.ts";
 export type { ToolDefinition } from "./domain/contract/tools.ts";
+import type { ToolDefinition } from "./domain/contract/tools.ts";
 
 /** A failure raised by the SDK: the stable code only. */
 export class ClientError extends Error {
@@ -70,12 +71,20 @@ export interface HelloResult {
 /** A tool handler of a registered endpoint. */
 export type ToolHandler = (args: unknown, context: { readonly threadId: string | null }) => unknown | Promise<unknown>;
 
+/** One tool of an endpoint: what the agent is told (description, input JSON Schema) and the handler. */
+export interface ToolSpec {
+  readonly description: string;
+  /** A JSON Schema of type object (the subset in docs/protocol.md); arguments are validated against it before `handler` runs. */
+  readonly inputSchema: ToolDefinition["inputSchema"];
+  readonly handler: ToolHandler;
+}
+
 /** An endpoint registration kept for re-registration under the same identity. */
 export interface EndpointSpec {
   readonly endpointId: string;
   readonly kind: "tools" | "context" | "preparation";
   readonly threadId?: string;
-  readonly tools?: Readonly<Record<string, ToolHandler>>;
+  readonly tools?: Readonly<Record<string, ToolSpec>>;
   /** Registers a capture port on a tools endpoint: `handle` answers capture.begin ({ack:true}) and capture.finish. */
   readonly capture?: boolean;
   /** Tools that only read; the others are mutating and wait for the capture acknowledgement. */
@@ -327,7 +336,9 @@ export class ControllerClient {
   #registerRemote(spec: EndpointSpec): Promise<RpcOutcome> {
     const params: Record<string, unknown> = { endpointId: spec.endpointId, kind: spec.kind };
     if (spec.threadId !== undefined) params.threadId = spec.threadId;
-    if (spec.tools !== undefined) params.tools = Object.keys(spec.tools);
+    if (spec.tools !== undefined) {
+      params.tools = Object.entries(spec.tools).map(([name, t]) => ({ name, description: t.description, inputSchema: t.inputSchema }));
+    }
     if (spec.capture !== undefined) params.capture = spec.capture;
     if (spec.readOnly !== undefined) params.readOnly = [...spec.readOnly];
     return this.#raw("endpoints.register", params);
@@ -343,7 +354,7 @@ export class ControllerClient {
     const spec = method === "endpoint.invoke" ? this.#endpoints.get(String(params.endpointId)) : undefined;
     if (spec === undefined) return { ok: false, error: { code: "endpoint_not_found", retryable: false } };
     try {
-      const tool = spec.tools?.[String(params.tool)];
+      const tool = spec.tools?.[String(params.tool)]?.handler;
       const threadId = typeof params.threadId === "string" ? params.threadId : null;
       const value = params.operation === "tool" && tool !== undefined
         ? await tool(params.arguments, { threadId })

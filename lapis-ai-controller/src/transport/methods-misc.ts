@@ -10,6 +10,7 @@ import { submitTurn } from "../domain/turn-commands.ts";
 import { commandReply } from "./idempotent.ts";
 import { loadThread, requireAttachment } from "./methods-threads.ts";
 import { Params } from "./params.ts";
+import { checkToolDefinitions, type ToolDefinition } from "../domain/contract/tools.ts";
 
 const MAX_TOOLS = 64;
 
@@ -42,8 +43,15 @@ const register: Handler = (deps, conn, access, raw) => {
   const kind = p.optionalEnum<EndpointKind>("kind", ["tools", "context", "preparation"]);
   if (kind === undefined) return fail("invalid_params");
   const threadId = p.optionalId("threadId") ?? null;
-  const tools = p.optionalIds("tools", MAX_TOOLS) ?? [];
-  if (kind !== "tools" && tools.length > 0) return fail("invalid_params");
+  // Shape checked by the contract; descriptions and input schemas are bounded and checked here (issue 25 point 3).
+  const definitions = (raw.tools ?? []) as readonly ToolDefinition[];
+  if (kind !== "tools" && definitions.length > 0) return fail("invalid_params");
+  const checked = checkToolDefinitions(definitions, deps.limits);
+  if (!checked.ok) {
+    deps.log("endpoint.register_refused", { code: checked.error.code, where: checked.error.where ?? "" });
+    return checked;
+  }
+  const tools = definitions.map((d) => d.name);
   const readOnlyTools = p.optionalIds("readOnly", MAX_TOOLS) ?? [];
   if (readOnlyTools.some((t) => !tools.includes(t))) return fail("invalid_params");
   if (threadId !== null) {
@@ -66,6 +74,7 @@ const register: Handler = (deps, conn, access, raw) => {
       kind,
       threadId,
       tools,
+      toolDefinitions: definitions,
       capture: p.optionalBoolean("capture") ?? false,
       readOnlyTools,
     },

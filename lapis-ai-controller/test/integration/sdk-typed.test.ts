@@ -10,6 +10,7 @@ import type { SocketLike } from "../../src/transport/ws-client.ts";
 import { ENGINE_TOKENS, engineServe } from "../support/engine-serve.ts";
 import { scriptedAgent } from "../support/scripted-agent-fixture.ts";
 import { tempDir } from "../support/temp.ts";
+import { tool } from "../support/tool-spec.ts";
 
 /** A WebSocket factory that counts the requests the client sends, by method. */
 function countingFactory(counts: Map<string, number>) {
@@ -72,7 +73,7 @@ test("P-SDK-01 P-OPS-09 turns.wait and client.events ride on the subscription: t
   }
 });
 
-test("P-SDK-01 turns.wait ends with wait_timeout at its deadline; the event stream reports a refused subscription", { timeout: 60_000 }, async (t) => {
+test("P-SDK-01 P-PRV-11 turns.wait ends with wait_timeout at its deadline; a refused subscription and refused tool contracts surface as typed errors", { timeout: 60_000 }, async (t) => {
   const dir = tempDir(t, "aic-sdk-wait-");
   const agent = scriptedAgent({ steps: [{ stall: true }] }, "scripted", dir);
   const serve = engineServe(t, dir, [agent.provider], 1);
@@ -85,6 +86,13 @@ test("P-SDK-01 turns.wait ends with wait_timeout at its deadline; the event stre
   await c.turns.cancel(turnId);
   const settled = await c.turns.wait(turnId, { timeoutMs: 30_000 });
   assert.equal(settled.state, "cancelled");
+  // Tools are registered with a description and an input schema, checked and bounded at registration (issue 25 point 3).
+  const refused = (e: unknown) => e instanceof ClientError && e.code === "invalid_params";
+  await assert.rejects(c.registerEndpoint({ endpointId: "t1", kind: "tools", tools: { x: tool(() => 1, "x".repeat(2049)) } }), refused);
+  await assert.rejects(c.registerEndpoint({ endpointId: "t1", kind: "tools", tools: { x: tool(() => 1, "d", { type: "object", properties: { a: { $ref: "#" } } }) } }), refused);
+  await assert.rejects(c.registerEndpoint({ endpointId: "t1", kind: "tools", tools: { x: tool(() => 1, "d", { type: "array" }) } }), refused);
+  await assert.rejects(c.call("endpoints.register", { endpointId: "t1", kind: "tools", tools: ["x"] }), refused);
+  await c.registerEndpoint({ endpointId: "t1", kind: "tools", tools: { x: tool(() => 1, "x".repeat(2048), { type: "object", properties: { a: { type: "integer", minimum: 0 } } }) } });
   const missing = c.events("no-such-thread");
   await assert.rejects(missing.next(), (e: unknown) => e instanceof ClientError && e.code === "not_found");
 });

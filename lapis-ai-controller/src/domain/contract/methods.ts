@@ -6,6 +6,7 @@
 import type { ErrorCode } from "../errors.ts";
 import type { Infer, Schema } from "./schema.ts";
 import { bool, id, int, list, literal, mapOf, nullable, obj, oneOf, oneOfValues, str, anyJson } from "./schema.ts";
+import { TOOL_DEFINITION } from "./tools.ts";
 import {
   BINDING, ERROR_CODE, EVENT, INTERACTION, REPLAY_PAGE, SNAPSHOT, THREAD_CONFIG, THREAD_RECEIPT, TURN, TURN_INPUT, TURN_RECEIPT, TURN_STATE,
 } from "./shapes.ts";
@@ -108,7 +109,7 @@ export const METHODS = {
     scope: "endpoints:write", effect: "volatile", summary: "registers a tools, context or preparation endpoint on this connection",
     params: obj({
       endpointId: id(), kind: oneOfValues(["tools", "context", "preparation"] as const), threadId: id(),
-      tools: list(id(), 64, "kind tools only: tool names"),
+      tools: list(TOOL_DEFINITION, 64, "kind tools only: per tool its name, a description and a JSON Schema for its input"),
       capture: bool("send capture.begin / capture.finish around each tool call"),
       readOnly: list(id(), 64, "tool names that only read (a subset of tools)"),
     }, ["endpointId", "kind"]),

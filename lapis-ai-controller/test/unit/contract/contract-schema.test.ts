@@ -10,6 +10,7 @@ import type { JsonValue } from "../../../src/domain/contract/schema.ts";
 import { checkSchema, validate } from "../../../src/domain/contract/validate.ts";
 import { ERROR_CODES } from "../../../src/domain/errors.ts";
 import { SCOPE_MAP } from "../../../src/auth/scopes.ts";
+import { transportLimits } from "../../../src/transport/options.ts";
 
 test("P-OPS-10 every dispatched method has one contract entry with params, result, scope and error codes", () => {
   assert.deepEqual([...METHOD_NAMES].sort(), Object.keys(SCOPE_MAP).sort());
@@ -89,4 +90,13 @@ test("P-OPS-10 the SDK's types are the schemas' inferred types", () => {
   // @ts-expect-error an unknown code is not a ClientErrorCode
   const unknownCode: ClientErrorCode = "no_such_code";
   assert.ok(params && receipt && code && wrong && unknownCode);
+});
+
+test("P-PRV-11 tool bounds are configurable in limits.protocol and capped in code", () => {
+  const limits = transportLimits({ maxToolDescriptionChars: 100, maxToolSchemaBytes: 1024 });
+  assert.ok(limits.ok && limits.value.maxToolDescriptionChars === 100 && limits.value.maxToolSchemaBytes === 1024);
+  const over = transportLimits({ maxToolSchemaBytes: 10 * 1024 * 1024 });
+  assert.equal(over.ok ? null : over.error.where, "transport.maxToolSchemaBytes");
+  const defaults = transportLimits({});
+  assert.ok(defaults.ok && defaults.value.maxToolDescriptionChars === TOOL_LIMIT_DEFAULTS.maxToolDescriptionChars);
 });
