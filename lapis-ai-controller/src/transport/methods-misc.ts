@@ -13,6 +13,8 @@ import { Params } from "./params.ts";
 import { checkToolDefinitions, type ToolDefinition } from "../domain/contract/tools.ts";
 
 const MAX_TOOLS = 64;
+/** Longest `sourceRef`: it is retained as receipt metadata (journal-rules METADATA_MAX_STRING). */
+const MAX_SOURCE_REF = 256;
 
 const revoke: Handler = (deps, conn, access, raw) => {
   const p = new Params(raw);
@@ -96,11 +98,12 @@ const submit: Handler = (deps, conn, access, raw) => {
   const commandId = p.id("commandId");
   const threadId = p.id("threadId");
   const input = (p.raw("input") ?? null) as Json;
+  const sourceRef = p.optionalRef("sourceRef", MAX_SOURCE_REF);
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   const attached = requireAttachment(conn, threadId);
   if (!attached.ok) return attached;
-  return commandReply(deps, "turns.submit", submitTurn(deps, deps.turns, access, loaded.value, { commandId, input }));
+  return commandReply(deps, "turns.submit", submitTurn(deps, deps.turns, access, loaded.value, { commandId, input, sourceRef }));
 };
 
 /** The remaining part of the dispatch table. */

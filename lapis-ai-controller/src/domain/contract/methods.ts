@@ -82,10 +82,10 @@ export const METHODS = {
     errors: ["not_found"],
   }),
   "threads.replay": m({
-    scope: "threads:read", effect: "read", summary: "one page of the retained transcript after a seq",
+    scope: "threads:read", effect: "read", summary: "one page (at most limit events after afterSeq, read in SQL from the cursor) of the retained transcript",
     params: obj({ threadId: id(), afterSeq: int(0), limit: int(1, 5000) }, ["threadId"]),
     result: REPLAY_PAGE,
-    errors: ["transcript_unavailable", "not_found"],
+    errors: ["not_found"],
   }),
   "threads.subscribe": m({
     scope: "threads:read", effect: "volatile", summary: "pushes `event` notifications for every seq after the cursor",
@@ -124,7 +124,10 @@ export const METHODS = {
   }),
   "turns.submit": m({
     scope: "turns:write", effect: "command", summary: "queues a turn on an attached thread",
-    params: obj({ commandId: COMMAND_ID, threadId: id(), input: TURN_INPUT }, ["commandId", "threadId", "input"]),
+    params: obj({
+      commandId: COMMAND_ID, threadId: id(), input: TURN_INPUT,
+      sourceRef: str({ minLength: 1, maxLength: 256, pattern: "^[^\\u0000-\\u001f\\u007f-\\u009f]*$", description: "the application's own reference for the prompt's source (kept in the receipt, never the text)" }),
+    }, ["commandId", "threadId", "input"]),
     result: TURN_RECEIPT,
     errors: ["attachment_required", "binding_mismatch", "not_found", "turns_unavailable", "command_conflict"],
   }),

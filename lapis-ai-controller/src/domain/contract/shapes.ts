@@ -71,6 +71,7 @@ export const REPLAY_PAGE = obj({
   events: list(EVENT, 5000),
   lastSeq: SEQ,
   complete: bool("the page reaches lastSeq with every payload present"),
+  unavailable: literal("transcript_unavailable", "a payload of this page is gone; that event carries payloadUnavailable, the others are served"),
 }, ["threadId", "events", "lastSeq", "complete"]);
 
 /** A thread command's receipt. */
@@ -83,6 +84,7 @@ export const TURN_RECEIPT = obj({
   threadId: id(),
   attemptOf: nullable(id()),
   retention: RETENTION,
+  sourceRef: str({ description: "the application's reference for the prompt's source, when given" }),
 }, ["commandId", "turnId", "threadId", "attemptOf", "retention"]);
 
 /** An interaction of a turn (an approval or a structured-input request). */
