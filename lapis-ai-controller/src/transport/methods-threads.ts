@@ -1,37 +1,17 @@
 // threads.* methods: reserve, create, configure, attach, snapshot, replay.
-// Frames are parsed here; the rules (binding defaults and immutability,
+// Params arrive validated against the contract (dispatch.ts), so handlers read
+// them typed as ParamsOf<method>; the rules (binding defaults and immutability,
 // versions, busy, idempotency) are domain/thread-commands.ts.
 import { checkPlacement, checkThread } from "../auth/access.ts";
 import { ok } from "../domain/errors.ts";
 import type { AccessContext, Outcome } from "../domain/protocol-ports.ts";
 import { fail } from "../domain/protocol-ports.ts";
 import type { ThreadRecord } from "../domain/records.ts";
-import { checkAttach, configureThread, createThread, type BindingInput, type ThreadCommandDeps, type ThreadConfigInput } from "../domain/thread-commands.ts";
+import { checkAttach, configureThread, createThread, type ThreadCommandDeps } from "../domain/thread-commands.ts";
 import { buildSnapshot, replayPage } from "./client-snapshot.ts";
 import type { Conn, Handler, ProtocolDeps } from "./context.ts";
 import { commandReply } from "./idempotent.ts";
-import { Params } from "./params.ts";
-
-const MAX_LIST = 64;
-
-/** Parses a binding; omitted fields stay omitted (the domain gives them their defaults). */
-export function readBinding(p: Params | undefined): BindingInput | undefined {
-  if (p === undefined) return undefined;
-  return {
-    // null is the stored default, as threads.snapshot returns it (D7).
-    applicationRef: p.raw("applicationRef") === null ? undefined : p.optionalId("applicationRef"),
-    contextSources: p.optionalIds("contextSources", MAX_LIST),
-    toolEndpoints: p.optionalIds("toolEndpoints", MAX_LIST),
-    restricted: p.optionalBoolean("restricted"),
-    retention: p.optionalEnum("retention", ["full", "metadata-only"] as const),
-  };
-}
-
-/** Parses a thread configuration; omitted fields stay omitted. */
-function readConfig(p: Params | undefined): ThreadConfigInput | undefined {
-  if (p === undefined) return undefined;
-  return { approvalPolicy: p.optionalEnum("approvalPolicy", ["ask", "allow-all"] as const), title: p.optionalString("title", 200) };
-}
+import type { ParamsOf } from "../domain/contract/methods.ts";
 
 /** The domain's view of the protocol deps for thread commands. */
 export function threadDeps(deps: ProtocolDeps): ThreadCommandDeps {
@@ -54,13 +34,7 @@ const reserve: Handler = (deps, _conn, access) => {
 };
 
 const create: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw);
-  const commandId = p.id("commandId");
-  const threadId = p.optionalId("threadId");
-  const workspaceId = p.id("workspace");
-  const provider = p.id("provider");
-  const config = readConfig(p.optionalObject("config"));
-  const binding = readBinding(p.optionalObject("binding"));
+  const { commandId, threadId, workspace: workspaceId, provider, config, binding } = raw as ParamsOf<"threads.create">;
   const placement = checkPlacement(access, workspaceId, provider, deps.known);
   if (!placement.ok) return placement;
   const accepted = createThread(threadDeps(deps), access, { commandId, threadId, workspaceId, provider, config, binding });
@@ -69,21 +43,14 @@ const create: Handler = (deps, conn, access, raw) => {
 };
 
 const configure: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw);
-  const commandId = p.id("commandId");
-  const threadId = p.id("threadId");
-  const expectedVersion = p.optionalInt("expectedVersion", 1, Number.MAX_SAFE_INTEGER);
-  if (expectedVersion === undefined) return fail("invalid_params");
-  const config = readConfig(p.optionalObject("config"));
+  const { commandId, threadId, expectedVersion, config } = raw as ParamsOf<"threads.configure">;
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   return commandReply(deps, "threads.configure", configureThread(threadDeps(deps), access, loaded.value, { commandId, threadId, expectedVersion, config }));
 };
 
 const attach: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw);
-  const threadId = p.id("threadId");
-  const binding = readBinding(p.optionalObject("binding"));
+  const { threadId, binding } = raw as ParamsOf<"threads.attach">;
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   if (!checkAttach(loaded.value, binding, deps.store.retention).ok) {
@@ -98,19 +65,16 @@ const attach: Handler = (deps, conn, access, raw) => {
 };
 
 const snapshot: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw);
-  const threadId = p.id("threadId");
-  const limit = Math.min(p.optionalInt("tailLimit", 1, 1000) ?? deps.limits.snapshotTailLimit, deps.limits.snapshotTailLimit);
+  const { threadId, tailLimit } = raw as ParamsOf<"threads.snapshot">;
+  const limit = Math.min(tailLimit ?? deps.limits.snapshotTailLimit, deps.limits.snapshotTailLimit);
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   return ok({ result: buildSnapshot(loaded.value, deps.store.journal, limit, deps.turns?.isBusy(threadId) ?? false) });
 };
 
 const replay: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw);
-  const threadId = p.id("threadId");
-  const afterSeq = p.optionalInt("afterSeq", 0, Number.MAX_SAFE_INTEGER) ?? 0;
-  const limit = Math.min(p.optionalInt("limit", 1, 5000) ?? deps.limits.replayPageLimit, deps.limits.replayPageLimit);
+  const { threadId, afterSeq = 0, limit: asked } = raw as ParamsOf<"threads.replay">;
+  const limit = Math.min(asked ?? deps.limits.replayPageLimit, deps.limits.replayPageLimit);
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   const page = replayPage(loaded.value, deps.store.journal, afterSeq, limit);
