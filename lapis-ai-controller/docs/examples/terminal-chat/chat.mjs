@@ -6,7 +6,8 @@
 //
 // The owner token comes from `lapis-ai-controller token show`. Threads this
 // app started are remembered in CHAT_STATE (default ./chat-state.json), so
-// `/resume N` works after a restart too.
+// `/resume N` works after a restart too. Typed SDK: client.threads.*,
+// client.turns.* (with wait), client.interactions.*, client.events(threadId).
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -64,17 +65,23 @@ function endText() {
   textOpen = false;
 }
 
+let stream = null; // the open thread's event stream (subscription)
+
 async function open(id, fresh) {
+  await stream?.close();
   threadId = id;
-  if (!fresh) await client.attach(id);
-  await client.subscribe(id, { event: show });
+  if (!fresh) await client.threads.attach(id);
+  stream = client.events(id);
+  void (async (events) => {
+    for await (const delivery of events) show(delivery);
+  })(stream).catch((e) => say(`· events ended: ${e.code ?? e.message}`));
   state.last = id;
   save();
   say(`${fresh ? "new" : "resumed"} thread ${state.threads.indexOf(id) + 1} (${id})`);
 }
 
 async function newThread() {
-  const { threadId: id } = await client.createThread({ workspace: WORKSPACE, provider: PROVIDER, config: { approvalPolicy: APPROVAL } });
+  const { threadId: id } = await client.threads.create({ workspace: WORKSPACE, provider: PROVIDER, config: { approvalPolicy: APPROVAL } });
   state.threads.push(id);
   await open(id, true);
 }
@@ -89,28 +96,32 @@ async function approve(turnId, ask) {
   say(`? the agent asks to run a ${ask.category} step. Allow? [y]es / [n]o${session ? " / [a]lways this session" : ""}`);
   const reply = (await new Promise((resolve) => (answer = resolve))).trim().toLowerCase();
   const optionId = reply === "a" && session ? session : reply === "y" ? once : deny;
-  const decision = optionId === undefined ? { outcome: "cancelled" } : { optionId };
-  await client.call("interactions.respond", { turnId, interactionId: ask.interactionId, ...decision });
+  if (optionId === undefined) await client.interactions.cancel(turnId, ask.interactionId);
+  else await client.interactions.respond(turnId, ask.interactionId, optionId);
   say(`· ${optionId !== undefined && (optionId === once || optionId === session) ? "allowed" : "denied"}`);
 }
 
-/** Runs one turn: text streams through `show`; approvals and the final state come from turns.get. */
+/**
+ * Runs one turn: text streams through `show`, the outcome comes from
+ * `turns.wait` (woken by the turn's outcome event). The protocol has no
+ * event for an approval request yet, so pending ones are read with turns.get.
+ */
 async function runTurn(text) {
-  const { turnId } = await client.submitTurn(threadId, { text });
+  const { turnId } = await client.turns.submit(threadId, { text });
   turn = { turnId, cancel: false };
+  let settled = null;
+  const outcome = client.turns.wait(turnId, { timeoutMs: 3_600_000 }).then((t) => (settled = t));
   const asked = new Set();
-  let view;
-  for (;;) {
-    view = await client.call("turns.get", { turnId });
-    if (TERMINAL.includes(view.state)) break;
+  while (settled === null) {
+    const view = await client.turns.get(turnId);
     const ask = view.interactions.find((i) => i.state === "pending" && !asked.has(i.interactionId));
     if (ask !== undefined) {
       asked.add(ask.interactionId);
       await approve(turnId, ask);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await Promise.race([outcome, new Promise((r) => setTimeout(r, 250))]);
   }
-  await new Promise((r) => setTimeout(r, 100)); // the last streamed events
+  const view = await outcome;
   endText();
   turn = null;
   const meaning = MEANING[view.state]?.(view) ?? "";
@@ -145,7 +156,7 @@ process.on("SIGINT", () => {
   turn.cancel = true;
   endText();
   say("· cancelling…");
-  client.call("turns.cancel", { turnId: turn.turnId }).catch((e) => say(`· cancel failed: ${e.code ?? e.message}`));
+  client.turns.cancel(turn.turnId).catch((e) => say(`· cancel failed: ${e.code ?? e.message}`));
 });
 rl.on("SIGINT", () => process.emit("SIGINT"));
 // Ctrl-D: a running turn is cancelled first, then the app quits.
