@@ -75,8 +75,9 @@ export async function ensureApp(appDir: string, env: Record<string, string>): Pr
   const stamp = join(appDir, ".installed");
   const want = `${packed.sha256} ${sha256(join(appDir, "package.json"))}`;
   if (existsSync(stamp) && readFileSync(stamp, "utf8") === want && existsSync(join(appDir, "node_modules", "lapis-ai-controller"))) return false;
-  // A new tarball under the same name: the old lock entry's integrity no longer matches.
+  // A new tarball under the same name and version: npm would keep the old copy and its lock entry.
   rmSync(join(appDir, "package-lock.json"), { force: true });
+  rmSync(join(appDir, "node_modules", "lapis-ai-controller"), { recursive: true, force: true });
   await runShown("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--ignore-scripts", "--loglevel=error"], { env, cwd: appDir, deadlineMs: STEP_DEADLINE_MS });
   writeFileSync(stamp, want);
   return true;
