@@ -8,7 +8,7 @@ export const TEST_BUDGET = 500;
 export const STALE_MARGIN = 20;
 
 /** Folders production source may live in (AIC-ARCH-001a). */
-export const SOURCE_FOLDERS = ["auth", "capture", "cli", "domain", "execution", "memory", "persistence", "transport"];
+export const SOURCE_FOLDERS = ["auth", "capture", "cli", "domain", "execution", "memory", "persistence", "sdk", "transport"];
 
 /** The only files allowed directly under src/: facades and composition roots (AIC-ARCH-001e). */
 export const ROOT_FILES = ["client", "runtime", "managed", "contracts", "index", "main", "service"];
@@ -49,7 +49,9 @@ export const IMPORT_MATRIX = {
   memory: ["domain", "capture"],
   transport: ["domain", "auth"],
   cli: ["domain", "auth", "transport", "persistence", "root:client"],
-  "root:client": ["transport/ws-client.ts", "transport/frames.ts", "domain"],
+  // sdk/: the typed SDK surface behind client.ts (issue 25), browser-safe: domain only.
+  sdk: ["domain"],
+  "root:client": ["transport/ws-client.ts", "transport/frames.ts", "domain", "sdk"],
   "root:runtime": ["root:client", "domain"],
   "root:managed": ["root:client", "domain"],
   "root:contracts": ["domain"],

@@ -6,7 +6,7 @@
 // digest is the sha256 of the manifest. No `deno compile`.
 //
 // usage: node scripts/stage-snapshot.mjs [--out DIR] [--note TEXT] [--install [install options...]]
-//        node scripts/stage-snapshot.mjs --pack DIR   (the npm tarball of the SDK facades, P-OPS-03)
+//        node scripts/stage-snapshot.mjs --pack DIR   (the npm tarball of the SDK facades with their .d.ts, P-OPS-03)
 // --note records an operator's release note in the snapshot only (a local
 // override materialized in the snapshot, never in the checkout; P-CLI-08).
 // With --install it then runs the STAGED CLI's `install` under the pinned
@@ -101,14 +101,33 @@ function writeJs(out) {
 /** The public SDK facades a consumer imports (plan 4.5). */
 export const FACADES = ["client", "runtime", "managed", "contracts"];
 
-/** Builds the npm tarball of the SDK facades in `dir`; returns its path and sha256. */
+/** Declaration files of the facades, emitted by the pinned tsc into `typesDir` with `./x.ts` specifiers renamed `./x.js`. */
+export function writeTypes(typesDir) {
+  const tsc = join(PACKAGE, "node_modules", "typescript", "bin", "tsc");
+  const entries = FACADES.map((f) => join(PACKAGE, "src", `${f}.ts`));
+  const run = spawnSync(process.execPath, [tsc, "--ignoreConfig", ...entries, "--target", "es2024", "--module", "nodenext", "--moduleResolution", "nodenext",
+    "--types", "node", "--strict", "--erasableSyntaxOnly", "--verbatimModuleSyntax", "--allowImportingTsExtensions", "--rewriteRelativeImportExtensions",
+    "--skipLibCheck", "--declaration", "--emitDeclarationOnly", "--rootDir", join(PACKAGE, "src"), "--outDir", typesDir], { cwd: PACKAGE, encoding: "utf8", timeout: 120_000 });
+  if (run.status !== 0) throw new Error(`tsc --declaration failed: ${run.stdout}${run.stderr}`);
+  const rename = (dir) => {
+    for (const name of readdirSync(dir)) {
+      const abs = join(dir, name);
+      if (lstatSync(abs).isDirectory()) rename(abs);
+      else if (name.endsWith(".d.ts")) writeFileSync(abs, renameImports(readFileSync(abs, "utf8")));
+    }
+  };
+  rename(typesDir);
+}
+
+/** Builds the npm tarball of the SDK facades in `dir` (JS and their .d.ts); returns its path and sha256. */
 export function pack(dir) {
   const root = join(dir, "package");
   mkdirSync(root, { recursive: true });
   writeJs(root);
+  writeTypes(join(root, "types"));
   const pkg = JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8"));
-  const exports = Object.fromEntries(FACADES.map((f) => [`./${f}`, `./src/${f}.js`]));
-  const manifest = { name: pkg.name, version: pkg.version, description: pkg.description, type: "module", license: pkg.license, engines: pkg.engines, exports, files: ["src", "README.md"], dependencies: pkg.dependencies };
+  const exports = Object.fromEntries(FACADES.map((f) => [`./${f}`, { types: `./types/${f}.d.ts`, default: `./src/${f}.js` }]));
+  const manifest = { name: pkg.name, version: pkg.version, description: pkg.description, type: "module", license: pkg.license, engines: pkg.engines, exports, types: "./types/client.d.ts", files: ["src", "types", "README.md"], dependencies: pkg.dependencies };
   writeFileSync(join(root, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   copyFileSync(join(PACKAGE, "README.md"), join(root, "README.md"));
   const run = spawnSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], { cwd: root, encoding: "utf8", timeout: 120_000 });

@@ -2,18 +2,39 @@
 // re-snapshot and resume subscriptions with no gap and no duplicate, resolve
 // a lost acknowledgement by command identity (never a fresh command), and
 // serve registered endpoints. Browser-safe: only the WHATWG WebSocket.
+import type { MethodName, ParamsOf, ResultOf } from "./domain/contract/methods.ts";
+import type { ClientErrorCode, ThreadBinding } from "./domain/contract/sdk-types.ts";
+import type { CommandMethod, CommandParams, SdkPort } from "./sdk/api.ts";
+import { interactionsApi, threadsApi, turnsApi } from "./sdk/api.ts";
+import type { EventStreamOptions, ThreadEventStream } from "./sdk/event-stream.ts";
+import { eventStream } from "./sdk/event-stream.ts";
+import type { ThreadEventDelivery, ThreadListener, WatchHandle } from "./sdk/watches.ts";
+import { ThreadWatches } from "./sdk/watches.ts";
 import { PROTOCOL } from "./transport/frames.ts";
 import type { PeerHandlers, RpcFailure, RpcOutcome, SocketFactory } from "./transport/ws-client.ts";
 import { defaultSocketFactory, RpcPeer } from "./transport/ws-client.ts";
 
+export type { ThreadEventDelivery, ThreadListener, WatchHandle } from "./sdk/watches.ts";
+export type { EventStreamOptions, ThreadEventStream } from "./sdk/event-stream.ts";
+export type { CommandMethod, CommandParams, WaitOptions } from "./sdk/api.ts";
+export type { MethodName, ParamsOf, ResultOf } from "./domain/contract/methods.ts";
+export type {
+  ClientErrorCode, Interaction, ReplayPage, ThreadBinding, ThreadBindingView, ThreadEvent, ThreadReceipt, ThreadSnapshot, Turn, TurnInput,
+  TurnReceipt, SettledTurnState,
+} from "./domain/contract/sdk-types.ts";
+export { CLIENT_ERROR_CODES, SDK_ERROR_CODES, SETTLED_TURN_STATES } from "./domain/contract/sdk-types.ts";
+export type { ToolDefinition } from "./domain/contract/tools.ts";
+import type { ToolDefinition } from "./domain/contract/tools.ts";
+
 /** A failure raised by the SDK: the stable code only. */
 export class ClientError extends Error {
-  readonly code: string;
+  /** A service code (`ERROR_CODES`) or one of the SDK's own (`SDK_ERROR_CODES`). */
+  readonly code: ClientErrorCode;
   readonly retryable: boolean;
   constructor(failure: RpcFailure) {
     super(failure.code);
     this.name = "ClientError";
-    this.code = failure.code;
+    this.code = failure.code as ClientErrorCode;
     this.retryable = failure.retryable;
   }
 }
@@ -47,42 +68,29 @@ export interface HelloResult {
   readonly bearer?: string;
 }
 
-/** One event as delivered to a consumer, in seq order with no gap and no duplicate. */
-export interface ThreadEventDelivery {
-  readonly threadId: string;
-  readonly seq: number;
-  readonly event: Record<string, unknown>;
-}
-
-/** A consumer of one thread's events. */
-export interface ThreadListener {
-  event(delivery: ThreadEventDelivery): void;
-  /** Called with a fresh snapshot after each reconnect, before resumed events. */
-  snapshot?(snapshot: Record<string, unknown>): void;
-}
-
 /** A tool handler of a registered endpoint. */
 export type ToolHandler = (args: unknown, context: { readonly threadId: string | null }) => unknown | Promise<unknown>;
+
+/** One tool of an endpoint: what the agent is told (description, input JSON Schema) and the handler. */
+export interface ToolSpec {
+  readonly description: string;
+  /** A JSON Schema of type object (the subset in docs/protocol.md); arguments are validated against it before `handler` runs. */
+  readonly inputSchema: ToolDefinition["inputSchema"];
+  readonly handler: ToolHandler;
+}
 
 /** An endpoint registration kept for re-registration under the same identity. */
 export interface EndpointSpec {
   readonly endpointId: string;
   readonly kind: "tools" | "context" | "preparation";
   readonly threadId?: string;
-  readonly tools?: Readonly<Record<string, ToolHandler>>;
+  readonly tools?: Readonly<Record<string, ToolSpec>>;
   /** Registers a capture port on a tools endpoint: `handle` answers capture.begin ({ack:true}) and capture.finish. */
   readonly capture?: boolean;
   /** Tools that only read; the others are mutating and wait for the capture acknowledgement. */
   readonly readOnly?: readonly string[];
   /** Handler for context and preparation calls (and capture callbacks). */
   readonly handle?: (operation: string, params: Record<string, unknown>) => unknown | Promise<unknown>;
-}
-
-interface Watch {
-  readonly threadId: string;
-  readonly listener: ThreadListener;
-  lastSeq: number;
-  subscriptionId: string | null;
 }
 
 const clamp = (value: number | undefined, fallback: number, min: number, max: number) =>
@@ -98,7 +106,7 @@ export class ControllerClient {
   readonly #options: ClientOptions;
   readonly #factory: SocketFactory;
   readonly #timeoutMs: number;
-  readonly #watches = new Map<string, Watch>();
+  readonly #watches = new ThreadWatches((method, params) => this.#raw(method, params), (failure) => new ClientError(failure));
   readonly #endpoints = new Map<string, EndpointSpec>();
   readonly #attachments = new Map<string, Record<string, unknown>>();
   #peer: RpcPeer | null = null;
@@ -113,6 +121,29 @@ export class ControllerClient {
     this.#factory = options.socketFactory ?? defaultSocketFactory;
     this.#timeoutMs = clamp(options.requestTimeoutMs, 30_000, 100, 600_000);
     if (options.credential.type === "bearer") this.#bearer = options.credential.bearer;
+    const port: SdkPort = {
+      call: <M extends MethodName>(method: M, params: ParamsOf<M>) => this.call(method, params as Record<string, unknown>) as Promise<ResultOf<M>>,
+      command: <M extends CommandMethod>(method: M, params: CommandParams<M>, commandId?: string) =>
+        this.command(method, params as Record<string, unknown>, commandId) as Promise<ResultOf<M>>,
+      watch: (threadId, listener, afterSeq) => this.#watches.add(threadId, listener, afterSeq),
+      remember: (threadId, binding) => void this.#attachments.set(threadId, binding as Record<string, unknown>),
+      fail: (code) => new ClientError({ code, retryable: false }),
+    };
+    this.threads = threadsApi(port);
+    this.turns = turnsApi(port);
+    this.interactions = interactionsApi(port);
+  }
+
+  /** threads.*: reserve, create, configure, attach, snapshot, replay, replayAll, events. */
+  readonly threads: ReturnType<typeof threadsApi>;
+  /** turns.*: submit, continue, cancel, resolve, get, and wait (on the subscription). */
+  readonly turns: ReturnType<typeof turnsApi>;
+  /** interactions.*: respond, cancel. */
+  readonly interactions: ReturnType<typeof interactionsApi>;
+
+  /** A thread's events as an async iterator on a subscription (default: from now). */
+  events(threadId: string, options?: EventStreamOptions): ThreadEventStream {
+    return eventStream((id, listener, afterSeq) => this.#watches.add(id, listener, afterSeq), threadId, (code) => new ClientError({ code, retryable: false }), options);
   }
 
   /** Connects and says hello; rejects with a ClientError (`protocol_unsupported`, `unauthorized`, …). */
@@ -172,6 +203,7 @@ export class ControllerClient {
     // Refused credentials and protocol versions are final; everything else reconnects.
     if (this.#closed || code === 4401 || code === 4426) {
       this.#closed = true;
+      this.#watches.endAll(code === 4401 ? "unauthorized" : code === 4426 ? "protocol_unsupported" : "client_closed");
       return;
     }
     if (!this.#reconnecting) this.#ready = this.#reconnect();
@@ -199,6 +231,7 @@ export class ControllerClient {
         delay = Math.min(maxDelay, delay * 2);
       }
       this.#closed = true;
+      this.#watches.endAll("connection_lost");
     } finally {
       this.#reconnecting = false;
     }
@@ -208,7 +241,7 @@ export class ControllerClient {
   async #restore(): Promise<void> {
     for (const spec of this.#endpoints.values()) await this.#registerRemote(spec);
     for (const [threadId, binding] of this.#attachments) await this.#raw("threads.attach", { threadId, binding });
-    for (const watch of this.#watches.values()) await this.#resume(watch);
+    await this.#watches.resumeAll();
   }
 
   async #raw(method: string, params: Record<string, unknown>): Promise<RpcOutcome> {
@@ -284,45 +317,13 @@ export class ControllerClient {
     }
   }
 
-  /** Subscribes to a thread from `afterSeq` (default: now); events reach the listener once each, in order. */
-  async subscribe(threadId: string, listener: ThreadListener, afterSeq?: number): Promise<void> {
-    const watch: Watch = { threadId, listener, lastSeq: afterSeq ?? -1, subscriptionId: null };
-    this.#watches.set(threadId, watch);
-    await this.#subscribeRemote(watch, afterSeq);
-  }
-
-  async #subscribeRemote(watch: Watch, afterSeq: number | undefined): Promise<void> {
-    const params: Record<string, unknown> = { threadId: watch.threadId };
-    if (afterSeq !== undefined) params.afterSeq = afterSeq;
-    const reply = await this.#raw("threads.subscribe", params);
-    if (!reply.ok) throw new ClientError(reply.error);
-    const result = reply.value as { subscriptionId: string; cursor: number };
-    watch.subscriptionId = result.subscriptionId;
-    if (watch.lastSeq < 0) watch.lastSeq = result.cursor;
-  }
-
-  async #resume(watch: Watch): Promise<void> {
-    const snap = await this.#raw("threads.snapshot", { threadId: watch.threadId });
-    if (snap.ok) watch.listener.snapshot?.(snap.value as Record<string, unknown>);
-    await this.#subscribeRemote(watch, watch.lastSeq).catch(() => {});
+  /** Subscribes a listener to a thread from `afterSeq` (default: now); events reach it once each, in order. */
+  subscribe(threadId: string, listener: ThreadListener, afterSeq?: number): Promise<WatchHandle> {
+    return this.#watches.add(threadId, listener, afterSeq);
   }
 
   #onNotification(method: string, params: Record<string, unknown>): void {
-    if (method === "subscription.closed") {
-      const watch = this.#watches.get(String(params.threadId));
-      if (watch !== undefined && watch.subscriptionId === params.subscriptionId) void this.#resume(watch);
-      return;
-    }
-    if (method !== "event") return;
-    const watch = this.#watches.get(String(params.threadId));
-    if (watch === undefined) return;
-    const seq = Number(params.seq);
-    // Catch-up events may arrive with the subscribe reply, before its id is known, so
-    // events are taken by thread and seq: the server reads by cursor (no gap), and a
-    // seq already delivered (an overlapping resubscription) is dropped.
-    if (!Number.isSafeInteger(seq) || seq <= watch.lastSeq) return;
-    watch.lastSeq = seq;
-    watch.listener.event({ threadId: watch.threadId, seq, event: params.event as Record<string, unknown> });
+    this.#watches.onNotification(method, params);
   }
 
   /** Registers an endpoint; it is re-registered under the same identity after reconnects. */
@@ -335,7 +336,9 @@ export class ControllerClient {
   #registerRemote(spec: EndpointSpec): Promise<RpcOutcome> {
     const params: Record<string, unknown> = { endpointId: spec.endpointId, kind: spec.kind };
     if (spec.threadId !== undefined) params.threadId = spec.threadId;
-    if (spec.tools !== undefined) params.tools = Object.keys(spec.tools);
+    if (spec.tools !== undefined) {
+      params.tools = Object.entries(spec.tools).map(([name, t]) => ({ name, description: t.description, inputSchema: t.inputSchema }));
+    }
     if (spec.capture !== undefined) params.capture = spec.capture;
     if (spec.readOnly !== undefined) params.readOnly = [...spec.readOnly];
     return this.#raw("endpoints.register", params);
@@ -351,7 +354,7 @@ export class ControllerClient {
     const spec = method === "endpoint.invoke" ? this.#endpoints.get(String(params.endpointId)) : undefined;
     if (spec === undefined) return { ok: false, error: { code: "endpoint_not_found", retryable: false } };
     try {
-      const tool = spec.tools?.[String(params.tool)];
+      const tool = spec.tools?.[String(params.tool)]?.handler;
       const threadId = typeof params.threadId === "string" ? params.threadId : null;
       const value = params.operation === "tool" && tool !== undefined
         ? await tool(params.arguments, { threadId })

@@ -1,5 +1,6 @@
 // Every method the controller dispatches has exactly one required scope here.
 // A test walks the dispatch table against this map (AIC-API-003c).
+import { METHOD_NAMES, METHODS } from "../domain/contract/methods.ts";
 
 /** Scopes a credential gets when its configuration names none (P-API-04). */
 export const INITIAL_SCOPES: readonly string[] = Object.freeze([
@@ -13,28 +14,14 @@ export const INITIAL_SCOPES: readonly string[] = Object.freeze([
   "sessions:write",
 ]);
 
-/** Required scope per method; `hello` is the unauthenticated handshake. No `tickets.*` exists (P-API-12). */
-export const SCOPE_MAP: Readonly<Record<string, string | null>> = Object.freeze({
-  "hello": null,
-  "auth.revoke": "sessions:write",
-  "threads.reserve": "threads:write",
-  "threads.create": "threads:write",
-  "threads.configure": "threads:write",
-  "threads.attach": "threads:write",
-  "threads.snapshot": "threads:read",
-  "threads.replay": "threads:read",
-  "threads.subscribe": "threads:read",
-  "threads.unsubscribe": "threads:read",
-  "commands.get": "commands:read",
-  "endpoints.register": "endpoints:write",
-  "endpoints.dispose": "endpoints:write",
-  "turns.submit": "turns:write",
-  "turns.cancel": "turns:write",
-  "turns.continue": "turns:write",
-  "turns.resolve": "turns:resolve",
-  "turns.get": "threads:read",
-  "interactions.respond": "interactions:write",
-});
+/**
+ * Required scope per method, read from the protocol contract
+ * (domain/contract/methods.ts, the one definition); `hello` is the
+ * unauthenticated handshake. No `tickets.*` exists (P-API-12).
+ */
+export const SCOPE_MAP: Readonly<Record<string, string | null>> = Object.freeze(
+  Object.fromEntries(METHOD_NAMES.map((method) => [method, METHODS[method].scope])),
+);
 
 /** The scope a method requires; `undefined` when the method is not mapped (fails closed). */
 export function requiredScope(method: string): string | null | undefined {

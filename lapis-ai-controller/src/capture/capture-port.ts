@@ -7,13 +7,14 @@
 // (P-CAP-02/03). Capture callbacks go to the endpoint's own connection, so a
 // disconnected owner fails the call closed and the tool never runs (P-CAP-04).
 import { randomUUID } from "node:crypto";
+import type { Schema } from "../domain/contract/schema.ts";
 import type { EndpointRegistry, EndpointRegistration } from "../domain/endpoint-registration.ts";
 
 /** The thread a bridge grant serves (structurally the bridge's ToolBinding). */
 export type ToolOwnerBinding = { readonly principal: string; readonly application: string; readonly threadId: string };
 
-/** A tool as the bridge lists it. */
-export type HostedTool = { readonly name: string; readonly mutating: boolean };
+/** A tool as the bridge lists it: the application's own description and input schema. */
+export type HostedTool = { readonly name: string; readonly mutating: boolean; readonly description: string; readonly inputSchema: Schema };
 
 /** A tool call result for the bridge: a value or a payload-free code. */
 export type HostedCall = { ok: true; value: unknown } | { ok: false; code: string };
@@ -38,7 +39,9 @@ export function applicationToolHost(registry: RegistryRef, timeoutMs: number): {
       const seen = new Map<string, HostedTool>();
       for (const r of reg.list(binding, binding.threadId)) {
         if (r.kind !== "tools") continue;
-        for (const name of r.tools) if (!seen.has(name)) seen.set(name, { name, mutating: isMutating(r, name) });
+        for (const d of r.toolDefinitions) {
+          if (!seen.has(d.name)) seen.set(d.name, { name: d.name, mutating: isMutating(r, d.name), description: d.description, inputSchema: d.inputSchema as Schema });
+        }
       }
       return [...seen.values()];
     },

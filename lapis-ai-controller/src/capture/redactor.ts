@@ -2,8 +2,9 @@
 // durable entry is scanned in the worker (synchronously, bounded buffer);
 // matches become `[redacted:<detector>]`; an altered identity or an
 // unscannable payload becomes an omission; a scanner failure fails the write
-// closed. Event text is redacted over whole logical blocks, so a secret split
-// across stream chunks is still found (P-CAP-09/10, P-ARC-08).
+// closed. Streamed event text is scanned over the unreleased tail of its
+// block (capture/event-blocks.ts), so a secret split across stream chunks is
+// still found (P-CAP-09/10, P-ARC-08).
 import type { BlockRedactor, EntryRedactor, RedactableEntry, RedactionDecision } from "../domain/redaction-port.ts";
 import { IDENTITY_KEYS, omissionEntry } from "./omission.ts";
 import type { TextScanner } from "./scan-client.ts";
@@ -82,13 +83,10 @@ export class PinnedSecretRedactor implements EntryRedactor, BlockRedactor {
     return { ok: true, type: entry.type, data, changed: true };
   }
 
-  /** Redacts whole blocks; chunk boundaries stay, markers land where a match starts. */
-  redactBlocks(blocks: readonly (readonly string[])[]): string[][] | null | "overflow" {
-    const scanned = this.#scanner.scan(blocks.map((b) => b.join("")));
+  /** The matches in each text (streamed event preparation places the markers). */
+  scanSpans(texts: readonly string[]): RedactionSpan[][] | null | "overflow" {
+    const scanned = this.#scanner.scan(texts);
     if (!scanned.ok) return scanned.code === "scan_overflow" ? "overflow" : null;
-    return blocks.map((b, i) => {
-      const spans = scanned.results[i]?.spans ?? [];
-      return spans.length === 0 ? [...b] : mapSpansToChunks(b, spans);
-    });
+    return texts.map((_, i) => scanned.results[i]?.spans ?? []);
   }
 }

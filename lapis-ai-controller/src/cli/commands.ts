@@ -103,8 +103,10 @@ saying so; nothing claims a reload that did not happen.
     summary: "check runtime, install, config, token reference and storage",
     help: `usage: lapis-ai-controller doctor [--json] [global options]
 Checks the Deno version (>= 2.9.5), the launcher and release, the config, that
-the token reference resolves (never printing it), and the storage. Exit 1 when
-a check fails.
+the token reference resolves (never printing it), and the storage; for a
+Codex provider, CODEX_HOME/config.toml (wire_api "responses", the base URL
+answers /models and lists the model, a context of at least Codex's prompt),
+with a fix line per failure. Exit 1 when a check fails.
 `,
   },
   { name: "version", summary: "print the version and build", help: "usage: lapis-ai-controller version\n" },

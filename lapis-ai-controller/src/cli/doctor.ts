@@ -4,6 +4,7 @@
 
 import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import type { Json } from "../domain/records.ts";
+import { providerChecks } from "./doctor-provider.ts";
 import { readStorageDiagnostics } from "../persistence/sqlite-store.ts";
 import { EXIT, type ExitClass } from "./errors.ts";
 import { launcherRelease, MIN_DENO } from "./launcher.ts";
@@ -25,7 +26,7 @@ export interface DoctorInputs {
   readonly host: RuntimeHost;
   readonly paths: ControllerPaths;
   readonly build: { readonly digest: string; readonly version: string } | null;
-  readonly config: { readonly ok: boolean; readonly exists: boolean; readonly code?: string; readonly tokens?: Json };
+  readonly config: { readonly ok: boolean; readonly exists: boolean; readonly code?: string; readonly tokens?: Json; readonly providers?: Json };
   readonly env: (name: string) => string | undefined;
 }
 
@@ -65,9 +66,10 @@ export function doctorChecks(inputs: DoctorInputs): Check[] {
   return checks;
 }
 
-/** Prints the checks and resolves to the exit class. */
-export function runDoctor(inputs: DoctorInputs, json: boolean): ExitClass {
-  const checks = doctorChecks(inputs);
+/** Prints the checks (the Codex provider's model configuration last) and resolves to the exit class. */
+export async function runDoctor(inputs: DoctorInputs, json: boolean): Promise<ExitClass> {
+  const home = inputs.env("HOME") ?? "/";
+  const checks = [...doctorChecks(inputs), ...await providerChecks({ providers: inputs.config.providers, env: inputs.env, home })];
   const ok = checks.every((c) => c.ok);
   if (json) inputs.host.writeOut(`${JSON.stringify({ ok, checks })}\n`);
   else inputs.host.writeOut(checks.map((c) => `${c.ok ? "ok  " : "FAIL"} ${c.name}: ${c.note}\n`).join(""));

@@ -91,7 +91,7 @@ async function run(deps: CliDeps): Promise<ExitClass> {
     case "doctor":
       return runDoctor({
         host, paths, build: buildOf(deps), env,
-        config: config.ok ? { ok: true, exists: config.value.exists, ...(tokens === undefined ? {} : { tokens }) } : { ok: false, exists: true, code: config.error.code },
+        config: config.ok ? { ok: true, exists: config.value.exists, ...(tokens === undefined ? {} : { tokens }), providers: config.value.sections.providers } : { ok: false, exists: true, code: config.error.code },
       }, options.json);
     case "token": {
       const token = resolveOwnerToken(tokens, env);

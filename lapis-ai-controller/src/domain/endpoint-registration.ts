@@ -1,6 +1,7 @@
 // Volatile application endpoints (tools, context, preparation), keyed by
 // principal and application. Disposal and disconnect revoke at once; only the
 // endpoint identity is ever persisted (P-ARC-23, P-API-08, AIC-API-004d).
+import type { ToolDefinition } from "./contract/tools.ts";
 import type { ControllerError, ErrorCode } from "./errors.ts";
 import type { Outcome } from "./protocol-ports.ts";
 import { fail } from "./protocol-ports.ts";
@@ -24,6 +25,8 @@ export interface EndpointRegistration extends EndpointOwner {
   readonly kind: EndpointKind;
   readonly threadId: string | null;
   readonly tools: readonly string[];
+  /** Per tool (same order as `tools`): the description and input schema the agent is offered (issue 25 point 3). */
+  readonly toolDefinitions: readonly ToolDefinition[];
   readonly capture: boolean;
   /** Tools the application declared read-only; every other tool is mutating (issue 15). */
   readonly readOnlyTools?: readonly string[];

@@ -60,6 +60,8 @@ export type ExecutorEvent =
   | { type: "tool_begin"; envelope: ToolEnvelope }
   | { type: "tool_end"; envelope: ToolEnvelope; settled: boolean }
   | { type: "mode_update"; modeId: string }
+  /** The agent's own notice (e.g. Codex's "Model metadata … not found"): for the application, never reply text. */
+  | { type: "diagnostic"; severity: string; text: string }
   | { type: "unknown_request"; method: string }
   /** The provider is working; nothing to journal (content is held for whole-block redaction). */
   | { type: "activity" };

@@ -16,8 +16,11 @@ export interface EntryRedactor {
   prepare(entry: RedactableEntry): RedactionDecision;
 }
 
-/** Whole-block text redaction for event preparation; `null` when the scanner failed. */
+/** One detector match in a scanned text (UTF-16 offsets). */
+export type TextSpan = { readonly start: number; readonly end: number; readonly detector: string };
+
+/** Text scanning for streamed event preparation; `null` when the scanner failed, "overflow" past its buffer. */
 export interface BlockRedactor {
-  /** Redacts each block whole; per block, the chunk texts with markers placed in the chunk where a match starts. */
-  redactBlocks(blocks: readonly (readonly string[])[]): string[][] | null | "overflow";
+  /** The matches in each text, in order, without overlaps. */
+  scanSpans(texts: readonly string[]): TextSpan[][] | null | "overflow";
 }

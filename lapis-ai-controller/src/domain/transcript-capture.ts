@@ -1,12 +1,13 @@
 // Transcript capture: executor events become journal rows. Authored text,
 // reasoning, message completion markers (P-PRV-06) and the merged tool
-// invocation envelope (P-CAP-06/07) are transcript; mode updates and unknown
+// invocation envelope (P-CAP-06/07) and the agent's own notices (diagnostic,
+// shown to the application, never part of the reply) are transcript; mode updates and unknown
 // agent requests are owner metadata. Identities (message id, tool call id,
 // settled flag) are scalar metadata, so they survive loss of volatile payloads.
 import type { ExecutorEvent } from "./executor-port.ts";
 import type { EngineStore, TurnRecord } from "./turn-store-port.ts";
 
-const TRANSCRIPT = new Set(["text", "reasoning", "message_completed", "tool_begin", "tool_end"]);
+const TRANSCRIPT = new Set(["text", "reasoning", "message_completed", "tool_begin", "tool_end", "diagnostic"]);
 
 /** The journal data of one event: scalar identities plus its payload fields. */
 export function eventData(e: ExecutorEvent): Record<string, unknown> {

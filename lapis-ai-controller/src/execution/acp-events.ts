@@ -1,6 +1,7 @@
 // Translates ACP session/update frames into executor events: thoughts become
 // reasoning (P-PRV-03), message ids and completion markers are kept (P-PRV-06),
-// and tool start/update frames merge into one envelope (P-CAP-06/07).
+// tool start/update frames merge into one envelope (P-CAP-06/07), and the
+// agent's own notices become diagnostics, not reply text (issue 27).
 import type { ExecutorEvent, ToolEnvelope } from "../domain/executor-port.ts";
 
 type Frame = { sessionUpdate: string; [k: string]: unknown };
@@ -38,6 +39,7 @@ export class AcpEventTranslator {
     if (kind === "agent_thought_chunk") return this.#chunk("reasoning", frame);
     if (kind === "tool_call" || kind === "tool_call_update") return this.#tool(frame);
     if (kind === "current_mode_update" && typeof frame.currentModeId === "string") return [{ type: "mode_update", modeId: frame.currentModeId }];
+    if (kind === "notice") return this.#notice(frame);
     return [];
   }
 
@@ -63,6 +65,16 @@ export class AcpEventTranslator {
     if (!open || open.messageId !== messageId) this.#open[channel] = { messageId };
     if (text.length > 0) out.push({ type: channel, messageId, text });
     return out;
+  }
+
+  /** A session notice (the client advertises `session.notices`, so agents send these instead of reply text). */
+  #notice(frame: Frame): ExecutorEvent[] {
+    const title = typeof frame.title === "string" ? frame.title.trim() : "";
+    const description = typeof frame.description === "string" ? frame.description.trim() : "";
+    const text = [title, description].filter((x) => x.length > 0).join(": ");
+    if (text.length === 0) return [];
+    const severity = typeof frame.severity === "string" && /^[a-z]{1,16}$/.test(frame.severity) ? frame.severity : "info";
+    return [{ type: "diagnostic", severity, text }];
   }
 
   #tool(frame: Frame): ExecutorEvent[] {

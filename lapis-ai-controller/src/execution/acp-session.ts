@@ -103,7 +103,8 @@ export class AcpSession implements PreparedSession {
       await withDeadline((async () => {
         await conn.agent.request(acp.methods.agent.initialize, {
           protocolVersion: acp.PROTOCOL_VERSION,
-          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+          // `session.notices`: agents (codex-acp) then send their warnings as notices, not as agent message text.
+          clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, session: { notices: {} } },
           clientInfo: { name: "lapis-ai-controller", version: "0.1.0" },
         });
         const mcpServers: acp.McpServer[] = start.restricted ? [] : (start.mcpServers ?? []).map((m) => ({ type: "http", name: m.name, url: m.url, headers: m.headers.map((h) => ({ name: h.name, value: h.value })) }));

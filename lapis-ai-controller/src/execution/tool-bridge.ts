@@ -14,12 +14,14 @@ import type { AddressInfo } from "node:net";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Schema } from "../domain/contract/schema.ts";
+import { validate } from "../domain/contract/validate.ts";
 
 /** Whom a bridge grant serves: server-derived, never a client's claim. */
 export type ToolBinding = { readonly principal: string; readonly application: string; readonly threadId: string };
 
-/** One tool as listed to the agent. */
-export type BridgeTool = { readonly name: string; readonly mutating: boolean };
+/** One tool as listed to the agent: the application's description and input schema, offered as they are. */
+export type BridgeTool = { readonly name: string; readonly mutating: boolean; readonly description: string; readonly inputSchema: Schema };
 
 /** The application-tool host behind the bridge (endpoint registry + capture port, composed by the service). */
 export type ToolHost = {
@@ -128,16 +130,20 @@ export class ToolBridge {
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: this.#host.list(binding).map((t) => ({
         name: t.name,
-        description: `Application tool ${t.name}`,
-        inputSchema: { type: "object" as const, additionalProperties: true },
+        description: t.description,
+        inputSchema: t.inputSchema as { type: "object"; [key: string]: unknown },
         annotations: { readOnlyHint: !t.mutating },
       })),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       // A revoked grant answers nothing, even on a connection opened before.
       if (![...this.#grants.values()].includes(binding)) return { isError: true, content: [{ type: "text" as const, text: "endpoint_revoked" }] };
+      const args = request.params.arguments ?? {};
+      // Arguments outside the tool's input schema never reach the application.
+      const listed = this.#host.list(binding).find((t) => t.name === request.params.name);
+      if (listed !== undefined && validate(listed.inputSchema, args) !== null) return { isError: true, content: [{ type: "text" as const, text: "invalid_params" }] };
       this.#calls += 1;
-      const r = await this.#host.call(binding, request.params.name, request.params.arguments ?? {});
+      const r = await this.#host.call(binding, request.params.name, args);
       if (!r.ok) return { isError: true, content: [{ type: "text" as const, text: r.code }] };
       return { content: [{ type: "text" as const, text: typeof r.value === "string" ? r.value : JSON.stringify(r.value ?? null) }] };
     });

@@ -3,6 +3,8 @@
 // application, provider and workspace checks.
 import { checkScope } from "../auth/access.ts";
 import { requiredScope } from "../auth/scopes.ts";
+import { methodContract } from "../domain/contract/methods.ts";
+import { validate } from "../domain/contract/validate.ts";
 import type { Conn, Handler, ProtocolDeps } from "./context.ts";
 import type { FrameId } from "./frames.ts";
 import { encodeError, encodeRawResult, encodeResult, RPC, rpcError } from "./frames.ts";
@@ -61,6 +63,14 @@ export async function dispatch(
   if (!scoped.ok) {
     deps.log("call.refused", { method, code: scoped.error.code });
     conn.send(encodeError(id, rpcError(scoped.error.code)));
+    return;
+  }
+  // Params are checked against the method's contract schema, the one definition of what is accepted.
+  const contract = methodContract(method);
+  const invalid = contract === undefined ? "" : validate(contract.params, params);
+  if (invalid !== null) {
+    deps.log("call.invalid_params", { method, where: invalid.slice(0, 128) });
+    conn.send(encodeError(id, rpcError("invalid_params", false, RPC.invalidParams)));
     return;
   }
   try {

@@ -2,6 +2,8 @@
 // P-API-01), then a bootstrap token or a session bearer binds an AuthSession.
 // Credentials travel only here, never in a URL.
 import type { HelloGrant } from "../auth/auth-sessions.ts";
+import { METHODS, type ParamsOf } from "../domain/contract/methods.ts";
+import { validate } from "../domain/contract/validate.ts";
 import type { Outcome } from "../domain/protocol-ports.ts";
 import type { Conn, ProtocolDeps } from "./context.ts";
 import { CLOSE_UNAUTHORIZED } from "./dispatch.ts";
@@ -12,12 +14,10 @@ import { encodeError, encodeResult, PROTOCOL, RPC, rpcError } from "./frames.ts"
 export const CLOSE_PROTOCOL_UNSUPPORTED = 4426;
 
 function grant(deps: ProtocolDeps, params: Record<string, unknown>): Outcome<HelloGrant> | "invalid" {
-  const credential = params.credential;
-  if (typeof credential !== "object" || credential === null || Array.isArray(credential)) return "invalid";
-  const c = credential as Record<string, unknown>;
-  if (c.type === "token" && typeof c.token === "string") return deps.auth.helloWithToken(c.token);
-  if (c.type === "bearer" && typeof c.bearer === "string") return deps.auth.helloWithBearer(c.bearer);
-  return "invalid";
+  // The shape is the contract's (domain/contract/methods.ts), unknown keys included.
+  if (validate(METHODS.hello.params, params) !== null) return "invalid";
+  const { credential } = params as ParamsOf<"hello">;
+  return credential.type === "token" ? deps.auth.helloWithToken(credential.token) : deps.auth.helloWithBearer(credential.bearer);
 }
 
 /** Handles the hello request; on success the connection is bound to the AuthSession. */

@@ -5,14 +5,19 @@ import { ok } from "../domain/errors.ts";
 import type { Json } from "../domain/records.ts";
 import { fail } from "../domain/protocol-ports.ts";
 import type { Handler } from "./context.ts";
-import { receiptText, runCommand } from "./idempotent.ts";
+import { commandRecord, receiptText } from "../domain/commands.ts";
+import { submitTurn } from "../domain/turn-commands.ts";
+import { commandReply } from "./idempotent.ts";
 import { loadThread, requireAttachment } from "./methods-threads.ts";
 import { Params } from "./params.ts";
+import { checkToolDefinitions, type ToolDefinition } from "../domain/contract/tools.ts";
 
 const MAX_TOOLS = 64;
+/** Longest `sourceRef`: it is retained as receipt metadata (journal-rules METADATA_MAX_STRING). */
+const MAX_SOURCE_REF = 256;
 
 const revoke: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["authSessionId"]);
+  const p = new Params(raw);
   const target = p.optionalId("authSessionId") ?? access.authSessionId;
   if (target !== access.authSessionId) {
     const other = deps.auth.validate(target);
@@ -27,22 +32,28 @@ const revoke: Handler = (deps, conn, access, raw) => {
 };
 
 const commandsGet: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw, ["commandId"]);
+  const p = new Params(raw);
   const commandId = p.id("commandId");
-  const record = deps.store.commands.get(access.principal, access.application, commandId);
-  if (record === undefined) return fail("not_found");
+  const record = commandRecord(deps, access, commandId);
   // The stored receipt, in the same bytes as the original acknowledgement.
-  return ok({ raw: receiptText(record) });
+  return record.ok ? ok({ raw: receiptText(record.value) }) : record;
 };
 
 const register: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["endpointId", "kind", "threadId", "tools", "capture", "readOnly"]);
+  const p = new Params(raw);
   const endpointId = p.id("endpointId");
   const kind = p.optionalEnum<EndpointKind>("kind", ["tools", "context", "preparation"]);
   if (kind === undefined) return fail("invalid_params");
   const threadId = p.optionalId("threadId") ?? null;
-  const tools = p.optionalIds("tools", MAX_TOOLS) ?? [];
-  if (kind !== "tools" && tools.length > 0) return fail("invalid_params");
+  // Shape checked by the contract; descriptions and input schemas are bounded and checked here (issue 25 point 3).
+  const definitions = (raw.tools ?? []) as readonly ToolDefinition[];
+  if (kind !== "tools" && definitions.length > 0) return fail("invalid_params");
+  const checked = checkToolDefinitions(definitions, deps.limits);
+  if (!checked.ok) {
+    deps.log("endpoint.register_refused", { code: checked.error.code, where: checked.error.where ?? "" });
+    return checked;
+  }
+  const tools = definitions.map((d) => d.name);
   const readOnlyTools = p.optionalIds("readOnly", MAX_TOOLS) ?? [];
   if (readOnlyTools.some((t) => !tools.includes(t))) return fail("invalid_params");
   if (threadId !== null) {
@@ -65,6 +76,7 @@ const register: Handler = (deps, conn, access, raw) => {
       kind,
       threadId,
       tools,
+      toolDefinitions: definitions,
       capture: p.optionalBoolean("capture") ?? false,
       readOnlyTools,
     },
@@ -75,26 +87,23 @@ const register: Handler = (deps, conn, access, raw) => {
 };
 
 const dispose: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw, ["endpointId"]);
+  const p = new Params(raw);
   const endpointId = p.id("endpointId");
   if (!deps.endpoints.dispose(access, endpointId)) return fail("not_found");
   return ok({ result: { endpointId, disposed: true } });
 };
 
 const submit: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["commandId", "threadId", "input"]);
+  const p = new Params(raw);
   const commandId = p.id("commandId");
   const threadId = p.id("threadId");
   const input = (p.raw("input") ?? null) as Json;
+  const sourceRef = p.optionalRef("sourceRef", MAX_SOURCE_REF);
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   const attached = requireAttachment(conn, threadId);
   if (!attached.ok) return attached;
-  const turns = deps.turns;
-  return runCommand(deps, access, "turns.submit", commandId, { threadId, input }, () => {
-    if (turns === null) return fail("turns_unavailable", true);
-    return turns.acceptSubmit(access, loaded.value, { threadId, commandId, input });
-  }, (receipt) => turns?.afterCommit(receipt));
+  return commandReply(deps, "turns.submit", submitTurn(deps, deps.turns, access, loaded.value, { commandId, input, sourceRef }));
 };
 
 /** The remaining part of the dispatch table. */

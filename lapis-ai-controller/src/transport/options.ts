@@ -1,6 +1,7 @@
 // Transport limits: every one configurable, validated and capped in code.
 import type { Result } from "../domain/errors.ts";
 import { controllerError, err, ok } from "../domain/errors.ts";
+import { TOOL_LIMIT_CAPS, TOOL_LIMIT_DEFAULTS } from "../domain/contract/tools.ts";
 import { DEFAULT_MAX_FRAME_BYTES, MAX_FRAME_BYTES_CEILING } from "./frames.ts";
 
 /** Validated transport limits. */
@@ -19,6 +20,9 @@ export interface TransportLimits {
   readonly maxEndpointsPerOwner: number;
   /** How often idle connections are re-checked, so an expired session's socket closes without a call. */
   readonly sessionSweepMs: number;
+  /** Bounds on registered tool descriptions and input schemas (issue 25 point 3). */
+  readonly maxToolDescriptionChars: number;
+  readonly maxToolSchemaBytes: number;
 }
 
 interface Bound {
@@ -41,6 +45,8 @@ const BOUNDS: readonly Bound[] = [
   { key: "endpointCallTimeoutMs", min: 100, max: 600_000, fallback: 120_000 },
   { key: "maxEndpointsPerOwner", min: 1, max: 1024, fallback: 64 },
   { key: "sessionSweepMs", min: 50, max: 60_000, fallback: 5000 },
+  { key: "maxToolDescriptionChars", min: 64, max: TOOL_LIMIT_CAPS.maxToolDescriptionChars, fallback: TOOL_LIMIT_DEFAULTS.maxToolDescriptionChars },
+  { key: "maxToolSchemaBytes", min: 256, max: TOOL_LIMIT_CAPS.maxToolSchemaBytes, fallback: TOOL_LIMIT_DEFAULTS.maxToolSchemaBytes },
 ];
 
 /** Loopback only by default; other hosts must be named explicitly. */

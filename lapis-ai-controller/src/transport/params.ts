@@ -12,12 +12,15 @@ export class InvalidParams extends Error {
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
-/** Reads and checks params by key; unknown keys are refused. */
+/**
+ * Reads params by key after dispatch validated them against the method's
+ * contract schema (domain/contract/methods.ts: the one definition of what is
+ * accepted, unknown keys included); the typed readers narrow the values.
+ */
 export class Params {
   readonly #raw: Record<string, unknown>;
 
-  constructor(raw: Record<string, unknown>, allowed: readonly string[]) {
-    for (const key of Object.keys(raw)) if (!allowed.includes(key)) throw new InvalidParams(key);
+  constructor(raw: Record<string, unknown>) {
     this.#raw = raw;
   }
 
@@ -47,6 +50,14 @@ export class Params {
     return value;
   }
 
+  /** An application's own reference (a source identity, not content): 1..maxLength characters, no control characters. */
+  optionalRef(key: string, maxLength: number): string | undefined {
+    const value = this.#raw[key];
+    if (value === undefined) return undefined;
+    if (typeof value !== "string" || value.length === 0 || value.length > maxLength || /[\u0000-\u001f\u007f-\u009f]/.test(value)) throw new InvalidParams(key);
+    return value;
+  }
+
   optionalBoolean(key: string): boolean | undefined {
     const value = this.#raw[key];
     if (value === undefined) return undefined;
@@ -70,12 +81,12 @@ export class Params {
     return value as T;
   }
 
-  /** A nested object, validated by its own Params. */
-  optionalObject(key: string, allowed: readonly string[]): Params | undefined {
+  /** A nested object, read by its own Params. */
+  optionalObject(key: string): Params | undefined {
     const value = this.#raw[key];
     if (value === undefined) return undefined;
     if (typeof value !== "object" || value === null || Array.isArray(value)) throw new InvalidParams(key);
-    return new Params(value as Record<string, unknown>, allowed);
+    return new Params(value as Record<string, unknown>);
   }
 
   /** Any JSON value (turn input), passed on unchanged. */

@@ -8,7 +8,7 @@ import { fail } from "../domain/protocol-ports.ts";
 import type { Conn, Handler, ProtocolDeps, Subscription } from "./context.ts";
 import { encodeNotification } from "./frames.ts";
 import { loadThread } from "./methods-threads.ts";
-import { Params } from "./params.ts";
+import type { ParamsOf } from "../domain/contract/methods.ts";
 
 const BATCH = 256;
 
@@ -34,7 +34,7 @@ export function pump(deps: ProtocolDeps, conn: Conn, sub: Subscription): void {
       return;
     }
     // Lost volatile payloads arrive as `payloadUnavailable` markers, never dropped (P-STO-17).
-    const batch = deps.store.journal.replay(sub.threadId, sub.cursor).events.slice(0, BATCH);
+    const batch = deps.store.journal.replay(sub.threadId, sub.cursor, BATCH).events;
     for (const event of batch) sendEvent(conn, sub, event);
     if (batch.length < BATCH) return;
   }
@@ -47,9 +47,7 @@ function sendEvent(conn: Conn, sub: Subscription, event: ReplayEvent): void {
 }
 
 const subscribe: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["threadId", "afterSeq"]);
-  const threadId = p.id("threadId");
-  const afterSeq = p.optionalInt("afterSeq", 0, Number.MAX_SAFE_INTEGER);
+  const { threadId, afterSeq } = raw as ParamsOf<"threads.subscribe">;
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   if (conn.subscriptions.size >= deps.limits.maxSubscriptionsPerConnection) return fail("subscription_limit");
@@ -73,8 +71,7 @@ const subscribe: Handler = (deps, conn, access, raw) => {
 };
 
 const unsubscribe: Handler = (_deps, conn, _access, raw) => {
-  const p = new Params(raw, ["subscriptionId"]);
-  const id = p.id("subscriptionId");
+  const { subscriptionId: id } = raw as ParamsOf<"threads.unsubscribe">;
   const sub = conn.subscriptions.get(id);
   if (sub === undefined) return fail("not_found");
   sub.stop();

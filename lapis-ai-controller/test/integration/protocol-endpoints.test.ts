@@ -6,6 +6,7 @@ import { test } from "node:test";
 import { ControllerClient } from "../../src/client.ts";
 import { startHarness, TOKENS } from "../support/protocol-harness.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
+import { tool } from "../support/tool-spec.ts";
 
 const A = { principal: "alice", application: "notes" };
 const B = { principal: "alice", application: "chat" };
@@ -23,8 +24,8 @@ test("AIC-API-004d P-API-08 a tool is invoked only for its own principal and app
   const calls = { a: 0, b: 0 };
   const threadA = String((await a.createThread(CREATE)).threadId);
   const threadB = String((await b.createThread(CREATE)).threadId);
-  await a.registerEndpoint({ endpointId: "tools-1", kind: "tools", tools: { x: () => ++calls.a } });
-  await b.registerEndpoint({ endpointId: "tools-1", kind: "tools", tools: { x: () => ++calls.b } });
+  await a.registerEndpoint({ endpointId: "tools-1", kind: "tools", tools: { x: tool(() => ++calls.a) } });
+  await b.registerEndpoint({ endpointId: "tools-1", kind: "tools", tools: { x: tool(() => ++calls.b) } });
   const ok = await h.protocol.endpoints.invokeTool(A, threadA, "x", {}, 5000);
   assert.deepEqual(ok, { ok: true, value: 1 });
   assert.deepEqual(calls, { a: 1, b: 0 });
@@ -35,7 +36,7 @@ test("AIC-API-004d P-API-08 a tool is invoked only for its own principal and app
   assert.deepEqual(calls, { a: 1, b: 1 });
   // A thread-scoped endpoint is invisible to the owner's other threads.
   const threadA2 = String((await a.createThread(CREATE)).threadId);
-  await a.registerEndpoint({ endpointId: "tools-2", kind: "tools", threadId: threadA2, tools: { y: () => "y" } });
+  await a.registerEndpoint({ endpointId: "tools-2", kind: "tools", threadId: threadA2, tools: { y: tool(() => "y") } });
   const other = await h.protocol.endpoints.invokeTool(A, threadA, "y", {}, 5000);
   assert.equal(other.ok ? "" : other.error.code, "tool_not_found");
   assert.deepEqual(await h.protocol.endpoints.invokeTool(A, threadA2, "y", {}, 5000), { ok: true, value: "y" });
@@ -48,7 +49,7 @@ test("P-ARC-23 disposal revokes an endpoint at once, including a call in flight;
   const a = await connect(h.url, TOKENS.appA);
   const threadId = String((await a.createThread(CREATE)).threadId);
   let release: () => void = () => {};
-  await a.registerEndpoint({ endpointId: "slow", kind: "tools", tools: { wait: () => new Promise<string>((r) => (release = () => r("late"))) } });
+  await a.registerEndpoint({ endpointId: "slow", kind: "tools", tools: { wait: tool(() => new Promise<string>((r) => (release = () => r("late")))) } });
   const inFlight = h.protocol.endpoints.invokeTool(A, threadId, "wait", {}, 5000);
   await new Promise((r) => setTimeout(r, 50));
   await a.disposeEndpoint("slow");
@@ -57,7 +58,7 @@ test("P-ARC-23 disposal revokes an endpoint at once, including a call in flight;
   release();
   const after = await h.protocol.endpoints.invokeTool(A, threadId, "wait", {}, 5000);
   assert.equal(after.ok ? "" : after.error.code, "tool_not_found");
-  await a.registerEndpoint({ endpointId: "slow2", kind: "tools", tools: { wait: () => new Promise(() => {}) } });
+  await a.registerEndpoint({ endpointId: "slow2", kind: "tools", tools: { wait: tool(() => new Promise(() => {})) } });
   const pending = h.protocol.endpoints.invokeTool(A, threadId, "wait", {}, 5000);
   await new Promise((r) => setTimeout(r, 50));
   a.close();
@@ -70,7 +71,7 @@ test("P-PRV-19 a restricted thread refuses application tool endpoints", async (t
   const h = await startHarness(t);
   const a = await connect(h.url, TOKENS.appA);
   const threadId = String((await a.createThread({ ...CREATE, binding: { restricted: true } })).threadId);
-  await assert.rejects(a.registerEndpoint({ endpointId: "t", kind: "tools", threadId, tools: { x: () => 1 } }), /restricted_tools_forbidden/);
+  await assert.rejects(a.registerEndpoint({ endpointId: "t", kind: "tools", threadId, tools: { x: tool(() => 1) } }), /restricted_tools_forbidden/);
   await a.registerEndpoint({ endpointId: "c", kind: "context", threadId, handle: () => "ctx" });
   a.close();
 });
@@ -81,7 +82,7 @@ test("P-SDK-15 P-SDK-16 endpoint callbacks stay volatile; a reconnect re-registe
   t.after(() => proxy.close());
   const a = await connect(proxy.url, TOKENS.appA);
   const threadId = String((await a.createThread({ ...CREATE, binding: { toolEndpoints: ["tools-1"] } })).threadId);
-  await a.registerEndpoint({ endpointId: "tools-1", kind: "tools", tools: { x: () => "first" } });
+  await a.registerEndpoint({ endpointId: "tools-1", kind: "tools", tools: { x: tool(() => "first") } });
   const before = h.protocol.endpoints.get(A, "tools-1")?.connectionId;
   proxy.cut();
   const deadline = Date.now() + 5000;

@@ -6,6 +6,7 @@ import { test } from "node:test";
 import { ControllerClient } from "../../src/client.ts";
 import { startHarness, TOKENS } from "../support/protocol-harness.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
+import { tool } from "../support/tool-spec.ts";
 
 test("P-ARC-16 drops during the reconnect's restore: every event still arrives once, in order, same AuthSession", async (t) => {
   const h = await startHarness(t);
@@ -27,7 +28,7 @@ test("P-ARC-16 drops during the reconnect's restore: every event still arrives o
   });
   const session = client.authSessionId;
   const threadId = String((await client.createThread({ workspace: "ws-1", provider: "codex" })).threadId);
-  await client.registerEndpoint({ endpointId: "tools-1", kind: "tools", tools: { x: () => 1 } });
+  await client.registerEndpoint({ endpointId: "tools-1", kind: "tools", tools: { x: tool(() => 1) } });
   const seen: number[] = [];
   await client.subscribe(threadId, { event: (d) => seen.push(d.seq) }, 0);
   const append = () => {

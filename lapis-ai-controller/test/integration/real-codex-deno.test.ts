@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { test } from "node:test";
 import { startAgentServe } from "../support/agent-serve.ts";
 import { waitTurn } from "../support/engine-serve.ts";
+import { tool } from "../support/tool-spec.ts";
 
 const KEY = "sk-proj-CANARYdenoLane0123456789abcdefghijklmnop";
 
@@ -19,7 +20,7 @@ test("P-PRV-02 P-CAP-08 P-CAP-10 P-ARC-10 real codex-acp under a Deno serve: red
   const c = await serve.client();
   const threadId = String((await c.createThread({ workspace: "ws", provider: "codex" })).threadId);
   const calls: unknown[] = [];
-  await c.registerEndpoint({ endpointId: "tools", kind: "tools", threadId, tools: { note_write: (a) => { calls.push(a); return "ok"; } } });
+  await c.registerEndpoint({ endpointId: "tools", kind: "tools", threadId, tools: { note_write: tool((a: unknown) => { calls.push(a); return "ok"; }) } });
   const first = String((await c.submitTurn(threadId, { text: "say the key" })).turnId);
   await waitTurn(c, first, ["completed"], 60_000);
   const second = String((await c.submitTurn(threadId, { text: "write" })).turnId);

@@ -8,6 +8,7 @@ import type { ControllerClient } from "../../src/client.ts";
 import { startAgentServe } from "../support/agent-serve.ts";
 import { waitTurn } from "../support/engine-serve.ts";
 import { descendants, procText } from "../support/proc-tree.ts";
+import { tool } from "../support/tool-spec.ts";
 
 const NS = "mcp__lapis_app_tools";
 const call = (name: string, args: Record<string, unknown>) => ({ call: { name, namespace: NS, arguments: args } });
@@ -41,11 +42,12 @@ test("AIC-API-004d P-API-08 P-ARC-10 P-ARC-23 P-PRV-11 P-CAP-05 app tools over t
   const threadA = String((await a.createThread({ workspace: "ws", provider: "codex" })).threadId);
   const threadB = String((await b.createThread({ workspace: "ws", provider: "codex" })).threadId);
   const seen = { a: [] as unknown[], b: [] as unknown[] };
-  await a.registerEndpoint({ endpointId: "tools-a", kind: "tools", threadId: threadA, tools: { note_write: (args) => { seen.a.push(args); return { saved: true }; } } });
+  const noteSchema = { type: "object", properties: { text: { type: "string", maxLength: 2000, description: "the note's text" } }, required: ["text"], additionalProperties: false } as const;
+  await a.registerEndpoint({ endpointId: "tools-a", kind: "tools", threadId: threadA, tools: { note_write: tool((args: unknown) => { seen.a.push(args); return { saved: true }; }, "Writes one note into the user's notebook.", noteSchema) } });
   const captureLog: string[] = [];
   await a.registerEndpoint({
     endpointId: "tools-cap", kind: "tools", threadId: threadA, capture: true, readOnly: ["note_read"],
-    tools: { note_commit: () => { captureLog.push("tool:note_commit"); return "committed"; }, note_read: () => { captureLog.push("tool:note_read"); return "content"; } },
+    tools: { note_commit: tool(() => { captureLog.push("tool:note_commit"); return "committed"; }), note_read: tool(() => { captureLog.push("tool:note_read"); return "content"; }) },
     handle: async (operation, params) => {
       captureLog.push(`${operation}:${String(params.tool)}`);
       if (operation !== "capture.begin") return null;
@@ -54,7 +56,7 @@ test("AIC-API-004d P-API-08 P-ARC-10 P-ARC-23 P-PRV-11 P-CAP-05 app tools over t
       return { ack: params.tool === "note_commit" };
     },
   });
-  await b.registerEndpoint({ endpointId: "tools-b", kind: "tools", threadId: threadB, tools: { mail_send: (args) => { seen.b.push(args); return { sent: true }; } } });
+  await b.registerEndpoint({ endpointId: "tools-b", kind: "tools", threadId: threadB, tools: { mail_send: tool((args: unknown) => { seen.b.push(args); return { sent: true }; }) } });
 
   await t.test("P-API-08 P-ARC-10 A's agent calls A's registered tool; the handler runs with the agent's arguments", async () => {
     serve.model.push(call("note_write", { text: "from A" }), { text: ["noted"] });
@@ -65,6 +67,18 @@ test("AIC-API-004d P-API-08 P-ARC-10 P-ARC-23 P-PRV-11 P-CAP-05 app tools over t
     const offered = JSON.stringify((serve.model.requests.at(-1)?.tools as Record<string, unknown>[]).filter((x) => x.name === NS));
     assert.match(offered, /note_write/);
     assert.doesNotMatch(offered, /mail_send/);
+  });
+
+  await t.test("P-PRV-11 the model's request carries the tool's registered description and input schema; arguments outside it never reach the handler", async () => {
+    const offered = JSON.stringify((serve.model.requests.at(-1)?.tools as Record<string, unknown>[]).filter((x) => x.name === NS));
+    assert.match(offered, /Writes one note into the user's notebook\./);
+    // Codex passes the schema on in its own subset (it drops maxLength); the bridge still enforces the whole schema.
+    assert.ok(offered.includes('"properties":{"text":{"type":"string","description":"the note\'s text"}},"required":["text"],"additionalProperties":false'), offered);
+    assert.doesNotMatch(offered, /Application tool note_write/);
+    serve.model.push(call("note_write", { text: "x".repeat(2001) }), { text: ["refused"] });
+    assert.equal(await turn(a, threadA, "write a bad note"), "completed");
+    assert.equal(seen.a.length, 1, "the handler did not run");
+    assert.match(lastToolOutput(serve.model.requests), /invalid_params/);
   });
 
   await t.test("AIC-API-004d B's agent never reaches A's tool: A's handler count stays 1, B's handler count stays 0", async () => {

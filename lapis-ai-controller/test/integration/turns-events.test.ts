@@ -28,15 +28,17 @@ for (const runtime of ["node", "deno"] as const) {
     const turnId = String((await c.submitTurn(threadId, { text: "hi" })).turnId);
     await waitTurn(c, turnId, ["completed"]);
     const end = Date.now() + 5_000;
-    while (!got.some((d) => d.event.kind === "tool_end") && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    // turn_outcome is the turn's last transcript event (issue 25: turns.wait wakes on it).
+    while (!got.some((d) => d.event.kind === "turn_outcome") && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
     const kinds = got.map((d) => `${String(d.event.kind)}:${String(d.event.messageId ?? "")}`);
     assert.deepEqual(kinds.filter((k) => !k.startsWith("thread_")), [
-      "user_prompt:", "reasoning:r1", "text:m1", "text:m1", "message_completed:m1", "text:m2", "tool_begin:", "tool_end:", "message_completed:m2", "message_completed:r1",
+      "user_prompt:", "reasoning:r1", "text:m1", "text:m1", "message_completed:m1", "text:m2", "tool_begin:", "tool_end:", "message_completed:m2", "message_completed:r1", "turn_outcome:",
     ]);
+    assert.deepEqual(got.at(-1)?.event.metadata, { state: "completed", errorCode: null });
     const text = got.filter((d) => d.event.kind === "text").map((d) => (d.event.payload as { text: string }).text).join("");
     assert.equal(text, "abc", "reasoning never enters the authored reply");
     for (let i = 1; i < got.length; i++) assert.equal(got[i]?.seq, (got[i - 1]?.seq ?? 0) + 1, "contiguous frame sequence, independent of message ids");
-    const end2 = got.find((d) => d.event.kind === "tool_end")?.event as { metadata: Record<string, unknown>; payload: { envelope: unknown } };
+    const end2 = got.find((d) => d.event.kind === "tool_end")?.event as unknown as { metadata: Record<string, unknown>; payload: { envelope: unknown } };
     assert.equal(end2.metadata.settled, true);
     assert.deepEqual(end2.payload.envelope, { toolCallId: "tc1", title: "Run", kind: "execute", status: "completed", locations: ["/w/a.txt"], command: "echo hi" });
     // Policy metadata is owner-only: nothing of it reached the consumer (P-ARC-05).

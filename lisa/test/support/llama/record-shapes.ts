@@ -1,6 +1,6 @@
 // Records the response shapes of the real llama-server (SmolLM2-135M, the
 // suite's settings) as fixtures for test/unit/llm/real-server-shapes.test.ts.
-// Re-run after a version bump of scripts/llama/install.sh:
+// Re-run after a version bump of the repository root's scripts/llama/install.sh:
 //   node_modules/.bin/node test/support/llama/record-shapes.ts
 // Each fixture holds the request sent, the status and the body received.
 // The llama-cpp-python fixtures came from the same model served by

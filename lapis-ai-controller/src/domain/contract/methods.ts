@@ -1,0 +1,182 @@
+// Every client-to-service method of `lapis-ai-controller/1`: its scope, its
+// params and result schemas, the error codes it answers and whether it is
+// idempotent on a command identity. Defined once; dispatch validates params
+// with these schemas, the SDK's types are inferred from them and
+// `npm run spec:build` renders docs/protocol.md's method table from them.
+import type { ErrorCode } from "../errors.ts";
+import type { Infer, Schema } from "./schema.ts";
+import { bool, id, int, list, literal, mapOf, nullable, obj, oneOf, oneOfValues, str, anyJson } from "./schema.ts";
+import { TOOL_DEFINITION } from "./tools.ts";
+import {
+  BINDING, ERROR_CODE, EVENT, INTERACTION, REPLAY_PAGE, SNAPSHOT, THREAD_CONFIG, THREAD_RECEIPT, TURN, TURN_INPUT, TURN_RECEIPT, TURN_STATE,
+} from "./shapes.ts";
+
+/** One method of the contract. */
+export interface MethodContract {
+  /** The scope a session must hold; null for the unauthenticated handshake. */
+  readonly scope: string | null;
+  readonly summary: string;
+  readonly params: Schema;
+  readonly result: Schema;
+  /** Codes this method answers besides the generic ones (`invalid_params`, `unauthorized`, `forbidden`, `internal_error`). */
+  readonly errors: readonly ErrorCode[];
+  /** `command`: idempotent on `commandId`; `read`: no effect; `volatile`: an effect that does not survive a restart. */
+  readonly effect: "command" | "read" | "volatile";
+}
+
+const m = <const P extends Schema, const R extends Schema>(c: { scope: string | null; summary: string; params: P; result: R; errors: readonly ErrorCode[]; effect: MethodContract["effect"] }) => c;
+const COMMAND_ID = id("the command identity: the same id with the same input returns the same receipt");
+const CREDENTIAL = oneOf([
+  obj({ type: literal("token"), token: str({ minLength: 1, maxLength: 4096 }) }, ["type", "token"]),
+  obj({ type: literal("bearer"), bearer: str({ minLength: 1, maxLength: 4096 }) }, ["type", "bearer"]),
+]);
+
+/** The method table. */
+export const METHODS = {
+  "hello": m({
+    scope: null, effect: "volatile", summary: "the first frame: protocol check, then the credential",
+    params: obj({ protocol: str({ maxLength: 128 }), credential: CREDENTIAL }, ["protocol", "credential"]),
+    result: obj({
+      protocol: str(), authSessionId: id(), principal: str(), application: str(), scopes: list(str(), 64),
+      expiresAt: int(0), resumed: bool(), bearer: str({ description: "only when the session was newly issued" }),
+    }, ["protocol", "authSessionId", "principal", "application", "scopes", "expiresAt", "resumed"]),
+    errors: ["protocol_unsupported", "already_authenticated"],
+  }),
+  "auth.revoke": m({
+    scope: "sessions:write", effect: "command", summary: "revokes an AuthSession of the caller (default: its own)",
+    params: obj({ authSessionId: id() }),
+    result: obj({ authSessionId: id(), revoked: literal(true) }, ["authSessionId", "revoked"]),
+    errors: ["not_found"],
+  }),
+  "threads.reserve": m({
+    scope: "threads:write", effect: "volatile", summary: "reserves a logical thread id (1 h, 256 per owner)",
+    params: obj({}),
+    result: obj({ threadId: id() }, ["threadId"]),
+    errors: ["reservation_limit"],
+  }),
+  "threads.create": m({
+    scope: "threads:write", effect: "command", summary: "creates a thread on a workspace and provider",
+    params: obj({
+      commandId: COMMAND_ID, threadId: id("a reserved id"), workspace: id(), provider: id(),
+      binding: BINDING, config: obj(THREAD_CONFIG.properties),
+    }, ["commandId", "workspace", "provider"]),
+    result: THREAD_RECEIPT,
+    errors: ["not_found", "thread_exists", "workspace_unknown", "provider_unknown", "command_conflict"],
+  }),
+  "threads.configure": m({
+    scope: "threads:write", effect: "command", summary: "changes a thread's configuration under an expected version",
+    params: obj({ commandId: COMMAND_ID, threadId: id(), expectedVersion: int(1), config: obj(THREAD_CONFIG.properties) }, ["commandId", "threadId", "expectedVersion"]),
+    result: THREAD_RECEIPT,
+    errors: ["version_conflict", "thread_busy", "not_found", "command_conflict"],
+  }),
+  "threads.attach": m({
+    scope: "threads:write", effect: "read", summary: "attaches this connection to a thread with a matching binding",
+    params: obj({ threadId: id(), binding: BINDING }, ["threadId"]),
+    result: obj({ threadId: id(), configVersion: int(1), lastSeq: int(0) }, ["threadId", "configVersion", "lastSeq"]),
+    errors: ["binding_mismatch", "not_found"],
+  }),
+  "threads.snapshot": m({
+    scope: "threads:read", effect: "read", summary: "thread state and a bounded tail of events",
+    params: obj({ threadId: id(), tailLimit: int(1, 1000) }, ["threadId"]),
+    result: SNAPSHOT,
+    errors: ["not_found"],
+  }),
+  "threads.replay": m({
+    scope: "threads:read", effect: "read", summary: "one page (at most limit events after afterSeq, read in SQL from the cursor) of the retained transcript",
+    params: obj({ threadId: id(), afterSeq: int(0), limit: int(1, 5000) }, ["threadId"]),
+    result: REPLAY_PAGE,
+    errors: ["not_found"],
+  }),
+  "threads.subscribe": m({
+    scope: "threads:read", effect: "volatile", summary: "pushes `event` notifications for every seq after the cursor",
+    params: obj({ threadId: id(), afterSeq: int(0, Number.MAX_SAFE_INTEGER, "default: from now") }, ["threadId"]),
+    result: obj({ subscriptionId: id(), threadId: id(), cursor: int(0), lastSeq: int(0) }, ["subscriptionId", "threadId", "cursor", "lastSeq"]),
+    errors: ["subscription_limit", "not_found"],
+  }),
+  "threads.unsubscribe": m({
+    scope: "threads:read", effect: "volatile", summary: "ends a subscription",
+    params: obj({ subscriptionId: id() }, ["subscriptionId"]),
+    result: obj({ subscriptionId: id() }, ["subscriptionId"]),
+    errors: ["not_found"],
+  }),
+  "commands.get": m({
+    scope: "commands:read", effect: "read", summary: "the stored receipt of a command, in the same bytes",
+    params: obj({ commandId: COMMAND_ID }, ["commandId"]),
+    result: mapOf(anyJson(), "the stored receipt"),
+    errors: ["not_found"],
+  }),
+  "endpoints.register": m({
+    scope: "endpoints:write", effect: "volatile", summary: "registers a tools, context or preparation endpoint on this connection",
+    params: obj({
+      endpointId: id(), kind: oneOfValues(["tools", "context", "preparation"] as const), threadId: id(),
+      tools: list(TOOL_DEFINITION, 64, "kind tools only: per tool its name, a description and a JSON Schema for its input"),
+      capture: bool("send capture.begin / capture.finish around each tool call"),
+      readOnly: list(id(), 64, "tool names that only read (a subset of tools)"),
+    }, ["endpointId", "kind"]),
+    result: obj({ endpointId: id(), kind: oneOfValues(["tools", "context", "preparation"] as const), threadId: nullable(id()), tools: list(id(), 64) }, ["endpointId", "kind", "threadId", "tools"]),
+    errors: ["restricted_tools_forbidden", "endpoint_limit", "not_found"],
+  }),
+  "endpoints.dispose": m({
+    scope: "endpoints:write", effect: "volatile", summary: "revokes an endpoint at once",
+    params: obj({ endpointId: id() }, ["endpointId"]),
+    result: obj({ endpointId: id(), disposed: literal(true) }, ["endpointId", "disposed"]),
+    errors: ["not_found"],
+  }),
+  "turns.submit": m({
+    scope: "turns:write", effect: "command", summary: "queues a turn on an attached thread",
+    params: obj({
+      commandId: COMMAND_ID, threadId: id(), input: TURN_INPUT,
+      sourceRef: str({ minLength: 1, maxLength: 256, pattern: "^[^\\u0000-\\u001f\\u007f-\\u009f]*$", description: "the application's own reference for the prompt's source (kept in the receipt, never the text)" }),
+    }, ["commandId", "threadId", "input"]),
+    result: TURN_RECEIPT,
+    errors: ["attachment_required", "binding_mismatch", "not_found", "turns_unavailable", "command_conflict"],
+  }),
+  "turns.continue": m({
+    scope: "turns:write", effect: "command", summary: "a new attempt after the exact prior turn",
+    params: obj({ commandId: COMMAND_ID, turnId: id(), input: TURN_INPUT }, ["commandId", "turnId", "input"]),
+    result: TURN_RECEIPT,
+    errors: ["interaction_pending", "turn_active", "turn_fenced", "tool_effect_unknown", "transcript_unavailable", "not_found", "command_conflict"],
+  }),
+  "turns.cancel": m({
+    scope: "turns:write", effect: "read", summary: "asks the agent to stop; `cancelling` until it confirms",
+    params: obj({ turnId: id() }, ["turnId"]),
+    result: obj({ turnId: id(), state: TURN_STATE }, ["turnId", "state"]),
+    errors: ["not_found"],
+  }),
+  "turns.resolve": m({
+    scope: "turns:resolve", effect: "read", summary: "records the outcome of a lost-outcome turn (owner; audited)",
+    params: obj({ turnId: id(), as: oneOfValues(["failed", "cancelled"] as const), confirmExternalStopped: bool() }, ["turnId", "as"]),
+    result: obj({ turnId: id(), state: TURN_STATE }, ["turnId", "state"]),
+    errors: ["confirmation_required", "turn_not_resolvable", "not_found"],
+  }),
+  "turns.get": m({
+    scope: "threads:read", effect: "read", summary: "a turn's state, configuration and interactions",
+    params: obj({ turnId: id() }, ["turnId"]),
+    result: TURN,
+    errors: ["not_found"],
+  }),
+  "interactions.respond": m({
+    scope: "interactions:write", effect: "read", summary: "answers an interaction with an offered option, or cancels it",
+    params: oneOf([
+      obj({ turnId: id(), interactionId: id(), optionId: str({ maxLength: 256 }) }, ["turnId", "interactionId", "optionId"]),
+      obj({ turnId: id(), interactionId: id(), outcome: literal("cancelled") }, ["turnId", "interactionId", "outcome"]),
+    ]),
+    result: obj({ interactionId: id(), state: INTERACTION.properties.state }, ["interactionId", "state"]),
+    errors: ["interaction_expired", "interaction_closed", "not_found"],
+  }),
+} as const satisfies Readonly<Record<string, MethodContract>>;
+
+/** A method name of the contract. */
+export type MethodName = keyof typeof METHODS;
+/** The params a method takes. */
+export type ParamsOf<M extends MethodName> = Infer<(typeof METHODS)[M]["params"]>;
+/** The result a method returns. */
+export type ResultOf<M extends MethodName> = Infer<(typeof METHODS)[M]["result"]>;
+/** Every method name, in table order. */
+export const METHOD_NAMES = Object.keys(METHODS) as MethodName[];
+
+/** The contract of a method, or undefined for an unknown name. */
+export function methodContract(name: string): MethodContract | undefined {
+  return Object.hasOwn(METHODS, name) ? (METHODS as Readonly<Record<string, MethodContract>>)[name] : undefined;
+}
+

@@ -1,0 +1,59 @@
+// The contract of an application tool: a name, a description and a JSON
+// Schema (of the subset in schema.ts) for its input. Checked at registration
+// within bounds that are configurable and capped here; the MCP bridge offers
+// exactly these to the agent and validates each call's arguments first.
+import type { Result } from "../errors.ts";
+import { controllerError, err, ok } from "../errors.ts";
+import type { Infer, Schema } from "./schema.ts";
+import { id, mapOf, obj, str, anyJson } from "./schema.ts";
+import { checkSchema } from "./validate.ts";
+
+/** One tool as an application registers it (the input schema is checked by `checkToolDefinitions`). */
+export const TOOL_DEFINITION = obj({
+  name: id("the tool name the agent calls"),
+  description: str({ minLength: 1, description: "what the tool does, as the agent reads it" }),
+  inputSchema: mapOf(anyJson(), "a JSON Schema of type object for the arguments (the subset in docs/protocol.md)"),
+}, ["name", "description", "inputSchema"]);
+
+/** A registered tool. */
+export type ToolDefinition = Infer<typeof TOOL_DEFINITION>;
+
+/** Bounds on tool definitions. */
+export interface ToolLimits {
+  readonly maxToolDescriptionChars: number;
+  readonly maxToolSchemaBytes: number;
+}
+
+/** Defaults of the tool bounds (limits.protocol). */
+export const TOOL_LIMIT_DEFAULTS: ToolLimits = { maxToolDescriptionChars: 2048, maxToolSchemaBytes: 16 * 1024 };
+/** Hard ceilings in code. */
+export const TOOL_LIMIT_CAPS: ToolLimits = { maxToolDescriptionChars: 16 * 1024, maxToolSchemaBytes: 256 * 1024 };
+/** Fixed structural bounds of an input schema. */
+export const TOOL_SCHEMA_BOUNDS = { maxDepth: 16, maxNodes: 512, maxPatternLength: 256 } as const;
+
+/**
+ * Checks each tool's description and input schema against the bounds and the
+ * subset; the schema's root must be `type: "object"`. Names must be distinct.
+ * Fails `invalid_params` naming the key path (`tools[i].inputSchema.…`).
+ */
+export function checkToolDefinitions(tools: readonly ToolDefinition[], limits: ToolLimits): Result<readonly ToolDefinition[]> {
+  const max = {
+    description: Math.min(limits.maxToolDescriptionChars, TOOL_LIMIT_CAPS.maxToolDescriptionChars),
+    bytes: Math.min(limits.maxToolSchemaBytes, TOOL_LIMIT_CAPS.maxToolSchemaBytes),
+  };
+  const names = new Set<string>();
+  for (const [i, tool] of tools.entries()) {
+    const at = `tools[${i}]`;
+    if (names.has(tool.name)) return err(controllerError("invalid_params", { where: `${at}.name` }));
+    names.add(tool.name);
+    if (tool.description.length > max.description) return err(controllerError("invalid_params", { where: `${at}.description` }));
+    if (new TextEncoder().encode(JSON.stringify(tool.inputSchema)).length > max.bytes) {
+      return err(controllerError("invalid_params", { where: `${at}.inputSchema` }));
+    }
+    const schema = tool.inputSchema as Schema;
+    if (schema.type !== "object") return err(controllerError("invalid_params", { where: `${at}.inputSchema.type` }));
+    const failed = checkSchema(schema, TOOL_SCHEMA_BOUNDS);
+    if (failed !== null) return err(controllerError("invalid_params", { where: `${at}.inputSchema${failed === "" ? "" : `.${failed}`}` }));
+  }
+  return ok(tools);
+}

@@ -1,0 +1,140 @@
+// The typed SDK surface over the client's transport: `threads`, `turns` and
+// `interactions`, each call typed by the contract (params and results are
+// `Infer` of domain/contract/ schemas). `turns.wait` is built on a watch of
+// the turn's thread: it wakes on the turn's `turn_outcome` event (and on a
+// re-snapshot after a reconnect), never on a timer loop.
+import type { MethodName, ParamsOf, ResultOf } from "../domain/contract/methods.ts";
+import type { ClientErrorCode, ReplayPage, ThreadBinding, ThreadEvent, Turn, TurnInput, TurnReceipt } from "../domain/contract/sdk-types.ts";
+import { SETTLED_TURN_STATES } from "../domain/contract/sdk-types.ts";
+import type { EventStreamOptions, OpenWatch, ThreadEventStream } from "./event-stream.ts";
+import { eventStream } from "./event-stream.ts";
+
+/** Methods that take a command identity. */
+export type CommandMethod = { [M in MethodName]: ParamsOf<M> extends { readonly commandId: string } ? M : never }[MethodName];
+/** A command's params without its identity (the SDK adds it). */
+export type CommandParams<M extends CommandMethod> = Omit<ParamsOf<M>, "commandId">;
+
+/** What the typed surface needs from the client. */
+export interface SdkPort {
+  call<M extends MethodName>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>>;
+  command<M extends CommandMethod>(method: M, params: CommandParams<M>, commandId?: string): Promise<ResultOf<M>>;
+  watch: OpenWatch;
+  /** Remembers a thread's binding for reattachment after reconnects. */
+  remember(threadId: string, binding: ThreadBinding): void;
+  fail(code: ClientErrorCode | string): Error;
+}
+
+/** Options of `turns.wait`. */
+export interface WaitOptions {
+  /** Deadline (default 600,000 ms, at most 86,400,000); then `wait_timeout`. */
+  readonly timeoutMs?: number;
+}
+
+/** Default and ceiling of a wait. */
+export const WAIT_MS = { default: 600_000, max: 86_400_000 } as const;
+
+const settled = (state: string): boolean => (SETTLED_TURN_STATES as readonly string[]).includes(state);
+
+/** threads.* */
+export function threadsApi(port: SdkPort) {
+  return {
+    /** Reserves a logical thread id (endpoints may register under it before creation). */
+    reserve: async (): Promise<string> => (await port.call("threads.reserve", {})).threadId,
+    /** Creates a thread; this client stays attached to it across reconnects. */
+    create: async (params: CommandParams<"threads.create">, commandId?: string) => {
+      const receipt = await port.command("threads.create", params, commandId);
+      port.remember(receipt.threadId, params.binding ?? {});
+      return receipt;
+    },
+    configure: (params: CommandParams<"threads.configure">, commandId?: string) => port.command("threads.configure", params, commandId),
+    /** Attaches to a stored thread with the same binding it was created with (else `binding_mismatch`). */
+    attach: async (threadId: string, binding: ThreadBinding = {}) => {
+      const result = await port.call("threads.attach", { threadId, binding });
+      port.remember(threadId, binding);
+      return result;
+    },
+    snapshot: (threadId: string, tailLimit?: number) => port.call("threads.snapshot", tailLimit === undefined ? { threadId } : { threadId, tailLimit }),
+    replay: (params: ParamsOf<"threads.replay">): Promise<ReplayPage> => port.call("threads.replay", params),
+    /** The complete retained history, page by page. */
+    replayAll: async (threadId: string): Promise<ThreadEvent[]> => {
+      const events: ThreadEvent[] = [];
+      for (let afterSeq = 0; ;) {
+        const page = await port.call("threads.replay", { threadId, afterSeq });
+        events.push(...page.events);
+        const last = page.events[page.events.length - 1];
+        if (page.complete || last === undefined) return events;
+        afterSeq = last.seq;
+      }
+    },
+    /** The thread's events as an async iterator on a subscription (default: from now). */
+    events: (threadId: string, options?: EventStreamOptions): ThreadEventStream => eventStream(port.watch, threadId, port.fail, options),
+  };
+}
+
+/** turns.* */
+export function turnsApi(port: SdkPort) {
+  const get = (turnId: string): Promise<Turn> => port.call("turns.get", { turnId });
+  return {
+    submit: (threadId: string, input: TurnInput, commandId?: string): Promise<TurnReceipt> => port.command("turns.submit", { threadId, input }, commandId),
+    continue: (turnId: string, input: TurnInput, commandId?: string): Promise<TurnReceipt> => port.command("turns.continue", { turnId, input }, commandId),
+    cancel: (turnId: string) => port.call("turns.cancel", { turnId }),
+    resolve: (params: ParamsOf<"turns.resolve">) => port.call("turns.resolve", params),
+    get,
+    /** Resolves with the turn once it is settled (completed, failed, cancelled, interrupted, submission_unknown). */
+    wait: async (turnId: string, options: WaitOptions = {}): Promise<Turn> => {
+      const first = await get(turnId);
+      if (settled(first.state)) return first;
+      const timeoutMs = Math.min(WAIT_MS.max, Math.max(1, options.timeoutMs ?? WAIT_MS.default));
+      let recheck: () => void = () => {};
+      let stop: (error: Error) => void = () => {};
+      const done = new Promise<Turn>((resolve, reject) => {
+        // One read at a time; a trigger during a read asks for one more, so no outcome is missed.
+        let checking = false;
+        let again = false;
+        recheck = () => {
+          if (checking) {
+            again = true;
+            return;
+          }
+          checking = true;
+          again = false;
+          get(turnId).then((turn) => {
+            checking = false;
+            if (settled(turn.state)) resolve(turn);
+            else if (again) recheck();
+          }, reject);
+        };
+        stop = reject;
+      });
+      const timer = setTimeout(() => stop(port.fail("wait_timeout")), timeoutMs);
+      const handle = await port.watch(first.threadId, {
+        event: (d) => {
+          if (d.event.turnId === turnId && d.event.kind === "turn_outcome") recheck();
+        },
+        snapshot: () => recheck(),
+        ended: (code) => stop(port.fail(code ?? "client_closed")),
+      }).catch((error: unknown) => {
+        clearTimeout(timer);
+        throw error;
+      });
+      // It may have settled between the first read and the subscription.
+      recheck();
+      try {
+        return await done;
+      } finally {
+        clearTimeout(timer);
+        await handle.close();
+      }
+    },
+  };
+}
+
+/** interactions.* */
+export function interactionsApi(port: SdkPort) {
+  return {
+    /** Answers with one of the offered option ids. */
+    respond: (turnId: string, interactionId: string, optionId: string) => port.call("interactions.respond", { turnId, interactionId, optionId }),
+    /** Cancels the interaction (the agent gets `cancelled`). */
+    cancel: (turnId: string, interactionId: string) => port.call("interactions.respond", { turnId, interactionId, outcome: "cancelled" }),
+  };
+}
