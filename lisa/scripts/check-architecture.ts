@@ -1,6 +1,12 @@
-// Enforces typescript.md section 6: the import matrix between src/ modules and
-// the size budget (production files <= 300 counted lines, tests <= 500).
-// Counted lines are non-blank and not comments. Prints file:line: rule.
+// Enforces the layout of src/ (layers below): the import matrix
+// between its modules, pointing downward only, and the size budget
+// (production files <= 300 counted lines, tests <= 500). Counted lines are
+// non-blank and not comments. Prints file:line: rule.
+//
+// Layers, lowest first: errors, log; config, state, web, render, matrix;
+// tools, rooms (room diagnosis over matrix); llm, context, ingest; invocation;
+// app (the running service) and check (`lisa check`'s probes), side by side;
+// cli; main.
 
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve, dirname, sep } from "node:path";
@@ -25,8 +31,10 @@ const ALLOWED: Record<string, readonly string[]> = {
   context: [...BASE, "matrix"],
   ingest: [...BASE, "matrix", "state"],
   invocation: [...BASE, "state", "matrix", "context", "llm", "render"],
+  rooms: [...BASE, "matrix"],
   app: ["*"],
-  cli: [...BASE, "app", "config", "state"],
+  check: [...BASE, "config", "state", "matrix", "rooms", "llm", "tools"],
+  cli: [...BASE, "app", "check", "config", "state"],
   main: [...BASE, "cli"],
 };
 const ALWAYS_ALLOWED_FILES = new Set(["config/types.ts", "config/secret.ts"]);

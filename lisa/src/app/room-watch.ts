@@ -4,7 +4,7 @@
 
 import { MATRIX_CODES } from "../matrix/codes.ts";
 import type { RoomInspectPort, RoomWritePort, SyncPort } from "../matrix/port.ts";
-import { ROOM_CODES } from "./room-diagnosis.ts";
+import { ROOM_CODES } from "../rooms/room-diagnosis.ts";
 import type { RoomConditions } from "./room-conditions.ts";
 
 /** A sync port that reports encryption, invitations, leaves and joins of allowed rooms. */

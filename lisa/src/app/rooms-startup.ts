@@ -7,9 +7,9 @@ import { roomHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import type { RoomInspectPort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
-import { resolveAliases } from "./room-aliases.ts";
+import { resolveAliases } from "../rooms/room-aliases.ts";
 import type { RoomConditions } from "./room-conditions.ts";
-import { conditionsOf, diagnoseRooms, ROOM_CODES, ROOM_STATE_CODES } from "./room-diagnosis.ts";
+import { conditionsOf, diagnoseRooms, ROOM_CODES, ROOM_STATE_CODES } from "../rooms/room-diagnosis.ts";
 
 /** What startup room work needs. */
 export interface RoomStartupDeps {

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { checkRooms } from "../app/preflight-rooms.ts";
+import { checkRooms } from "../check/preflight-rooms.ts";
 import type { AppConfig } from "../config/types.ts";
 import { openStateStore } from "../state/store.ts";
 import type { Output } from "./output.ts";

@@ -1,4 +1,4 @@
-import { runPreflight } from "../app/preflight.ts";
+import { runPreflight } from "../check/preflight.ts";
 import { loadConfig } from "../config/load.ts";
 import { reportRooms } from "./check-rooms.ts";
 import { EXIT } from "./exit-codes.ts";

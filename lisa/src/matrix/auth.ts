@@ -5,7 +5,8 @@ import { abortedError, MATRIX_CODES, permanentAuthError, PERMANENT_AUTH_CODES, s
 import type { MatrixError } from "./errors.ts";
 import type { WhoAmI } from "./port.ts";
 import { type RetryPolicy, withRetry } from "./retry.ts";
-import { loginFlowsSchema, loginResponseSchema, normalizeWhoami, parseBody, refreshResponseSchema } from "./schemas.ts";
+import { loginFlowsSchema, loginResponseSchema, normalizeWhoami, refreshResponseSchema } from "./schemas.ts";
+import { parseBody } from "./wire.ts";
 import type { MatrixRequest, MatrixTransport } from "./transport.ts";
 
 // The auth lifecycle: password login with the stable device id, /whoami

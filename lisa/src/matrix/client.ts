@@ -11,10 +11,11 @@ import type {
 import { normalizeDirectory, normalizeJoinedRooms, normalizeStateEvent, sectionRoomIds } from "./room-schemas.ts";
 import { clampSetting, resolveRetryPolicy, type RetryOptions, type RetryPolicy, withRetry } from "./retry.ts";
 import {
-  type DropReporter, normalizeContext, normalizeContextAfter, normalizeEvent, normalizeMessages, normalizeRelations, normalizeSync, parseBody,
+  type DropReporter, normalizeContext, normalizeContextAfter, normalizeEvent, normalizeMessages, normalizeRelations, normalizeSync,
   sendResponseSchema, typingResponseSchema,
 } from "./schemas.ts";
 import { MatrixTransport } from "./transport.ts";
+import { parseBody } from "./wire.ts";
 
 /** What the Matrix client needs from configuration. */
 export interface MatrixClientConfig {

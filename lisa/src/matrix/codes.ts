@@ -1,5 +1,4 @@
 import { MatrixError } from "./errors.ts";
-import type { ErrorBody } from "./schemas.ts";
 
 // Stable codes of Matrix failures and the small constructors that build them.
 // Only these codes cross into logs and other modules; response bodies never do.
@@ -84,6 +83,13 @@ export function parseRetryAfterHeader(value: string | undefined, nowMs: number):
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? null : Math.max(0, date - nowMs);
+}
+
+/** Parsed fields of a Matrix error body (`{errcode, error, retry_after_ms, soft_logout}`). */
+export interface ErrorBody {
+  readonly errcode: string | null;
+  readonly retryAfterMs: number | null;
+  readonly softLogout: boolean;
 }
 
 /** Facts of a non-2xx response needed to classify it. */

@@ -2,14 +2,11 @@ import { z } from "zod";
 import { ok, type Result } from "../errors.ts";
 import type { MatrixError } from "./errors.ts";
 import type { RawEvent, StateEvent } from "./port.ts";
-import { parseBody } from "./schemas.ts";
+import { id, jsonObject, parseBody } from "./wire.ts";
 
 // Shapes of the room-inspection responses (joined rooms, one state event, the
 // room directory, the invite and leave sections of `/sync`) and the
 // encryption markers a joined room's sync entry can carry.
-
-const id = z.string().min(1);
-const jsonObject = z.record(z.string(), z.unknown());
 
 /** `GET /joined_rooms`. */
 export const joinedRoomsSchema = z.object({ joined_rooms: z.array(id) });

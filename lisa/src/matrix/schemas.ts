@@ -4,15 +4,13 @@ import { badResponseError, MATRIX_CODES, roomMismatchError } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
 import type { EventContext, EventPage, RawEvent, SyncBatch, SyncRoom, WhoAmI } from "./port.ts";
 import { sectionRoomIds, showsEncryption } from "./room-schemas.ts";
+import { id, jsonObject, optionalToken, parseBody } from "./wire.ts";
 
 // Zod schemas of every Matrix response Lisa reads, and their normalisation into
 // the port types. Unknown fields are stripped; required fields and types are
 // strict. Event lists are validated one event at a time so one malformed event
 // is dropped (reported through `onDrop`) instead of failing the whole response.
 
-const id = z.string().min(1);
-const jsonObject = z.record(z.string(), z.unknown());
-const optionalToken = z.string().min(1).nullish().transform((value) => value ?? null);
 const eventList = z.array(z.unknown()).nullish().transform((value) => value ?? []);
 
 /** One client-format event: the fields Lisa reads. */
@@ -88,36 +86,8 @@ export const sendResponseSchema = z.object({ event_id: id });
 /** `PUT /rooms/{id}/typing/{user}`: an (empty) JSON object. */
 export const typingResponseSchema = z.object({});
 
-/** Matrix error body; each field that is absent or of the wrong type reads as absent. */
-export const errorBodySchema = z.object({
-  errcode: z.string().optional().catch(undefined),
-  retry_after_ms: z.number().nonnegative().optional().catch(undefined),
-  soft_logout: z.boolean().optional().catch(undefined),
-});
-
-/** Parsed fields of a Matrix error body (`{errcode, error, retry_after_ms, soft_logout}`). */
-export interface ErrorBody {
-  readonly errcode: string | null;
-  readonly retryAfterMs: number | null;
-  readonly softLogout: boolean;
-}
-
-/** Reads the fields Lisa uses from any error body, tolerating non-JSON and odd shapes. */
-export function readErrorBody(body: unknown): ErrorBody {
-  const parsed = errorBodySchema.safeParse(body);
-  if (!parsed.success) return { errcode: null, retryAfterMs: null, softLogout: false };
-  const { errcode, retry_after_ms: retryAfterMs, soft_logout: softLogout } = parsed.data;
-  return { errcode: errcode ?? null, retryAfterMs: retryAfterMs ?? null, softLogout: softLogout === true };
-}
-
 /** Called once per event (or room) left out of a response, with a stable reason code. */
 export type DropReporter = (code: string, roomId: string | null) => void;
-
-/** Validates a response body against a schema; any mismatch is `matrix_bad_response`. */
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown): Result<z.output<S>, MatrixError> {
-  const parsed = schema.safeParse(body);
-  return parsed.success ? ok(parsed.data) : err(badResponseError(200));
-}
 
 function toRawEvent(parsed: z.output<typeof rawEventSchema>): RawEvent {
   const { room_id, state_key, unsigned, redacts, ...required } = parsed;

@@ -2,7 +2,7 @@ import { Agent } from "undici";
 import { err, ok, type Result } from "../errors.ts";
 import { abortedError, badResponseError, errorFromResponse, networkError, tooLargeError } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
-import { readErrorBody } from "./schemas.ts";
+import { readErrorBody } from "./wire.ts";
 
 // HTTP transport of the Matrix client: its own undici Agent (shared with
 // nothing else), JSON bodies, the access token only in the Authorization

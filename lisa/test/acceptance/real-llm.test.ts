@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, afterEach, before, describe, test } from "node:test";
-import { runPreflight } from "../../src/app/preflight.ts";
+import { runPreflight } from "../../src/check/preflight.ts";
 import { loadConfig } from "../../src/config/load.ts";
 import {
   type AcceptanceWorld,

@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { describe, test } from "node:test";
-import { runPreflight, type PreflightResult } from "../../../src/app/preflight.ts";
+import { runPreflight, type PreflightResult } from "../../../src/check/preflight.ts";
 import { writeTestConfig, type ConfigOverrides } from "../../support/config.ts";
 
 interface Recorded {

@@ -9,7 +9,7 @@ import { DatabaseSync } from "node:sqlite";
 import { describe, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { parse as parseToml, stringify } from "smol-toml";
-import { runPreflight, type PreflightResult } from "../../../src/app/preflight.ts";
+import { runPreflight, type PreflightResult } from "../../../src/check/preflight.ts";
 import type { AppConfig } from "../../../src/config/types.ts";
 import { openStateStore } from "../../../src/state/store.ts";
 import { CANARY_ENV, writeTestConfig } from "../../support/config.ts";
@@ -143,7 +143,7 @@ function probeInChild(configPath: string, loadableDb: string, probedDb: string):
   const tables = parseToml(readFileSync(configPath, "utf8")) as Record<string, Record<string, unknown>>;
   const copy = `${configPath}.child.toml`;
   writeFileSync(copy, stringify({ ...tables, runtime: { ...tables["runtime"], database_path: loadableDb } }), { mode: 0o644 });
-  const module = pathToFileURL(join(REPO, "src/app/preflight.ts")).href;
+  const module = pathToFileURL(join(REPO, "src/check/preflight.ts")).href;
   const loader = pathToFileURL(join(REPO, "src/config/load.ts")).href;
   const code = `
     import { runPreflight } from ${JSON.stringify(module)};

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { runPreflight, type PreflightCheckName, type PreflightResult } from "../../../src/app/preflight.ts";
+import { runPreflight, type PreflightCheckName, type PreflightResult } from "../../../src/check/preflight.ts";
 import type { AppConfig } from "../../../src/config/types.ts";
 import { CANARY, writeTestConfig, type ConfigOverrides } from "../../support/config.ts";
 import { startFakeHomeserver, type FakeHomeserver } from "../../support/fake-homeserver.ts";

@@ -7,7 +7,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { checkRooms, type RoomCheckLine } from "../../../src/app/preflight-rooms.ts";
+import { checkRooms, type RoomCheckLine } from "../../../src/check/preflight-rooms.ts";
 import { statusCommand } from "../../../src/cli/status.ts";
 import { openStateStore } from "../../../src/state/store.ts";
 import { runLisaCli } from "../../support/acceptance/lisa-process.ts";

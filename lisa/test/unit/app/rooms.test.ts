@@ -4,10 +4,10 @@
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { resolveAliases } from "../../../src/app/room-aliases.ts";
+import { resolveAliases } from "../../../src/rooms/room-aliases.ts";
 import { RoomConditions } from "../../../src/app/room-conditions.ts";
-import { conditionsOf, messagePower, roomVersionOf, type RoomDiagnosis } from "../../../src/app/room-diagnosis.ts";
-import { roomFix } from "../../../src/app/room-fixes.ts";
+import { conditionsOf, messagePower, roomVersionOf, type RoomDiagnosis } from "../../../src/rooms/room-diagnosis.ts";
+import { roomFix } from "../../../src/check/room-fixes.ts";
 import { watchSends, watchSync } from "../../../src/app/room-watch.ts";
 import { err, ok } from "../../../src/errors.ts";
 import { createLogger } from "../../../src/log/logger.ts";

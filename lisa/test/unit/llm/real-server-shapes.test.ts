@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { after, describe, test } from "node:test";
-import { propsUrl, speedProblem, templateSeesTools, unlistedModel, validationRefusal } from "../../../src/app/preflight-llm-server.ts";
+import { propsUrl, speedProblem, templateSeesTools, unlistedModel, validationRefusal } from "../../../src/check/preflight-llm-server.ts";
 import { createLlmClient } from "../../../src/llm/client.ts";
 import type { LlmTurn } from "../../../src/llm/types.ts";
 import type { LisaError, Result } from "../../../src/errors.ts";

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import {
   loginFlowsSchema, loginResponseSchema, normalizeContext, normalizeEvent, normalizeMessages, normalizeRelations,
-  normalizeSync, normalizeWhoami, parseBody, readErrorBody, refreshResponseSchema, sendResponseSchema,
+  normalizeSync, normalizeWhoami, refreshResponseSchema, sendResponseSchema,
 } from "../../../src/matrix/schemas.ts";
+import { parseBody, readErrorBody } from "../../../src/matrix/wire.ts";
 import { ev, ROOM } from "./harness.ts";
 
 function collectDrops(): { drops: string[]; onDrop: (code: string) => void } {

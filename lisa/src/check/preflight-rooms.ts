@@ -9,8 +9,8 @@ import { scrubSecrets } from "../log/logger.ts";
 import { MATRIX_PROBE_TIMEOUT_MS } from "./preflight.ts";
 import { checkMatrixClient } from "./preflight-matrix.ts";
 import { printable, withDeadline } from "./preflight-result.ts";
-import { resolveAliases, type AliasOutcome } from "./room-aliases.ts";
-import { conditionsOf, diagnoseRooms, ROOM_CODES, type RoomCode, type RoomDiagnosis } from "./room-diagnosis.ts";
+import { resolveAliases, type AliasOutcome } from "../rooms/room-aliases.ts";
+import { conditionsOf, diagnoseRooms, ROOM_CODES, type RoomCode, type RoomDiagnosis } from "../rooms/room-diagnosis.ts";
 import { roomFix, type FixFacts } from "./room-fixes.ts";
 
 /** One line of the room report. */

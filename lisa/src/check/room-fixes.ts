@@ -3,8 +3,8 @@
 // a secret or anything said in a room.
 
 import { displayUrl } from "./preflight-result.ts";
-import type { PowerFacts, RoomCode } from "./room-diagnosis.ts";
-import { ROOM_CODES } from "./room-diagnosis.ts";
+import type { PowerFacts, RoomCode } from "../rooms/room-diagnosis.ts";
+import { ROOM_CODES } from "../rooms/room-diagnosis.ts";
 
 /** What a fix text may mention. */
 export interface FixFacts {
