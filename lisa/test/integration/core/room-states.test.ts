@@ -19,6 +19,7 @@ const ENCRYPTED = "!encrypted:localhost";
 const MUTED = "!muted:localhost";
 const REVOKED = "!revoked:localhost";
 const AWAY = "!away:localhost";
+const LATE = "!late:localhost";
 const ADMIN_LEVELS = { users: { [ALICE]: 100 }, users_default: 0, state_default: 50 };
 
 function status(world: World, json: boolean): { code: number; out: string } {
@@ -60,10 +61,10 @@ let lisa: InProcessLisa | null = null;
 before(async () => {
   world = await createWorld({
     rooms: [ROOM1], llmScript: script,
-    config: { matrix: { allowed_room_ids: [ROOM1, ENCRYPTED, MUTED, REVOKED, AWAY] } },
+    config: { matrix: { allowed_room_ids: [ROOM1, ENCRYPTED, MUTED, REVOKED, AWAY, LATE] } },
   });
   const { hs } = world;
-  for (const room of [ENCRYPTED, MUTED, REVOKED]) hs.createRoom(room, [ALICE, BOB, LISA]);
+  for (const room of [ENCRYPTED, MUTED, REVOKED, LATE]) hs.createRoom(room, [ALICE, BOB, LISA]);
   hs.createRoom(AWAY, [ALICE, BOB]);
   hs.sendState(ENCRYPTED, ALICE, "m.room.encryption", "", { algorithm: "m.megolm.v1.aes-sha2" });
   hs.sendState(MUTED, ALICE, "m.room.power_levels", "", { ...ADMIN_LEVELS, events_default: 50 });
@@ -87,6 +88,19 @@ describe("issue 26: a room condition changes what Lisa does (fake homeserver)", 
     assert.equal(llmRequestsFor(world, "ENCMARK"), 0, "nothing of the room reaches the LLM");
     assert.equal(logged(world, "invocation_ignored", "event_type", "m.room.encrypted"), 1);
     assert.deepEqual(conditionsOf(world, ENCRYPTED), ["room_encrypted"]);
+  });
+
+  test("a room that turns encrypted while Lisa runs is covered from that event on, in the same sync batch", async () => {
+    const before = world.hs.sendText(LATE, BOB, "Lisa, LATEMARK before?");
+    await until(() => lisaReplies(world, LATE).length === 1, 15_000, "the answer before encryption");
+    assert.equal(repliedTo(lisaReplies(world, LATE)[0] ?? { content: {} }), before);
+    world.hs.sendState(LATE, ALICE, "m.room.encryption", "", { algorithm: "m.megolm.v1.aes-sha2" });
+    world.hs.sendText(LATE, BOB, "Lisa, LATEMARK after?");
+    await until(() => conditionsOf(world, LATE).includes("room_encrypted"), 15_000, "the room seen encrypted");
+    await until(() => logged(world, "invocation_ignored", "reason", "room_encrypted") >= 3, 15_000, "the mention after it ignored");
+    await barrier(world);
+    assert.equal(lisaReplies(world, LATE).length, 1, "nothing posted after the room turned encrypted");
+    assert.equal(llmRequestsFor(world, "LATEMARK after"), 0);
   });
 
   test("no-power room: no LLM request until the power level is raised, then exactly one reply per mention, in order, nothing stale", async () => {
