@@ -111,8 +111,9 @@ describe("issue 26: a room condition changes what Lisa does (fake homeserver)", 
     assert.equal(llmRequestsFor(world, "MUTEMARK"), 0);
     const held = report(world);
     assert.equal(held.countsByStatus["processing"], 0, "no lease is held while the room waits");
-    assert.deepEqual(held.rooms.map((r) => [r.queueDepth, r.conditions]), [[2, ["room_send_forbidden"]]]);
-    assert.match(status(world, false).out, /^rooms with work: room_[0-9a-f]{12} \(2 pending, oldest .*, waiting on room_send_forbidden\)$/m);
+    // (The barrier's own row may still be a moment from being marked sent: only rooms with a condition are compared.)
+    assert.deepEqual(held.rooms.filter((r) => r.conditions.length > 0).map((r) => [r.queueDepth, r.conditions]), [[2, ["room_send_forbidden"]]]);
+    assert.match(status(world, false).out, /^rooms with work: .*room_[0-9a-f]{12} \(2 pending, oldest [^)]*, waiting on room_send_forbidden\)/m);
 
     world.hs.sendState(MUTED, ALICE, "m.room.power_levels", "", { ...ADMIN_LEVELS, users: { [ALICE]: 100, [LISA]: 50 }, events_default: 50 });
     await until(() => lisaReplies(world, MUTED).length === 2, 15_000, "both replies");
