@@ -73,7 +73,7 @@ for (const kind of homeserversUnderTest()) {
 
     test("case 2: in the no-power room nothing goes to the LLM until the power level is raised, then one reply, in order, nothing stale", async () => {
       const muted = room("muted");
-      const asked = await world.bob.sendMention(muted, LISA_ID, "Lisa", "MUTEMARK are you there?");
+      const asked = await world.alice.sendMention(muted, LISA_ID, "Lisa", "MUTEMARK are you there?");
       await pollUntil(async () => (await status(world)).countsByStatus["candidate"] === 1, 60_000, () => "the mention recorded");
       await barrier(world, room("ordinary"));
       const waiting = await status(world);
