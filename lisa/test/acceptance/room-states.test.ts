@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
-  type AcceptanceWorld, assertNoCanary, assertRepliesExactly, barrier, homeserverLabel, homeserversUnderTest, inReplyTo, LISA_ID, lisaMessages,
+  type AcceptanceWorld, assertNoCanary, assertRepliesExactly, barrier, defaultAnswer, homeserverLabel, homeserversUnderTest, inReplyTo, LISA_ID, lisaMessages,
   pollUntil, runLisaCli, startAcceptanceWorld, waitForReply,
 } from "../support/acceptance-world.ts";
 import { stopAndReadOutput } from "./output.ts";
@@ -43,7 +43,7 @@ for (const kind of homeserversUnderTest()) {
     const requestsFor = (marker: string): number => world.router.requestsFor(marker).length;
 
     before(async () => {
-      world = await startAcceptanceWorld({ homeserver: kind, rooms: ["ordinary", "encrypted", "muted", "away"] });
+      world = await startAcceptanceWorld({ homeserver: kind, rooms: ["ordinary", "encrypted", "muted", "revoked", "away"] });
       await world.alice.request("PUT", `/_matrix/client/v3/rooms/${seg(room("encrypted"))}/state/m.room.encryption/`, {
         body: { algorithm: "m.megolm.v1.aes-sha2" },
       });
@@ -93,6 +93,33 @@ for (const kind of homeserversUnderTest()) {
       assert.deepEqual(await conditionsOf(world, muted), []);
       assert.ok(world.lisa.logLines().some((l) => l.event === "room_condition_cleared" && l["code"] === "room_send_forbidden"));
       assert.ok(!world.lisa.logLines().some((l) => l.event === "send_rejected"), "no send was ever refused");
+    });
+
+    test("case 2, power taken away while the LLM answers: the reply waits, then goes out before the newer mention, nothing stale", async () => {
+      const revoked = room("revoked");
+      let letGo: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => {
+        letGo = resolve;
+      });
+      world.router.on("SLOWMARK", async (_view, request) => {
+        await gate;
+        return defaultAnswer(world.llm.requests.indexOf(request));
+      });
+      const first = await world.bob.sendMention(revoked, LISA_ID, "Lisa", "SLOWMARK one?");
+      await pollUntil(() => requestsFor("SLOWMARK") === 1, 60_000, () => "the slow LLM request");
+      await setLisaPower(world, revoked, 0, 50);
+      await pollUntil(async () => (await conditionsOf(world, revoked)).includes("room_send_forbidden"), 60_000, () => "the room held");
+      const second = await world.alice.sendMention(revoked, LISA_ID, "Lisa", "REVMARK two?");
+      letGo();
+      await pollUntil(() => world.lisa.logLines().some((l) => l.event === "send_held"), 60_000, () => `the ready reply held:\n${world.lisa.tail()}`);
+      await barrier(world, room("ordinary"));
+      assert.deepEqual(await lisaMessages(world, revoked), [], "nothing posted while Lisa may not post");
+      assert.equal(requestsFor("REVMARK"), 0, "the newer mention waits without an LLM request");
+
+      await setLisaPower(world, revoked, 0, 0);
+      await waitForReply(world, revoked, second);
+      assert.deepEqual((await lisaMessages(world, revoked)).map(inReplyTo), [first, second], "the older reply first, each once");
+      await pollUntil(async () => (await status(world)).countsByStatus["ready_to_send"] === 0, 30_000, () => "no reply left ready_to_send");
     });
 
     test("case 3: one current condition for the room through invite, join and kick", async () => {
