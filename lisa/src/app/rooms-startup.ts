@@ -9,7 +9,7 @@ import type { RoomInspectPort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
 import { resolveAliases } from "../rooms/room-aliases.ts";
 import type { RoomConditions } from "./room-conditions.ts";
-import { conditionsOf, diagnoseRooms, ROOM_CODES, ROOM_STATE_CODES } from "../rooms/room-diagnosis.ts";
+import { diagnoseRooms, ROOM_CODES, type RoomDiagnosis } from "../rooms/room-diagnosis.ts";
 
 /** What startup room work needs. */
 export interface RoomStartupDeps {
@@ -21,8 +21,18 @@ export interface RoomStartupDeps {
   readonly signal: AbortSignal;
 }
 
-/** Resolves aliases, records room conditions and returns the room ids Lisa serves. */
-export async function prepareRooms(deps: RoomStartupDeps): Promise<string[]> {
+/** The rooms Lisa serves and their diagnoses (null when membership could not be read). */
+export interface PreparedRooms {
+  readonly served: string[];
+  readonly diagnoses: readonly RoomDiagnosis[] | null;
+}
+
+/**
+ * Resolves aliases, records the alias conditions and diagnoses the served
+ * rooms; the room-state tracker is seeded with the diagnoses, which brings
+ * their membership, encryption and power conditions up to date.
+ */
+export async function prepareRooms(deps: RoomStartupDeps): Promise<PreparedRooms> {
   const { config, inspect, store, conditions, log, signal } = deps;
   const { allowed_room_ids: ids, allowed_room_aliases: aliases, user_id: userId } = config.matrix;
   const outcomes = await resolveAliases(inspect, aliases, new Set(ids), (alias) => store.aliasBinding(alias), signal);
@@ -44,16 +54,8 @@ export async function prepareRooms(deps: RoomStartupDeps): Promise<string[]> {
   if (!diagnosed.ok) {
     // Conditions stay as they were; sync and sends keep them current from here.
     if (!signal.aborted) log.warn("room_diagnosis_failed", { code: diagnosed.error.code });
-    return servedIds;
-  }
-  for (const diagnosis of diagnosed.value) {
-    const active = new Set<string>(conditionsOf(diagnosis));
-    for (const code of ROOM_STATE_CODES) {
-      // A failed state read leaves what it could not see unchanged.
-      if (diagnosis.failure !== null && (code === ROOM_CODES.encrypted || code === ROOM_CODES.sendForbidden) && !active.has(code)) continue;
-      conditions.set(diagnosis.roomId, code, active.has(code));
-    }
+    return { served: servedIds, diagnoses: null };
   }
   log.info("rooms_checked", { served: servedIds.length, aliases: aliases.length });
-  return servedIds;
+  return { served: servedIds, diagnoses: diagnosed.value };
 }

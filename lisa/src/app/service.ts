@@ -12,7 +12,8 @@ import type { RoomWritePort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
 import { createPipeline, type Pipeline } from "./pipeline.ts";
 import { RoomConditions } from "./room-conditions.ts";
-import { watchSends, watchSync } from "./room-watch.ts";
+import { RoomStates } from "../rooms/room-state.ts";
+import { RoomTracker } from "./room-tracker.ts";
 import { prepareRooms } from "./rooms-startup.ts";
 import { Backoff, sleep } from "./sleep.ts";
 import { startSummaryLog } from "./summary.ts";
@@ -74,10 +75,14 @@ export async function runService(deps: ServiceDeps): Promise<number> {
     pipeline = built.value;
     const requeued = store.requeueAllOnStartup();
     log.info("ledger_requeued", requeued);
-    const conditions = new RoomConditions(store, log.child({ component: "rooms" }));
-    const served = await prepareRooms({ config, inspect: matrix, store, conditions, log: log.child({ component: "rooms" }), signal: stopAll });
+    const roomLog = log.child({ component: "rooms" });
+    const conditions = new RoomConditions(store, roomLog);
+    const { served, diagnoses } = await prepareRooms({ config, inspect: matrix, store, conditions, log: roomLog, signal: stopAll });
     if (stopAll.aborted) return exitStatus;
-    const rooms = { served, conditions };
+    // From here on each served room's conditions follow its state (a failed diagnosis: the first sync batches).
+    const tracker = new RoomTracker(new RoomStates(config.matrix.user_id, served), conditions, roomLog);
+    tracker.seed(diagnoses ?? []);
+    const rooms = { served, tracker };
     return await runLoops({ ...deps, log }, tally, matrix, pipeline, stopAll, failFatal, rooms).then(() => exitStatus);
   } catch (error) {
     log.error("service_crashed", { code: errorCode(error) });
@@ -112,7 +117,7 @@ async function loginWithRetry(matrix: MatrixClient, log: Logger, signal: AbortSi
 
 async function runLoops(
   deps: ServiceDeps, tally: EventTally, matrix: MatrixClient, pipeline: Pipeline, stopAll: AbortSignal,
-  failFatal: (code: string, status: number) => void, rooms: { served: readonly string[]; conditions: RoomConditions },
+  failFatal: (code: string, status: number) => void, rooms: { served: readonly string[]; tracker: RoomTracker },
 ): Promise<void> {
   const { config, store, log } = deps;
   const served = new Set(rooms.served);
@@ -127,7 +132,8 @@ async function runLoops(
   };
   const worker = createInvocationWorker({
     store,
-    room: watchSends(guardAuth(matrix, failFatal), matrix, rooms.conditions),
+    room: rooms.tracker.watchSends(guardAuth(matrix, failFatal), matrix),
+    gate: rooms.tracker.gate,
     replyTarget: replyTargetCheck((id, room) => store.isBotEvent(id, room), matrix, config.matrix.user_id),
     matchesAlias: aliasMatcher(config.matrix.mention_aliases, config.matrix.user_id),
     respond: pipeline.respond,
@@ -140,14 +146,20 @@ async function runLoops(
   });
   const dispatcher = new RoomDispatcher({
     store, handler: worker, log: log.child({ component: "dispatcher" }), onFatal: (code) => failFatal(code, SERVICE_EXIT.failure),
+    held: rooms.tracker.held,
     settings: { maxConcurrentRooms: config.runtime.max_concurrent_rooms, leaseMs: config.runtime.lease_seconds * 1000, pollIntervalMs: DISPATCH_POLL_MS },
   });
   const ingestor = new SyncIngestor({
-    sync: watchSync(matrix, served, rooms.conditions), store, log: log.child({ component: "sync" }),
+    sync: matrix, store, log: log.child({ component: "sync" }), observeRooms: (batch) => rooms.tracker.observe(batch),
     settings: {
       selfUserId: config.matrix.user_id, allowedRoomIds: rooms.served, mentionAliases: config.matrix.mention_aliases,
       syncTimeoutMs: config.matrix.sync_timeout_ms, timelineLimit: config.matrix.sync_timeline_limit, gapPageLimit: config.matrix.gap_page_limit,
     },
+  });
+  // A room that lets Lisa post again: its refused replies are due at once, then its queue runs, oldest first.
+  rooms.tracker.onRelease((roomId) => {
+    store.resumeRoomSends(roomId);
+    dispatcher.notify([roomId]);
   });
   const counters: SyncCounters = { successes: 0, failures: 0, lastDelayMs: 0, unknownPositions: 0 };
   const summary = startSummaryLog(store, counters, tally, log);

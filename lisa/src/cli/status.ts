@@ -49,7 +49,9 @@ function codes(list: readonly { code: string; count: number }[]): string {
 // Operator-readable lines: counts, ages and codes only, never content.
 function describeSummary(summary: StatusSummary): string[] {
   const counts = Object.entries(summary.countsByStatus).map(([status, n]) => `${n} ${status}`).join(", ");
-  const rooms = summary.rooms.map((r) => `${r.roomHash} (${r.queueDepth} pending, oldest ${age(r.oldestPendingAgeMs)})`);
+  // Issue 26: a room's queue waits while a condition keeps Lisa from posting there.
+  const waiting = (codes: readonly string[]): string => (codes.length === 0 ? "" : `, waiting on ${codes.join(", ")}`);
+  const rooms = summary.rooms.map((r) => `${r.roomHash} (${r.queueDepth} pending, oldest ${age(r.oldestPendingAgeMs)}${waiting(r.conditions)})`);
   return [
     `database: ${summary.database}${summary.database === "present" ? ` (schema ${summary.schemaVersion})` : ""}`,
     `sync: ${summary.syncInitialized ? "initialized" : "not initialized"}, last success ${summary.syncCursorAgeMs === null ? "never" : `${age(summary.syncCursorAgeMs)} ago`}`,

@@ -43,6 +43,14 @@ export function ignoredMessageType(event: RawEvent, filter: CandidateFilter): st
   return mayInvoke(event.content, filter) ? msgtype : null;
 }
 
+/** The ignore reason of an encrypted event: the room is end-to-end encrypted and Lisa reads none of it (issue 26). */
+export const ENCRYPTED_EVENT_REASON = "room_encrypted";
+
+/** An `m.room.encrypted` event from someone else: it may be addressed to Lisa, but she cannot read it. */
+export function isEncryptedEvent(event: RawEvent, filter: CandidateFilter): boolean {
+  return event.type === "m.room.encrypted" && event.sender !== filter.selfUserId;
+}
+
 // Whether message content may mention Lisa or reply to something (over-inclusive).
 function mayInvoke(content: Readonly<Record<string, unknown>>, filter: CandidateFilter): boolean {
   const relates = content["m.relates_to"];

@@ -5,7 +5,7 @@ import type { MatrixError } from "../matrix/errors.ts";
 import type { RawEvent, SyncBatch, SyncPort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
 import type { CandidateInput, SyncRoomCursor } from "../state/types.ts";
-import { candidateFilter, ignoredMessageType, isCandidate, type CandidateFilter } from "./candidates.ts";
+import { candidateFilter, ENCRYPTED_EVENT_REASON, ignoredMessageType, isCandidate, isEncryptedEvent, type CandidateFilter } from "./candidates.ts";
 import { recoverGap } from "./gap.ts";
 
 /** The ledger operations ingestion needs. */
@@ -20,6 +20,14 @@ export interface IngestSettings {
   readonly timelineLimit: number;
   readonly gapPageLimit: number;
 }
+
+/**
+ * Receives every sync batch before anything of it is committed (issue 26):
+ * the service keeps each room's state (membership, encryption, power) from the
+ * very data the candidates come from, so a candidate is never answered under
+ * an older view of its room than the sync that delivered it.
+ */
+export type RoomStateObserver = (batch: SyncBatch) => void;
 
 /** What one sync round did. */
 export type IngestOutcome =
@@ -39,8 +47,11 @@ export class SyncIngestor {
   readonly #filter: CandidateFilter;
   readonly #allowed: ReadonlySet<string>;
   readonly #now: () => number;
+  readonly #observe: RoomStateObserver;
 
-  constructor(deps: { sync: SyncPort; store: IngestStore; settings: IngestSettings; log: Logger; now?: () => number }) {
+  constructor(deps: {
+    sync: SyncPort; store: IngestStore; settings: IngestSettings; log: Logger; now?: () => number; observeRooms?: RoomStateObserver;
+  }) {
     this.#sync = deps.sync;
     this.#store = deps.store;
     this.#settings = deps.settings;
@@ -48,6 +59,7 @@ export class SyncIngestor {
     this.#filter = candidateFilter(deps.settings.selfUserId, deps.settings.mentionAliases);
     this.#allowed = new Set(deps.settings.allowedRoomIds);
     this.#now = deps.now ?? Date.now;
+    this.#observe = deps.observeRooms ?? (() => undefined);
   }
 
   /** Performs one `/sync` call and durably records its result before returning. */
@@ -70,6 +82,7 @@ export class SyncIngestor {
       }
       return err(response.error);
     }
+    this.#observe(response.value);
     if (since === null) return ok(this.#commitBaseline(response.value));
     return this.#commitIncremental(response.value, state.lastSuccessMs, signal);
   }
@@ -136,8 +149,15 @@ export class SyncIngestor {
     return ok({ kind: "batch", inserted, roomsWithCandidates: rooms });
   }
 
-  // A notice or emote addressed to Lisa is ignored like any other non-invocation, with its reason in the log.
+  // A notice or emote addressed to Lisa is ignored like any other non-invocation, with its reason in the log;
+  // so is every encrypted event (Lisa cannot read it, so it may be addressed to her).
   #logIgnoredMessageType(event: RawEvent, roomId: string): void {
+    if (isEncryptedEvent(event, this.#filter)) {
+      this.#log.info("invocation_ignored", {
+        reason: ENCRYPTED_EVENT_REASON, event_type: event.type, invocation_id: invocationHash(event.event_id), room_id_hash: roomHash(roomId),
+      });
+      return;
+    }
     const msgtype = ignoredMessageType(event, this.#filter);
     if (msgtype === null) return;
     this.#log.info("invocation_ignored", {

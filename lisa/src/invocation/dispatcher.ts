@@ -47,6 +47,7 @@ export class RoomDispatcher {
   readonly #log: Logger;
   readonly #now: () => number;
   readonly #onFatal: (code: string) => void;
+  readonly #held: (roomId: string) => boolean;
   readonly #semaphore: Semaphore;
   readonly #loops = new Map<string, Promise<void>>();
   readonly #rewake = new Set<string>();
@@ -58,6 +59,12 @@ export class RoomDispatcher {
     store: DispatcherStore; handler: WorkHandler; settings: DispatcherSettings; log: Logger; now?: () => number;
     /** Called when the ledger fails in a way the service must stop for. */
     onFatal?: (code: string) => void;
+    /**
+     * True while a room condition keeps the room from being served (issue 26):
+     * its rows stay in the ledger, unleased, until `notify` after the
+     * condition cleared.
+     */
+    held?: (roomId: string) => boolean;
   }) {
     this.#store = deps.store;
     this.#handler = deps.handler;
@@ -65,6 +72,7 @@ export class RoomDispatcher {
     this.#log = deps.log;
     this.#now = deps.now ?? Date.now;
     this.#onFatal = deps.onFatal ?? (() => undefined);
+    this.#held = deps.held ?? (() => false);
     this.#semaphore = new Semaphore(deps.settings.maxConcurrentRooms);
   }
 
@@ -84,6 +92,7 @@ export class RoomDispatcher {
   notify(roomIds: Iterable<string>): void {
     if (this.#stop.signal.aborted) return;
     for (const roomId of roomIds) {
+      if (this.#held(roomId)) continue;
       if (this.#loops.has(roomId)) {
         this.#rewake.add(roomId);
         continue;
@@ -136,7 +145,8 @@ export class RoomDispatcher {
       }
       let item: WorkItem | null = null;
       try {
-        if (this.#stop.signal.aborted) return;
+        // A room that became held while this loop ran takes no new lease.
+        if (this.#stop.signal.aborted || this.#held(roomId)) return;
         item = this.#store.nextForRoom(roomId, this.#settings.leaseMs);
         if (item === null) return;
         await this.#handler(item, this.#work.signal, release);

@@ -8,13 +8,14 @@ import type { StateStore } from "../state/store.ts";
 import type { InvocationRow, WorkItem } from "../state/types.ts";
 import { classifyCandidate, parseStoredEvent, type ClassifierSettings, type ReplyTargetCheck } from "./classify.ts";
 import { sendBackoffMs } from "./backoff.ts";
+import { OPEN_GATE, type RoomGateCheck } from "./room-gate.ts";
 import { REPLY_MARKER_KEY, type SentReplyLookup } from "./sent-lookup.ts";
 import { TypingLease } from "./typing.ts";
 
 /** The ledger operations the worker needs. */
 export type WorkerStore = Pick<
   StateStore,
-  "markIgnored" | "commitReady" | "markSent" | "recordSendFailure" | "releaseLease" | "roomCursor"
+  "markIgnored" | "discardReady" | "commitReady" | "markSent" | "recordSendFailure" | "releaseLease" | "roomCursor"
 >;
 
 /** A reply draft: Markdown plus host-validated sources. */
@@ -63,6 +64,8 @@ export interface WorkerDeps {
   readonly settings: WorkerSettings;
   readonly log: Logger;
   readonly now?: () => number;
+  /** The room's current condition (issue 26); every room is open without it. */
+  readonly gate?: RoomGateCheck;
 }
 
 /** Builds the handler that takes one leased work item to a durable state (design 9, 16.2). */
@@ -115,6 +118,18 @@ async function processCandidate(
     }
     deps.store.markIgnored(row.eventId, verdict.reason);
     log.info("invocation_ignored", { reason: verdict.reason });
+    return null;
+  }
+  // A room condition stops the invocation before anything reaches the LLM.
+  const gate = deps.gate?.(row.roomId) ?? OPEN_GATE;
+  if (gate.kind === "ignore") {
+    deps.store.markIgnored(row.eventId, gate.code);
+    log.info("invocation_ignored", { reason: gate.code });
+    return null;
+  }
+  if (gate.kind === "hold") {
+    deps.store.releaseLease(row.eventId, gate.code);
+    log.info("invocation_held", { reason: gate.code });
     return null;
   }
   log.info("invocation_accepted", { reason: verdict.reason, attempt: row.attemptCount });
@@ -183,6 +198,7 @@ async function sendStored(
   renewedBefore = false,
 ): Promise<void> {
   if (row.responseJson === null) throw new Error("ready_to_send row without a payload");
+  if (!sendAllowed(deps, row, log, now)) return;
   const content = JSON.parse(row.responseJson) as Record<string, unknown>;
   const sendSignal = AbortSignal.any([signal, AbortSignal.timeout(SEND_DEADLINE_MS)]);
   const before = deps.room.tokenGeneration();
@@ -211,6 +227,24 @@ async function sendStored(
     return sendStored(deps, row, signal, log, now, tracking, false, true);
   }
   recordFailure(deps, row, sent.error, signal, log, now, tracking);
+}
+
+// A reply that became ready before its room changed: into an encrypted room it
+// is never sent; in a room Lisa cannot post in it stays the room's head, due
+// at once, and goes out first when the room lets her send again.
+function sendAllowed(deps: WorkerDeps, row: InvocationRow, log: Logger, now: () => number): boolean {
+  const gate = deps.gate?.(row.roomId) ?? OPEN_GATE;
+  if (gate.kind === "ignore") {
+    deps.store.discardReady(row.eventId, gate.code);
+    log.info("invocation_ignored", { reason: gate.code, reply_discarded: true });
+    return false;
+  }
+  if (gate.kind === "hold") {
+    deps.store.recordSendFailure(row.eventId, gate.code, now());
+    log.info("send_held", { code: gate.code });
+    return false;
+  }
+  return true;
 }
 
 function forget(tracking: SendTracking, eventId: string): void {

@@ -26,6 +26,12 @@ export interface SyncRoom {
   readonly prevBatch: string | null;
   /** True when the room's state or timeline in this response shows end-to-end encryption (Lisa reads no encrypted events). */
   readonly encrypted?: boolean;
+  /**
+   * The room's `state.events`, present when not empty: its full state after a
+   * join (lazy members aside), what changed before the timeline after a gap.
+   * Room conditions are kept from these and the timeline's state events.
+   */
+  readonly state?: readonly RawEvent[];
 }
 
 /** A validated `/sync` response reduced to what Lisa uses. */

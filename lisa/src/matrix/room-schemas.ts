@@ -44,13 +44,17 @@ export function sectionRoomIds(section: unknown): string[] {
   return typeof section === "object" && section !== null && !Array.isArray(section) ? Object.keys(section) : [];
 }
 
+/** The raw `state.events` list of a joined room's sync entry (empty when absent or malformed). */
+export function stateEventsOf(entry: unknown): readonly unknown[] {
+  if (typeof entry !== "object" || entry === null) return [];
+  const state = (entry as Record<string, unknown>)["state"];
+  const events = typeof state === "object" && state !== null ? (state as Record<string, unknown>)["events"] : undefined;
+  return Array.isArray(events) ? events : [];
+}
+
 /** True when a joined room's sync entry shows encryption in its state or timeline. */
 export function showsEncryption(entry: unknown, timeline: readonly RawEvent[]): boolean {
   if (timeline.some((event) => ENCRYPTION_TYPES.includes(event.type))) return true;
-  if (typeof entry !== "object" || entry === null) return false;
-  const state = (entry as Record<string, unknown>)["state"];
-  const events = typeof state === "object" && state !== null ? (state as Record<string, unknown>)["events"] : undefined;
-  if (!Array.isArray(events)) return false;
-  return events.some((event: unknown) =>
+  return stateEventsOf(entry).some((event: unknown) =>
     typeof event === "object" && event !== null && (event as Record<string, unknown>)["type"] === "m.room.encryption");
 }

@@ -3,7 +3,7 @@ import { err, ok, type Result } from "../errors.ts";
 import { badResponseError, MATRIX_CODES, roomMismatchError } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
 import type { EventContext, EventPage, RawEvent, SyncBatch, SyncRoom, WhoAmI } from "./port.ts";
-import { sectionRoomIds, showsEncryption } from "./room-schemas.ts";
+import { sectionRoomIds, showsEncryption, stateEventsOf } from "./room-schemas.ts";
 import { id, jsonObject, optionalToken, orNull, parseBody } from "./wire.ts";
 
 // Valibot schemas of every Matrix response Lisa reads, and their normalisation into
@@ -133,6 +133,7 @@ export function normalizeSync(body: unknown, onDrop: DropReporter): Result<SyncB
     }
     const timeline = room.output.timeline;
     const events = parseEventList(timeline?.events ?? [], roomId, onDrop);
+    const state = parseEventList(stateEventsOf(value), roomId, onDrop);
     rooms.push({
       roomId,
       events,
@@ -140,6 +141,7 @@ export function normalizeSync(body: unknown, onDrop: DropReporter): Result<SyncB
       prevBatch: timeline?.prev_batch ?? null,
       // Present only when true, so unencrypted rooms keep their plain shape.
       ...(showsEncryption(value, events) ? { encrypted: true } : {}),
+      ...(state.length === 0 ? {} : { state }),
     });
   }
   const invitedRoomIds = sectionRoomIds(parsed.value.rooms?.invite);

@@ -39,6 +39,9 @@ export interface RoomDiagnosis {
   readonly roomVersion: string | null;
   /** A request about this room that failed (its facts are then incomplete). */
   readonly failure: MatrixError | null;
+  /** The `m.room.create` and `m.room.power_levels` events read (joined rooms), so later power changes can be judged. */
+  readonly create?: StateEvent | null;
+  readonly powerLevels?: StateEvent | null;
 }
 
 // Room versions whose creators outrank every power level (MSC4289).
@@ -99,6 +102,8 @@ async function inspectJoined(inspect: RoomInspectPort, userId: string, roomId: s
     power: create.ok && power.ok ? messagePower(userId, power.value, createEvent) : null,
     roomVersion: roomVersionOf(createEvent),
     failure: failure === undefined || failure.ok ? null : failure.error,
+    create: createEvent,
+    powerLevels: power.ok ? power.value : null,
   };
 }
 

@@ -72,3 +72,16 @@ export function nextForRoom(conn: LedgerConnection, roomId: string, leaseMs: num
     return { kind: invocation.status === "ready_to_send" ? "send" : "process", invocation };
   });
 }
+
+/**
+ * Makes the room's stored replies that wait for a send retry due now (issue
+ * 26): a send refused while Lisa could not post waits an hour, but once the
+ * room lets her send again it goes out at once, before anything newer of the
+ * room, since it is the room's oldest pending row. Returns how many.
+ */
+export function resumeRoomSends(conn: LedgerConnection, roomId: string): number {
+  return conn.write("resume room sends", (now) => Number(conn.stmt(
+    `UPDATE invocations SET available_at_ms = ? WHERE status = 'ready_to_send' AND +room_id = ?
+     AND last_error_code IS NOT NULL AND available_at_ms > ?`,
+  ).run(now, roomId, now).changes));
+}

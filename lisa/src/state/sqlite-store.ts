@@ -1,6 +1,6 @@
 import type { LedgerConnection } from "./connection.ts";
 import { invalidInput, invalidTransition, STATE_ERROR_CODES } from "./errors.ts";
-import { nextForRoom, nextWakeAtMs, roomsWithWork } from "./queue.ts";
+import { nextForRoom, nextWakeAtMs, resumeRoomSends, roomsWithWork } from "./queue.ts";
 import { INVOCATION_COLUMNS, PENDING_SQL, toInvocationRow } from "./rows.ts";
 import * as rooms from "./rooms.ts";
 import { summarizeStatus } from "./status.ts";
@@ -167,6 +167,10 @@ export class SqliteStateStore implements StateStore {
     return nextForRoom(this.#conn, roomId, leaseMs);
   }
 
+  resumeRoomSends(roomId: string): number {
+    return resumeRoomSends(this.#conn, roomId);
+  }
+
   markIgnored(eventId: string, reasonCode: string): void {
     if (!isCode(reasonCode)) throw invalidInput("ignore reason code");
     this.#transition("markIgnored", eventId, ["candidate", "processing"], (now) => {
@@ -182,6 +186,14 @@ export class SqliteStateStore implements StateStore {
       this.#conn.stmt(`UPDATE invocations SET status = 'ready_to_send', response_json = ?, available_at_ms = ?,
         last_error_code = COALESCE(?, last_error_code), updated_at_ms = ? WHERE event_id = ?`)
         .run(responseJson, now, errorCode ?? null, now, eventId);
+    });
+  }
+
+  discardReady(eventId: string, reasonCode: string): void {
+    if (!isCode(reasonCode)) throw invalidInput("discard reason code");
+    this.#transition("discardReady", eventId, ["ready_to_send"], (now) => {
+      this.#conn.stmt(`UPDATE invocations SET status = 'ignored', ${CLEAR_CONTENT}, last_error_code = ?,
+        updated_at_ms = ? WHERE event_id = ?`).run(reasonCode, now, eventId);
     });
   }
 

@@ -58,6 +58,7 @@ export function summarizeStatus(
         roomHash: roomHash(row["room_id"] as string),
         queueDepth: row["n"] as number,
         oldestPendingAgeMs: ageSince(now, row["oldest"]) ?? 0,
+        conditions: conditions.filter((c) => c.room === row["room_id"]).map((c) => c.code),
       })),
       roomConditions: conditions.map((row) => ({
         room: row.room,

@@ -116,6 +116,8 @@ export interface RoomQueueSummary {
   readonly queueDepth: number;
   /** Now minus the oldest pending event's server timestamp (never negative). */
   readonly oldestPendingAgeMs: number;
+  /** The room's active conditions (issue 26: a room that cannot be served holds its queue until they clear). */
+  readonly conditions: readonly string[];
 }
 
 /** One active per-room condition (issue 18): the room id or configured alias, its stable code, since when. */
@@ -179,6 +181,8 @@ export interface StateStore {
   nextForRoom(roomId: string, leaseMs: number): WorkItem | null;
   /** candidate/processing -> ignored with a reason code; content cleared. */
   markIgnored(eventId: string, reasonCode: string): void;
+  /** ready_to_send -> ignored (never sent) with a reason code, e.g. the room turned encrypted; content cleared. */
+  discardReady(eventId: string, reasonCode: string): void;
   /** processing -> ready_to_send with the exact reply payload (a JSON object text). */
   commitReady(eventId: string, responseJson: string, errorCode?: string): void;
   /** ready_to_send -> sent plus its bot_events row; idempotent for the same sent event id. */
@@ -187,6 +191,8 @@ export interface StateStore {
   recordSendFailure(eventId: string, code: string, retryAtMs: number): void;
   /** processing -> candidate; false (no change) if the row already moved past processing. */
   releaseLease(eventId: string, code?: string, retryAtMs?: number): boolean;
+  /** The room's stored replies waiting for a send retry become due now (the room lets Lisa send again); returns how many. */
+  resumeRoomSends(roomId: string): number;
   /** Expired processing leases -> candidate; returns how many. */
   recoverExpiredLeases(): number;
   /** At start (we hold the lock): every processing row -> candidate, every ready reply available now. */

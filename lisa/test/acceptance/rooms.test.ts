@@ -99,10 +99,15 @@ describe("issue 18: room mistakes, found before they cost an evening (real Synap
     assert.equal(warnings.length, 1, "exactly one warning however many encrypted events arrive");
     assert.ok(!world.lisa.allOutput().includes(CIPHERTEXT), "nothing of the room's content is logged");
 
-    // A mention in the muted room: Lisa's send is refused for power and the condition stays.
-    await world.alice.sendMention(room("muted"), LISA_ID, "Lisa", "can you answer here?");
-    await pollUntil(() => world.lisa.logLines().some((l) => l.event === "send_rejected" || l["code"] === "matrix_forbidden"), 60_000,
-      () => "the refused send in the muted room");
+    // A mention in the muted room waits (issue 26): nothing goes to the LLM or the room while Lisa may not post, and the condition stays.
+    await world.alice.sendMention(room("muted"), LISA_ID, "Lisa", "MUTEDMARK can you answer here?");
+    await pollUntil(async () => {
+      const report = JSON.parse((await runLisa(world, ["status", "--json"])).stdout) as { rooms: { queueDepth: number; conditions: string[] }[] };
+      return report.rooms.some((r) => r.queueDepth === 1 && r.conditions.includes("room_send_forbidden"));
+    }, 60_000, () => "the mention waiting in the muted room");
+    await barrier(world, room("ordinary"));
+    assert.equal(world.router.requestsFor("MUTEDMARK").length, 0, "no LLM request for a reply Lisa cannot post");
+    assert.ok(!world.lisa.logLines().some((l) => l.event === "send_rejected"), "no send is tried");
     assert.ok((await conditions(world)).list.includes(`${room("muted")} room_send_forbidden`));
 
     // Accepting the invitation ends that condition; the room is then served.

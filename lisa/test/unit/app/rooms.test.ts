@@ -1,38 +1,18 @@
 // Issue 18, pure parts: power evaluation, conditions of a diagnosis, alias
-// decisions (a repointed alias is never followed), one warning per room and
-// condition, and the sync/send watchers that keep conditions current.
+// decisions (a repointed alias is never followed). The runtime conditions
+// (one warning per room and condition, sync and refused sends keeping them
+// current) are in room-tracker.test.ts.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { resolveAliases } from "../../../src/rooms/room-aliases.ts";
-import { RoomConditions } from "../../../src/app/room-conditions.ts";
 import { conditionsOf, messagePower, roomVersionOf, type RoomDiagnosis } from "../../../src/rooms/room-diagnosis.ts";
 import { roomFix } from "../../../src/check/room-fixes.ts";
-import { watchSends, watchSync } from "../../../src/app/room-watch.ts";
 import { err, ok } from "../../../src/errors.ts";
-import { createLogger } from "../../../src/log/logger.ts";
 import { MatrixError } from "../../../src/matrix/errors.ts";
-import type { SyncBatch, SyncPort } from "../../../src/matrix/port.ts";
 
 const LISA = "@lisa:example.org";
 const ROOM = "!room:example.org";
-
-function capture() {
-  const lines: Record<string, unknown>[] = [];
-  const log = createLogger({ level: "DEBUG", destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } });
-  return { lines, log };
-}
-
-function memoryStore() {
-  const rows = new Map<string, number>();
-  return {
-    rows,
-    raiseRoomCondition: (room: string, code: string) => (rows.has(`${room} ${code}`) ? false : (rows.set(`${room} ${code}`, 1), true)),
-    clearRoomCondition: (room: string, code: string) => rows.delete(`${room} ${code}`),
-  };
-}
-
-const forbidden = new MatrixError("matrix_forbidden", { errcode: "M_FORBIDDEN", httpStatus: 403, retryAfterMs: null }, false);
 
 describe("issue 18: room power levels", () => {
   const cases: { name: string; power: Record<string, unknown> | null; create: { sender: string | null; content: Record<string, unknown> }; canSend: boolean }[] = [
@@ -114,77 +94,5 @@ describe("issue 18: alias resolution", () => {
     assert.deepEqual([known?.served, known?.code, known?.lookupError?.code], ["!a:x", null, "matrix_network"]);
     const [unknown] = await resolveAliases(directory({ "#a:x": "fail" }), ["#a:x"], new Set(), () => null, signal);
     assert.deepEqual([unknown?.served, unknown?.code], [null, "room_alias_unresolved"]);
-  });
-});
-
-describe("issue 18: runtime room conditions", () => {
-  function syncOf(batches: SyncBatch[]): SyncPort {
-    return {
-      sync: async () => ok(batches.shift() ?? { nextBatch: "end", rooms: [] }),
-      messagesBackwards: async () => ok({ events: [], next: null }),
-    };
-  }
-  const request = { since: "s", timeoutMs: 0, roomIds: [ROOM], timelineLimit: 10, signal: new AbortController().signal };
-
-  test("the encrypted room produces exactly one warning however many encrypted events arrive", async () => {
-    const { lines, log } = capture();
-    const store = memoryStore();
-    const conditions = new RoomConditions(store, log);
-    const encrypted = { roomId: ROOM, events: [], limited: false, prevBatch: null, encrypted: true };
-    const port = watchSync(syncOf(Array.from({ length: 5 }, (_, i) => ({ nextBatch: `s${i}`, rooms: [encrypted] }))), new Set([ROOM]), conditions);
-    for (let i = 0; i < 5; i += 1) await port.sync(request);
-    const warnings = lines.filter((l) => l["event"] === "room_condition");
-    assert.equal(warnings.length, 1);
-    assert.equal(warnings[0]?.["code"], "room_encrypted");
-    assert.ok(!JSON.stringify(lines).includes(ROOM), "only the hashed room is logged");
-    assert.deepEqual([...store.rows.keys()], [`${ROOM} room_encrypted`]);
-  });
-
-  test("an invitation, a leave and a later join of an allowed room raise and clear its membership conditions", async () => {
-    const { log } = capture();
-    const store = memoryStore();
-    const conditions = new RoomConditions(store, log);
-    const joined = { roomId: ROOM, events: [], limited: false, prevBatch: null };
-    const port = watchSync(syncOf([
-      { nextBatch: "1", rooms: [], invitedRoomIds: [ROOM, "!other:x"] },
-      { nextBatch: "2", rooms: [joined] },
-      { nextBatch: "3", rooms: [], leftRoomIds: [ROOM] },
-    ]), new Set([ROOM]), conditions);
-    await port.sync(request);
-    assert.deepEqual([...store.rows.keys()], [`${ROOM} room_invite_pending`], "rooms outside the allowlist are ignored");
-    await port.sync(request);
-    assert.deepEqual([...store.rows.keys()], []);
-    await port.sync(request);
-    assert.deepEqual([...store.rows.keys()], [`${ROOM} room_not_joined`]);
-  });
-
-  test("a send refused with 403 while joined is a power problem; a successful send ends it", async () => {
-    const { lines, log } = capture();
-    const store = memoryStore();
-    const conditions = new RoomConditions(store, log);
-    let refuse = true;
-    const writes = watchSends({
-      sendMessage: async () => (refuse ? err(forbidden) : ok("$sent")),
-      setTyping: async () => ok(undefined),
-      tokenGeneration: () => 1,
-    }, { joinedRooms: async () => ok([ROOM]) }, conditions);
-    const signal = new AbortController().signal;
-    await writes.sendMessage(ROOM, "t1", {}, signal);
-    await writes.sendMessage(ROOM, "t2", {}, signal);
-    assert.deepEqual([...store.rows.keys()], [`${ROOM} room_send_forbidden`]);
-    assert.equal(lines.filter((l) => l["event"] === "room_condition").length, 1);
-    refuse = false;
-    await writes.sendMessage(ROOM, "t3", {}, signal);
-    assert.deepEqual([...store.rows.keys()], []);
-    assert.equal(lines.filter((l) => l["event"] === "room_condition_cleared").length, 1);
-  });
-
-  test("a send refused with 403 after Lisa left is reported as not joined", async () => {
-    const { log } = capture();
-    const store = memoryStore();
-    const writes = watchSends({ sendMessage: async () => err(forbidden), setTyping: async () => ok(undefined), tokenGeneration: () => 1 },
-      { joinedRooms: async () => ok([]) }, new RoomConditions(store, log));
-    await writes.sendMessage(ROOM, "t1", {}, new AbortController().signal);
-    assert.deepEqual([...store.rows.keys()], [`${ROOM} room_not_joined`]);
   });
 });

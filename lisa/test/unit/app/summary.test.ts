@@ -15,7 +15,7 @@ const status: StatusSummary = {
   database: "present", schemaVersion: 1, generatedAtMs: 0,
   countsByStatus: { candidate: 1, processing: 0, ready_to_send: 2, sent: 5, ignored: 3 },
   oldestReadyToSendAgeMs: 1500, oldestCandidateAgeMs: 10, syncInitialized: true, lastSyncSuccessMs: 0, syncCursorAgeMs: 200,
-  lastErrorCodes: [], ignoredReasons: [], rooms: [{ roomHash: "room_abc", queueDepth: 3, oldestPendingAgeMs: 1500 }],
+  lastErrorCodes: [], ignoredReasons: [], rooms: [{ roomHash: "room_abc", queueDepth: 3, oldestPendingAgeMs: 1500, conditions: [] }],
   roomConditions: [{ room: "!enc:localhost", roomHash: "room_enc", code: "room_encrypted", sinceMs: 0, ageMs: 700 }],
 } as unknown as StatusSummary;
 

@@ -202,4 +202,31 @@ describe("sync ingestor", () => {
     assert.equal(store.roomCursor(ROOM_A)?.lastTimelineEventId, ev(1).event_id);
     assert.equal(store.invocation(mention(4).event_id), null);
   });
+
+  test("issue 26: every encrypted event is logged as an ignored invocation (room_encrypted), never stored, nothing of it logged", async () => {
+    await baselineWith([ev(1)]);
+    const encrypted = (n: number, sender = "@alice:example.org"): RawEvent =>
+      ev(n, "", { type: "m.room.encrypted", sender, content: { algorithm: "m.megolm.v1.aes-sha2", ciphertext: `cipher-marker-${n}` } });
+    sync.respond("s2", [room(ROOM_A, [encrypted(2), encrypted(3), encrypted(4, SELF)]), room(ROOM_OUT, [encrypted(5)])]);
+    const outcome = await run();
+    assert.deepEqual(outcome, { kind: "batch", inserted: [], roomsWithCandidates: [] });
+    const ignored = log.lines.filter((l) => l.event === "invocation_ignored");
+    assert.deepEqual(ignored.map((l) => [l.fields["reason"], l.fields["event_type"], l.fields["room_id_hash"]]), [
+      ["room_encrypted", "m.room.encrypted", roomHash(ROOM_A)], ["room_encrypted", "m.room.encrypted", roomHash(ROOM_A)],
+    ], "one line per encrypted event from someone else in an allowed room");
+    assert.ok(!JSON.stringify(log.lines).includes("cipher-marker"));
+  });
+
+  test("issue 26: each sync batch reaches the room-state observer before its candidates are committed", async () => {
+    const seen: string[] = [];
+    const target = new SyncIngestor({
+      sync, store, log, settings: SETTINGS, now: clock.now,
+      observeRooms: (batch) => seen.push(`${batch.nextBatch} ${store.invocation(mention(2).event_id)?.status ?? "absent"}`),
+    });
+    await baselineWith([ev(1)], target);
+    sync.respond("s2", [room(ROOM_A, [mention(2)])]);
+    await run(target);
+    assert.deepEqual(seen, ["s1 absent", "s2 absent"]);
+    assert.equal(store.invocation(mention(2).event_id)?.status, "candidate");
+  });
 });
