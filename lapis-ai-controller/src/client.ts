@@ -24,6 +24,8 @@ export type {
 } from "./domain/contract/sdk-types.ts";
 export { CLIENT_ERROR_CODES, SDK_ERROR_CODES, SETTLED_TURN_STATES } from "./domain/contract/sdk-types.ts";
 export type { ToolDefinition } from "./domain/contract/tools.ts";
+export type { EventKind, EventOf } from "./domain/contract/events.ts";
+export { isEventOf } from "./domain/contract/events.ts";
 import type { ToolDefinition } from "./domain/contract/tools.ts";
 
 /** A failure raised by the SDK: the stable code only. */
