@@ -64,6 +64,10 @@ test("P-SDK-01 P-OPS-09 turns.wait and client.events ride on the subscription: t
   const snap = await c.threads.snapshot(threadId);
   assert.equal(snap.busy, false);
   assert.equal(snap.binding.retention, "full");
+  // The binding exactly as the snapshot returns it (applicationRef: null included) is accepted back (D7).
+  const other = await serve.client();
+  t.after(() => other.close());
+  assert.equal((await other.threads.attach(threadId, snap.binding)).threadId, threadId);
   const history = await c.threads.replayAll(threadId);
   assert.deepEqual(history.filter((e) => e.turnId === receipt.turnId).map((e) => e.kind), ["user_prompt", "text", "text", "message_completed", "turn_outcome"]);
   // Waiting on a settled turn answers at once; typed failures carry a ClientErrorCode.
