@@ -83,7 +83,7 @@ function methodTable() {
     const errors = c.errors.map((e) => `\`${e}\``).join(", ");
     rows.push(`| \`${name}\` | ${c.scope === null ? "none" : `\`${c.scope}\``} | ${c.effect} | \`${cell(notation(c.params))}\` | \`${cell(notation(c.result))}\` | ${errors} |`);
   }
-  rows.push("", "Every method may also answer `invalid_params` (params outside the schema, or an unknown key), `unauthorized`, `forbidden` and `internal_error`. Effect: `command` = idempotent on `commandId` (same id and input, same receipt bytes); `read` = no durable effect or one that is safe to repeat; `volatile` = lives only with the connection or the process.");
+  rows.push("", "Every method may also answer `invalid_params` (params outside the schema, or an unknown key), `unauthorized`, `forbidden` and `internal_error`. Effect: `command` = idempotent on `commandId` (same id and input, same receipt bytes; a lost acknowledgement is resolved by `commands.get`); `repeatable` = a mutation that is naturally idempotent (a repeat answers the same); `read` = no effect; `volatile` = lives only with the connection or the process (a repeat does it once more).");
   return rows.join("\n");
 }
 
