@@ -5,6 +5,9 @@
 import { PROTOCOL } from "./transport/frames.ts";
 import type { PeerHandlers, RpcFailure, RpcOutcome, SocketFactory } from "./transport/ws-client.ts";
 import { defaultSocketFactory, RpcPeer } from "./transport/ws-client.ts";
+import { preparationRequest, type ContextAnswer, type PreparationAnswer, type TurnPreparationRequest } from "./domain/turn-preparation.ts";
+
+export type { ContextAnswer, PreparationAnswer, TurnPreparationRequest };
 
 /** A failure raised by the SDK: the stable code only. */
 export class ClientError extends Error {
@@ -74,7 +77,11 @@ export interface EndpointSpec {
   readonly capture?: boolean;
   /** Tools that only read; the others are mutating and wait for the capture acknowledgement. */
   readonly readOnly?: readonly string[];
-  /** Handler for context and preparation calls (and capture callbacks). */
+  /** A `context` endpoint's handler, called once per turn of a thread naming it in `binding.contextSources`, when the turn becomes eligible. */
+  readonly context?: (request: TurnPreparationRequest) => ContextAnswer | Promise<ContextAnswer>;
+  /** A `preparation` endpoint's handler, called before dispatch; it may add context or veto. */
+  readonly prepare?: (request: TurnPreparationRequest) => PreparationAnswer | Promise<PreparationAnswer>;
+  /** Handler for any other operation (capture callbacks). */
   readonly handle?: (operation: string, params: Record<string, unknown>) => unknown | Promise<unknown>;
 }
 
@@ -353,9 +360,11 @@ export class ControllerClient {
     try {
       const tool = spec.tools?.[String(params.tool)];
       const threadId = typeof params.threadId === "string" ? params.threadId : null;
-      const value = params.operation === "tool" && tool !== undefined
-        ? await tool(params.arguments, { threadId })
-        : spec.handle !== undefined ? await spec.handle(String(params.operation), params) : undefined;
+      const operation = String(params.operation);
+      const value = operation === "tool" && tool !== undefined ? await tool(params.arguments, { threadId })
+        : operation === "context" && spec.context !== undefined ? await spec.context(preparationRequest(params))
+        : operation === "prepare" && spec.prepare !== undefined ? await spec.prepare(preparationRequest(params))
+        : spec.handle !== undefined ? await spec.handle(operation, params) : undefined;
       return { ok: true, value: value ?? null, raw: "" };
     } catch {
       return { ok: false, error: { code: "tool_failed", retryable: false } };

@@ -95,6 +95,12 @@ export const ERROR_CODES = [
   "mcp_env_conflict",
   "capture_rejected",
   "scanner_unavailable",
+  // context and preparation endpoints (issue 25 point 1)
+  "context_failed",
+  "context_invalid",
+  "context_too_large",
+  "preparation_failed",
+  "preparation_vetoed",
   // memory (R2, reserved)
   "candidate_rejected",
   "evidence_location_invalid",
