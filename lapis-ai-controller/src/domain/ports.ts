@@ -48,7 +48,7 @@ export interface TurnStore {
   get(turnId: string): TurnRecord | undefined;
   listByThread(threadId: string): readonly TurnRecord[];
   listByState(states: readonly TurnState[]): readonly TurnRecord[];
-  /** Moves a turn to `state`; `errorCode` must be a short snake_case code (P-STO-08). */
+  /** Moves a turn to `state` along the transition table (`turn_transition_invalid` otherwise); `errorCode` must be a short snake_case code (P-STO-08). */
   setState(turnId: string, state: TurnState, at: number, errorCode?: string | null): Result<TurnRecord>;
 }
 
@@ -123,7 +123,6 @@ export interface LeaseStore {
   /** Turns a lease into a fence (lost outcome) or sets its confirmation deadline. */
   update(workspaceId: string, turnId: string, change: Pick<WorkspaceLeaseRecord, "kind" | "confirmDeadlineAt">): Result<WorkspaceLeaseRecord>;
   release(workspaceId: string, turnId: string): Result<void>;
-  list(): readonly WorkspaceLeaseRecord[];
 }
 
 /** Native provider sessions. */
@@ -131,7 +130,6 @@ export interface ProviderSessionStore {
   get(threadId: string, provider: string): ProviderSessionRecord | undefined;
   /** Binds (or replaces) the native session of a thread and provider. */
   bind(session: ProviderSessionRecord): Result<ProviderSessionRecord>;
-  remove(threadId: string, provider: string): void;
 }
 
 /** The audit table. */

@@ -5,7 +5,9 @@ import { ok } from "../domain/errors.ts";
 import type { Json } from "../domain/records.ts";
 import { fail } from "../domain/protocol-ports.ts";
 import type { Handler } from "./context.ts";
-import { receiptText, runCommand } from "./idempotent.ts";
+import { commandRecord, receiptText } from "../domain/commands.ts";
+import { submitTurn } from "../domain/turn-commands.ts";
+import { commandReply } from "./idempotent.ts";
 import { loadThread, requireAttachment } from "./methods-threads.ts";
 import { Params } from "./params.ts";
 
@@ -29,10 +31,9 @@ const revoke: Handler = (deps, conn, access, raw) => {
 const commandsGet: Handler = (deps, _conn, access, raw) => {
   const p = new Params(raw, ["commandId"]);
   const commandId = p.id("commandId");
-  const record = deps.store.commands.get(access.principal, access.application, commandId);
-  if (record === undefined) return fail("not_found");
+  const record = commandRecord(deps, access, commandId);
   // The stored receipt, in the same bytes as the original acknowledgement.
-  return ok({ raw: receiptText(record) });
+  return record.ok ? ok({ raw: receiptText(record.value) }) : record;
 };
 
 const register: Handler = (deps, conn, access, raw) => {
@@ -90,11 +91,7 @@ const submit: Handler = (deps, conn, access, raw) => {
   if (!loaded.ok) return loaded;
   const attached = requireAttachment(conn, threadId);
   if (!attached.ok) return attached;
-  const turns = deps.turns;
-  return runCommand(deps, access, "turns.submit", commandId, { threadId, input }, () => {
-    if (turns === null) return fail("turns_unavailable", true);
-    return turns.acceptSubmit(access, loaded.value, { threadId, commandId, input });
-  }, (receipt) => turns?.afterCommit(receipt));
+  return commandReply(deps, "turns.submit", submitTurn(deps, deps.turns, access, loaded.value, { commandId, input }));
 };
 
 /** The remaining part of the dispatch table. */
