@@ -5,9 +5,9 @@
 import { PROTOCOL } from "./transport/frames.ts";
 import type { PeerHandlers, RpcFailure, RpcOutcome, SocketFactory } from "./transport/ws-client.ts";
 import { defaultSocketFactory, RpcPeer } from "./transport/ws-client.ts";
-import { preparationRequest, type ContextAnswer, type PreparationAnswer, type TurnPreparationRequest } from "./domain/turn-preparation.ts";
+import { operationHandler, type PreparationHandlers } from "./domain/turn-preparation.ts";
 
-export type { ContextAnswer, PreparationAnswer, TurnPreparationRequest };
+export type { ContextAnswer, PreparationAnswer, PreparationHandlers, TurnPreparationRequest } from "./domain/turn-preparation.ts";
 
 /** A failure raised by the SDK: the stable code only. */
 export class ClientError extends Error {
@@ -68,7 +68,7 @@ export interface ThreadListener {
 export type ToolHandler = (args: unknown, context: { readonly threadId: string | null }) => unknown | Promise<unknown>;
 
 /** An endpoint registration kept for re-registration under the same identity. */
-export interface EndpointSpec {
+export interface EndpointSpec extends PreparationHandlers {
   readonly endpointId: string;
   readonly kind: "tools" | "context" | "preparation";
   readonly threadId?: string;
@@ -77,10 +77,6 @@ export interface EndpointSpec {
   readonly capture?: boolean;
   /** Tools that only read; the others are mutating and wait for the capture acknowledgement. */
   readonly readOnly?: readonly string[];
-  /** A `context` endpoint's handler, called once per turn of a thread naming it in `binding.contextSources`, when the turn becomes eligible. */
-  readonly context?: (request: TurnPreparationRequest) => ContextAnswer | Promise<ContextAnswer>;
-  /** A `preparation` endpoint's handler, called before dispatch; it may add context or veto. */
-  readonly prepare?: (request: TurnPreparationRequest) => PreparationAnswer | Promise<PreparationAnswer>;
   /** Handler for any other operation (capture callbacks). */
   readonly handle?: (operation: string, params: Record<string, unknown>) => unknown | Promise<unknown>;
 }
@@ -94,6 +90,15 @@ interface Watch {
 
 const clamp = (value: number | undefined, fallback: number, min: number, max: number) =>
   Math.min(max, Math.max(min, value ?? fallback));
+
+/**
+ * Methods `call()` may send again after a reconnect: reads, and calls whose
+ * repeat changes nothing (threads.attach, endpoints.dispose) or costs one
+ * unused volatile id (threads.reserve). Any other method is a mutation: it
+ * goes through `command()` and a lost acknowledgement is resolved by its
+ * command identity, never by sending it blindly again.
+ */
+export const REPEATABLE_CALLS: ReadonlySet<string> = new Set(["threads.snapshot", "threads.replay", "turns.get", "commands.get", "threads.attach", "threads.reserve", "endpoints.dispose"]);
 
 /** Creates a command identity (never reused for different input). */
 export function newCommandId(): string {
@@ -230,10 +235,14 @@ export class ControllerClient {
     return this.#peer !== null && !this.#closed;
   }
 
-  /** Calls a read-only method; retried once after a reconnect. */
+  /**
+   * Calls a method and answers its result. Only REPEATABLE_CALLS are sent once
+   * more after a reconnect; any other method's lost reply fails
+   * `connection_lost` (mutations belong in `command()`).
+   */
   async call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
     let reply = await this.#raw(method, params);
-    if (!reply.ok && reply.error.code === "connection_lost" && await this.#awaitReady()) reply = await this.#raw(method, params);
+    if (!reply.ok && reply.error.code === "connection_lost" && REPEATABLE_CALLS.has(method) && await this.#awaitReady()) reply = await this.#raw(method, params);
     if (!reply.ok) throw new ClientError(reply.error);
     return reply.value;
   }
@@ -277,6 +286,21 @@ export class ControllerClient {
   /** Submits a turn under one command identity. */
   submitTurn(threadId: string, input: unknown, commandId?: string): Promise<Record<string, unknown>> {
     return this.command("turns.submit", { threadId, input }, commandId);
+  }
+
+  /** Cancels a turn under one command identity. */
+  cancelTurn(turnId: string, commandId?: string): Promise<Record<string, unknown>> {
+    return this.command("turns.cancel", { turnId }, commandId);
+  }
+
+  /** Resolves a lost-outcome turn (owner) under one command identity. */
+  resolveTurn(turnId: string, as: "failed" | "cancelled", confirmExternalStopped: boolean, commandId?: string): Promise<Record<string, unknown>> {
+    return this.command("turns.resolve", { turnId, as, confirmExternalStopped }, commandId);
+  }
+
+  /** Answers an interaction (an offered option id, or `cancelled`) under one command identity. */
+  respond(turnId: string, interactionId: string, answer: { optionId: string } | { outcome: "cancelled" }, commandId?: string): Promise<Record<string, unknown>> {
+    return this.command("interactions.respond", { turnId, interactionId, ...answer }, commandId);
   }
 
   /** Reads the complete retained history, page by page. */
@@ -332,11 +356,20 @@ export class ControllerClient {
     watch.listener.event({ threadId: watch.threadId, seq, event: params.event as Record<string, unknown> });
   }
 
-  /** Registers an endpoint; it is re-registered under the same identity after reconnects. */
+  /**
+   * Registers an endpoint; it is re-registered under the same identity after
+   * reconnects. Registration is naturally idempotent (same owner and id
+   * replaces), so a lost reply is settled by registering once more.
+   */
   async registerEndpoint(spec: EndpointSpec): Promise<void> {
-    const reply = await this.#registerRemote(spec);
-    if (!reply.ok) throw new ClientError(reply.error);
+    const previous = this.#endpoints.get(spec.endpointId);
+    // Known before the reply, so a reconnect's restore registers it too.
     this.#endpoints.set(spec.endpointId, spec);
+    let reply = await this.#registerRemote(spec);
+    if (!reply.ok && reply.error.code === "connection_lost" && await this.#awaitReady()) reply = await this.#registerRemote(spec);
+    if (reply.ok) return;
+    if (previous === undefined) this.#endpoints.delete(spec.endpointId); else this.#endpoints.set(spec.endpointId, previous);
+    throw new ClientError(reply.error);
   }
 
   #registerRemote(spec: EndpointSpec): Promise<RpcOutcome> {
@@ -361,10 +394,7 @@ export class ControllerClient {
       const tool = spec.tools?.[String(params.tool)];
       const threadId = typeof params.threadId === "string" ? params.threadId : null;
       const operation = String(params.operation);
-      const value = operation === "tool" && tool !== undefined ? await tool(params.arguments, { threadId })
-        : operation === "context" && spec.context !== undefined ? await spec.context(preparationRequest(params))
-        : operation === "prepare" && spec.prepare !== undefined ? await spec.prepare(preparationRequest(params))
-        : spec.handle !== undefined ? await spec.handle(operation, params) : undefined;
+      const value = operation === "tool" && tool !== undefined ? await tool(params.arguments, { threadId }) : await operationHandler(spec, operation)?.(params);
       return { ok: true, value: value ?? null, raw: "" };
     } catch {
       return { ok: false, error: { code: "tool_failed", retryable: false } };

@@ -68,6 +68,8 @@ export interface TurnSubmission {
   readonly threadId: string;
   readonly commandId: string;
   readonly input: Json;
+  /** The application's own reference for the prompt's source (kept in the receipt, never the text). */
+  readonly sourceRef?: string;
 }
 
 /**

@@ -12,8 +12,8 @@ import { isFinal } from "./turn-state.ts";
 import { ok, refuse, type Result } from "./turn-result.ts";
 import type { Retention, ThreadRecord, TurnRecord, EngineStore } from "./turn-store-port.ts";
 
-/** The receipt of an accepted turn; no payload field (P-STO-10). */
-export type TurnReceipt = { commandId: string; turnId: string; threadId: string; attemptOf: string | null; retention: Retention };
+/** The receipt of an accepted turn: metadata and the source identity, no payload field (P-STO-10). */
+export type TurnReceipt = { commandId: string; turnId: string; threadId: string; attemptOf: string | null; retention: Retention; sourceRef?: string };
 
 const MAX_PROMPT = 1_000_000;
 
@@ -35,14 +35,17 @@ export function submissionText(input: Json): string | null {
 export interface SubmitInput {
   readonly commandId: string;
   readonly input: Json;
+  /** The application's own reference for the prompt's source; the receipt keeps it, never the text (P-STO-10). */
+  readonly sourceRef?: string | undefined;
 }
 
 /** turns.submit on a thread the caller may see and is attached to. */
 export function submitTurn(deps: CommandDeps, turns: TurnPort | null, actor: Actor, thread: StoredThread, s: SubmitInput): CResult<Accepted> {
   const { threadId } = thread;
-  return runCommand(deps, actor, "turns.submit", s.commandId, { threadId, input: s.input }, () => {
+  const ref = s.sourceRef === undefined ? {} : { sourceRef: s.sourceRef };
+  return runCommand(deps, actor, "turns.submit", s.commandId, { threadId, input: s.input, ...ref }, () => {
     if (turns === null) return err(controllerError("turns_unavailable", { retryable: true }));
-    return turns.acceptSubmit(actor, thread, { threadId, commandId: s.commandId, input: s.input });
+    return turns.acceptSubmit(actor, thread, { threadId, commandId: s.commandId, input: s.input, ...ref });
   }, (receipt) => turns?.afterCommit(receipt));
 }
 
@@ -89,11 +92,12 @@ export class TurnCommands {
    * Runs inside the caller's command transaction; scheduling is the caller's
    * after-commit step.
    */
-  acceptTurn(thread: ThreadRecord, commandId: string, attemptOf: string | null, text: string): Result<TurnReceipt> {
+  acceptTurn(thread: ThreadRecord, commandId: string, attemptOf: string | null, text: string, sourceRef?: string): Result<TurnReceipt> {
     if (typeof text !== "string" || text.length === 0 || text.length > MAX_PROMPT) return refuse("invalid_params");
     const config = captureConfig(thread, this.#providerMode(thread.providerId));
     const turn = this.#store.insertTurn({ id: this.#newId(), threadId: thread.id, commandId, attemptOf, state: "queued", workspaceId: thread.workspaceId, config, errorCode: null }, text);
-    this.#store.append({ threadId: thread.id, turnId: turn.id, type: "turn_queued", visibility: "owner", data: { commandId, attemptOf, configVersion: config.configVersion } });
-    return ok({ commandId, turnId: turn.id, threadId: thread.id, attemptOf, retention: thread.retention });
+    const ref = sourceRef === undefined ? {} : { sourceRef };
+    this.#store.append({ threadId: thread.id, turnId: turn.id, type: "turn_queued", visibility: "owner", data: { commandId, attemptOf, configVersion: config.configVersion, ...ref } });
+    return ok({ commandId, turnId: turn.id, threadId: thread.id, attemptOf, retention: thread.retention, ...ref });
   }
 }

@@ -17,7 +17,7 @@ export function engineTurnPort(service: TurnService): TurnPort {
       if (text === null) return err(controllerError("invalid_params"));
       const mine = service.store.getThread(thread.threadId);
       if (!mine) return err(controllerError("not_found"));
-      const r = service.commands.acceptTurn(mine, submission.commandId, null, text);
+      const r = service.commands.acceptTurn(mine, submission.commandId, null, text, submission.sourceRef);
       return r.ok ? ok({ ...r.value }) : err(engineError(r.code));
     },
     afterCommit() {

@@ -48,6 +48,25 @@ export type ContextAnswer = { readonly context?: string | null } | null | undefi
 /** A preparation handler's answer: optional context, or a veto (a snake_case code; the turn fails `preparation_vetoed`). */
 export type PreparationAnswer = { readonly context?: string | null; readonly veto?: string } | null | undefined;
 
+/** The handlers an SDK endpoint holds for context and preparation calls. */
+export interface PreparationHandlers {
+  /** A `context` endpoint's handler, called once per turn of a thread naming it in `binding.contextSources`, when the turn becomes eligible. */
+  readonly context?: (request: TurnPreparationRequest) => ContextAnswer | Promise<ContextAnswer>;
+  /** A `preparation` endpoint's handler, called before dispatch; it may add context or veto. */
+  readonly prepare?: (request: TurnPreparationRequest) => PreparationAnswer | Promise<PreparationAnswer>;
+}
+
+/** A generic operation handler (capture callbacks). */
+export type OperationHandler = (operation: string, params: Record<string, unknown>) => unknown | Promise<unknown>;
+
+/** The handler for an `endpoint.invoke` operation other than `tool`: `context`, `prepare`, else the generic one. */
+export function operationHandler(spec: PreparationHandlers & { readonly handle?: OperationHandler }, operation: string): ((params: Record<string, unknown>) => Promise<unknown>) | undefined {
+  const handler = operation === "context" ? spec.context : operation === "prepare" ? spec.prepare : undefined;
+  if (handler !== undefined) return async (params) => handler(preparationRequest(params));
+  const generic = spec.handle;
+  return generic === undefined ? undefined : async (params) => generic(operation, params);
+}
+
 /** Reads the turn facts of an `endpoint.invoke` context or preparation call. */
 export function preparationRequest(params: Record<string, unknown>): TurnPreparationRequest {
   return {

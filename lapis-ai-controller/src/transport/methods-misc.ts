@@ -12,16 +12,18 @@ import { loadThread, requireAttachment } from "./methods-threads.ts";
 import { Params } from "./params.ts";
 
 const MAX_TOOLS = 64;
+/** Longest `sourceRef`: it is retained as receipt metadata (journal-rules METADATA_MAX_STRING). */
+const MAX_SOURCE_REF = 256;
 
 const revoke: Handler = (deps, conn, access, raw) => {
   const p = new Params(raw, ["authSessionId"]);
   const target = p.optionalId("authSessionId") ?? access.authSessionId;
   if (target !== access.authSessionId) {
-    const other = deps.auth.validate(target);
+    const other = deps.auth.ownerOf(target);
     // Only sessions of the same principal and application are visible.
-    if (!other.ok || other.value.access.principal !== access.principal || other.value.access.application !== access.application) {
-      return fail("not_found");
-    }
+    if (other === undefined || other.principal !== access.principal || other.application !== access.application) return fail("not_found");
+    // Naturally idempotent: revoking a revoked session answers the same, and changes nothing.
+    if (other.revoked) return ok({ result: { authSessionId: target, revoked: true } });
   }
   if (!deps.auth.revoke(target)) return fail("not_found");
   deps.log("auth.revoked", { self: target === access.authSessionId });
@@ -78,20 +80,22 @@ const register: Handler = (deps, conn, access, raw) => {
 const dispose: Handler = (deps, _conn, access, raw) => {
   const p = new Params(raw, ["endpointId"]);
   const endpointId = p.id("endpointId");
-  if (!deps.endpoints.dispose(access, endpointId)) return fail("not_found");
+  // Naturally idempotent: the answer states that no such endpoint is live now, whether this call or an earlier one disposed it.
+  deps.endpoints.dispose(access, endpointId);
   return ok({ result: { endpointId, disposed: true } });
 };
 
 const submit: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["commandId", "threadId", "input"]);
+  const p = new Params(raw, ["commandId", "threadId", "input", "sourceRef"]);
   const commandId = p.id("commandId");
   const threadId = p.id("threadId");
   const input = (p.raw("input") ?? null) as Json;
+  const sourceRef = p.optionalRef("sourceRef", MAX_SOURCE_REF);
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   const attached = requireAttachment(conn, threadId);
   if (!attached.ok) return attached;
-  return commandReply(deps, "turns.submit", submitTurn(deps, deps.turns, access, loaded.value, { commandId, input }));
+  return commandReply(deps, "turns.submit", submitTurn(deps, deps.turns, access, loaded.value, { commandId, input, sourceRef }));
 };
 
 /** The remaining part of the dispatch table. */

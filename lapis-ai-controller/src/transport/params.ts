@@ -47,6 +47,14 @@ export class Params {
     return value;
   }
 
+  /** An application's own reference (a source identity, not content): 1..maxLength characters, no control characters. */
+  optionalRef(key: string, maxLength: number): string | undefined {
+    const value = this.#raw[key];
+    if (value === undefined) return undefined;
+    if (typeof value !== "string" || value.length === 0 || value.length > maxLength || /[\u0000-\u001f\u007f-\u009f]/.test(value)) throw new InvalidParams(key);
+    return value;
+  }
+
   optionalBoolean(key: string): boolean | undefined {
     const value = this.#raw[key];
     if (value === undefined) return undefined;

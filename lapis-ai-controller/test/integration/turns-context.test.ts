@@ -73,7 +73,7 @@ test("context and preparation endpoints through serve", async (t) => {
     await new Promise((r) => setTimeout(r, 500));
     assert.equal((await c.call("turns.get", { turnId: t2 }) as { state: string }).state, "queued");
     assert.deepEqual(calls, [], "not called while queued");
-    await c.call("turns.cancel", { turnId: t1 });
+    await c.cancelTurn(t1);
     await waitTurn(c, t2, ["completed"]);
     assert.deepEqual(calls, [t2]);
     assert.ok(prompts().some((p) => p.includes("QUEUED-CONTEXT") && p.includes("SECOND-TURN")));
