@@ -54,6 +54,9 @@ test("real codex-acp + Codex: context endpoints and thread continuity across a s
     assert.equal(count(input, CONTEXT_2), 1, "this turn's context, once");
     const resumed = readDb<{ metadata: string }>(serve.databasePath, "SELECT metadata FROM journal WHERE turn_id = ? AND kind = 'session_resumed'", turnId);
     assert.deepEqual(resumed.map((r) => JSON.parse(r.metadata)), [{ method: "session/resume" }], "codex-acp advertises session/resume, so it is used");
+    // The resumed session is put back into the user-reviewed mode, as a new one is.
+    const mode = readDb<{ metadata: string }>(serve.databasePath, "SELECT metadata FROM journal WHERE turn_id = ? AND kind = 'native_mode'", turnId);
+    assert.deepEqual(mode.map((r) => JSON.parse(r.metadata)), [{ requested: "read-only", result: "applied", current: "read-only" }]);
     const events = (await c.replayAll(threadId)) as { kind: string }[];
     assert.equal(events.some((e) => e.kind === "context_reset"), false);
   });
