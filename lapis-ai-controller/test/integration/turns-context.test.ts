@@ -28,13 +28,16 @@ test("context and preparation endpoints through serve", async (t) => {
   const prompts = () => agent.log().filter((e) => e.event === "prompt").map((e) => String(e.text));
   const thread = async (ws: number, contextSources: string[], threadId?: string) =>
     String((await c.createThread({ workspace: `ws-${ws}`, provider: "scripted", binding: { contextSources }, ...(threadId === undefined ? {} : { threadId }) })).threadId);
+  const spawns = () => agent.log().filter((e) => e.event === "spawn").length;
   const failedWith = async (client: ControllerClient, threadId: string, code: string) => {
     const before = prompts().length;
+    const spawned = spawns();
     const turnId = String((await client.submitTurn(threadId, { text: "MUST-NOT-ARRIVE" })).turnId);
     const view = await waitTurn(client, turnId, ["failed", "completed"], 20_000);
     assert.equal(view.state, "failed");
     assert.equal(view.errorCode, code);
     assert.equal(prompts().length, before, "nothing was dispatched");
+    assert.equal(spawns(), spawned, "no agent was even started (context precedes provider setup)");
     assert.equal(prompts().some((p) => p.includes("MUST-NOT-ARRIVE")), false);
     return turnId;
   };
