@@ -13,6 +13,9 @@ import { ThreadWatches } from "./sdk/watches.ts";
 import { PROTOCOL } from "./transport/frames.ts";
 import type { PeerHandlers, RpcFailure, RpcOutcome, SocketFactory } from "./transport/ws-client.ts";
 import { defaultSocketFactory, RpcPeer } from "./transport/ws-client.ts";
+import { operationHandler, type PreparationHandlers } from "./domain/turn-preparation.ts";
+
+export type { ContextAnswer, PreparationAnswer, PreparationHandlers, TurnPreparationRequest } from "./domain/turn-preparation.ts";
 
 // The typed SDK surface: contract types and values (sdk/exports.ts).
 export * from "./sdk/exports.ts";
@@ -72,7 +75,7 @@ export interface ToolSpec {
 }
 
 /** An endpoint registration kept for re-registration under the same identity. */
-export interface EndpointSpec {
+export interface EndpointSpec extends PreparationHandlers {
   readonly endpointId: string;
   readonly kind: "tools" | "context" | "preparation";
   readonly threadId?: string;
@@ -81,7 +84,7 @@ export interface EndpointSpec {
   readonly capture?: boolean;
   /** Tools that only read; the others are mutating and wait for the capture acknowledgement. */
   readonly readOnly?: readonly string[];
-  /** Handler for context and preparation calls (and capture callbacks). */
+  /** Handler for any other operation (capture callbacks). */
   readonly handle?: (operation: string, params: Record<string, unknown>) => unknown | Promise<unknown>;
 }
 
@@ -378,9 +381,8 @@ export class ControllerClient {
     try {
       const tool = spec.tools?.[String(params.tool)]?.handler;
       const threadId = typeof params.threadId === "string" ? params.threadId : null;
-      const value = params.operation === "tool" && tool !== undefined
-        ? await tool(params.arguments, { threadId })
-        : spec.handle !== undefined ? await spec.handle(String(params.operation), params) : undefined;
+      const operation = String(params.operation);
+      const value = operation === "tool" && tool !== undefined ? await tool(params.arguments, { threadId }) : await operationHandler(spec, operation)?.(params);
       return { ok: true, value: value ?? null, raw: "" };
     } catch {
       return { ok: false, error: { code: "tool_failed", retryable: false } };

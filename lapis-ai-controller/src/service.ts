@@ -29,6 +29,8 @@ import { engineStore } from "./persistence/engine-store.ts";
 import { turnMethods } from "./transport/methods-turns.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
 import { applicationToolHost } from "./capture/capture-port.ts";
+import { applicationContextPort } from "./capture/context-port.ts";
+import { bindingOf } from "./domain/protocol-ports.ts";
 import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
 import { ToolBridge } from "./execution/tool-bridge.ts";
 import { createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
@@ -99,8 +101,14 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   const turns = new TurnService({
     store: estore, executor, workspaces: aliases.roots, limits: config.limits, newId: randomUUID,
     vcsIdentity: (id) => vcs.get(id) ?? null, providerMode: (id) => modes.get(id) ?? null,
+    // A thread's declared context sources, in its owner's scope (issue 25 point 1).
+    prepareTurn: applicationContextPort(() => tools.registry, (threadId) => {
+      const t = store.threads.get(threadId);
+      return t === undefined ? null : { principal: t.principal, application: t.application, contextSources: bindingOf(t).contextSources };
+    }, config.context),
   });
-  turns.start();
+  // Recovery now, before any external work; scheduling once tools and endpoints can be reached.
+  turns.recover();
   return ok({ turns, hub, capture, tools, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
 }
 
@@ -200,6 +208,7 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     const registry = parts.tools;
     parts.tools.bridge = await ToolBridge.start(applicationToolHost(() => registry.registry, parts.capture.toolCallMs));
   }
+  parts?.turns.engine.schedule();
   const pragmas = store.pragmas();
   return ok({
     store,

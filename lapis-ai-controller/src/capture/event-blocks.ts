@@ -10,7 +10,7 @@
 // chunk and is never forwarded raw; a failed scanner drops the rest of that
 // block (fail closed) and the turn goes on.
 import type { BlockRedactor, TextSpan } from "../domain/redaction-port.ts";
-import type { Executor, ExecutorEvent, PreparedSession, SessionSetup, SetupResult, TurnSink } from "../domain/executor-port.ts";
+import type { ContextBlock, Executor, ExecutorEvent, PreparedSession, SessionSetup, SetupResult, TurnSink } from "../domain/executor-port.ts";
 import { ControllerFailure } from "../domain/errors.ts";
 import { mapSpansToChunks } from "./redactor.ts";
 import { OMISSION_PREFIX, SECRET_DETECTORS } from "./secret-detectors.ts";
@@ -159,7 +159,7 @@ class RedactingSession implements PreparedSession {
   get nativeSessionId(): string { return this.#inner.nativeSessionId; }
   get nativeMode() { return this.#inner.nativeMode; }
 
-  async dispatch(prompt: string, sink: TurnSink) {
+  async dispatch(prompt: string, sink: TurnSink, context?: readonly ContextBlock[]) {
     const buffer = new StreamBuffer(this.#redactor, this.#limit, (e) => {
       // A durable write that failed closed (scanner down) drops that event; the turn and service go on.
       try { sink.event(e); } catch (caught) { if (!(caught instanceof ControllerFailure)) throw caught; }
@@ -169,7 +169,7 @@ class RedactingSession implements PreparedSession {
         // The engine learns at once that the provider works, even while a tail is held.
         event: (e) => { sink.event({ type: "activity" }); buffer.push(e); },
         permission: (ask) => { buffer.flush(); return sink.permission(ask); },
-      });
+      }, context);
     } finally {
       buffer.flush();
     }
@@ -185,7 +185,7 @@ export function blockRedactingExecutor(inner: Executor, redactor: BlockRedactor,
   return {
     async prepare(setup: SessionSetup): Promise<SetupResult> {
       const r = await inner.prepare(setup);
-      return r.ok ? { ok: true, session: new RedactingSession(r.session, redactor, bound) } : r;
+      return r.ok ? { ...r, session: new RedactingSession(r.session, redactor, bound) } : r;
     },
     close: () => inner.close(),
   };

@@ -42,9 +42,16 @@ function keyOf(owner: EndpointOwner, endpointId: string): string {
   return `${owner.principal}\u0000${owner.application}\u0000${endpointId}`;
 }
 
+/** Someone waiting for an endpoint identity to be (re)registered. */
+interface Waiter {
+  readonly key: string;
+  readonly settle: (registration: EndpointRegistration | undefined) => void;
+}
+
 /** The registry of live endpoints. */
 export class EndpointRegistry {
   readonly #entries = new Map<string, Entry>();
+  readonly #waiters = new Set<Waiter>();
   readonly #maxPerOwner: number;
 
   /** `maxPerOwner` bounds registrations per principal and application. */
@@ -59,7 +66,31 @@ export class EndpointRegistry {
     if (previous === undefined && this.countFor(registration) >= this.#maxPerOwner) return fail("endpoint_limit");
     if (previous !== undefined) this.#revoke(key, "endpoint_revoked");
     this.#entries.set(key, { registration, call, pending: new Set() });
+    for (const w of [...this.#waiters]) if (w.key === key) w.settle(registration);
     return { ok: true, value: registration };
+  }
+
+  /**
+   * The live endpoint of this owner, or the one registered under that identity
+   * within `timeoutMs` (an SDK re-registers after a reconnect or a restart);
+   * undefined at the deadline.
+   */
+  whenRegistered(owner: EndpointOwner, endpointId: string, timeoutMs: number): Promise<EndpointRegistration | undefined> {
+    const live = this.get(owner, endpointId);
+    if (live !== undefined || timeoutMs <= 0) return Promise.resolve(live);
+    return new Promise((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const waiter: Waiter = {
+        key: keyOf(owner, endpointId),
+        settle: (registration) => {
+          clearTimeout(timer);
+          this.#waiters.delete(waiter);
+          resolve(registration);
+        },
+      };
+      timer = setTimeout(() => waiter.settle(undefined), timeoutMs);
+      this.#waiters.add(waiter);
+    });
   }
 
   /** Disposes an endpoint at once; in-flight calls settle `endpoint_revoked`. */

@@ -91,6 +91,12 @@ export const ERROR_CODES = [
   "restricted_tools_forbidden",
   "capture_rejected",
   "scanner_unavailable",
+  // context and preparation endpoints (issue 25 point 1)
+  "context_failed",
+  "context_invalid",
+  "context_too_large",
+  "preparation_failed",
+  "preparation_vetoed",
   // memory (R2, reserved)
   "candidate_rejected",
   // catch-all for a failure that has no better code; still payload-free

@@ -24,7 +24,29 @@ export type SessionSetup = {
   vcsIdentity: VcsIdentity | null;
   /** Private runtime env grants (values never persisted). */
   envGrants: Readonly<Record<string, string>>;
+  /** The thread's stored native session, offered for resumption (issue 25 point 5). */
+  resume?: ResumeHint | null;
 };
+
+/** A native session stored for a thread and provider; `bindingKey` null for rows older than the key. */
+export type ResumeHint = { nativeSessionId: string; bindingKey: string | null };
+
+/** Why a thread's previous native context could not be carried into a new session. */
+export type ContextResetReason = "resume_unsupported" | "resume_failed" | "session_binding_changed";
+
+/** How a prepared session relates to the thread's previous native session. */
+export type SessionContinuity =
+  /** The thread had no native session before. */
+  | { kind: "new" }
+  /** The live session of an earlier turn was reused. */
+  | { kind: "continued" }
+  /** The stored native session was reopened in a new agent process. */
+  | { kind: "resumed"; method: "session/resume" | "session/load" }
+  /** A fresh session replaced the stored one: the agent lost the thread's context. */
+  | { kind: "reset"; reason: ContextResetReason };
+
+/** Application context given to the agent ahead of the prompt, in binding order (issue 25 point 1). */
+export type ContextBlock = { source: string; text: string };
 
 /** Tool invocation envelope merged from start and update frames (P-CAP-06/07). */
 export type ToolEnvelope = {
@@ -82,8 +104,8 @@ export type TurnOutcome =
 export type PreparedSession = {
   readonly nativeSessionId: string;
   readonly nativeMode: NativeModeRecord;
-  /** Sends the prompt; call only after the dispatch boundary is durable. */
-  dispatch(prompt: string, sink: TurnSink): Promise<TurnOutcome>;
+  /** Sends the prompt (after any context blocks); call only after the dispatch boundary is durable. */
+  dispatch(prompt: string, sink: TurnSink, context?: readonly ContextBlock[]): Promise<TurnOutcome>;
   /** Asks the provider to cancel; not proof of completion (P-TRN-02). */
   cancel(): void;
   /** Ends the session and its process. */
@@ -91,7 +113,9 @@ export type PreparedSession = {
 };
 
 /** Setup result: expected failures are values. */
-export type SetupResult = { ok: true; session: PreparedSession } | { ok: false; code: string };
+export type SetupResult =
+  | { ok: true; session: PreparedSession; continuity: SessionContinuity; bindingKey: string }
+  | { ok: false; code: string };
 
 /** The execution port. */
 export type Executor = {

@@ -5,6 +5,7 @@ import { controllerError, err, ok, type Result } from "./errors.ts";
 import type { VcsIdentity } from "./executor-port.ts";
 import type { Json } from "./records.ts";
 import type { TurnLimits } from "./turn-service.ts";
+import { CONTEXT_LIMIT_CAPS, CONTEXT_LIMIT_DEFAULTS, type ContextLimits } from "./turn-preparation.ts";
 import type { WorkspaceIdentity } from "./workspace-lease.ts";
 
 /** One configured provider, before the executor adapts it. */
@@ -23,7 +24,9 @@ export type ProviderDefinition = {
 };
 
 /** The engine configuration. */
-export type EngineConfig = { workspaces: WorkspaceIdentity[]; providers: ProviderDefinition[]; limits: Partial<TurnLimits> };
+export type EngineConfig = { workspaces: WorkspaceIdentity[]; providers: ProviderDefinition[]; limits: Partial<TurnLimits>; context: Partial<ContextLimits> };
+
+const TURN_KEYS = ["cancelConfirmMs", "interactionDeadlineMs", "contextDeadlineMs", "contextMaxChars"];
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -116,14 +119,18 @@ export function parseEngineConfig(sections: Readonly<Record<string, Json>>): Res
       }
     }
     const limits: Partial<TurnLimits> = {};
+    const context: Partial<ContextLimits> = {};
     const l = sections.limits === undefined ? undefined : obj(sections.limits, "limits").turns;
     if (l !== undefined) {
       const t = obj(l, "limits.turns");
-      for (const k of Object.keys(t)) if (k !== "cancelConfirmMs" && k !== "interactionDeadlineMs") throw new Bad(`limits.turns.${k}`);
+      for (const k of Object.keys(t)) if (!TURN_KEYS.includes(k)) throw new Bad(`limits.turns.${k}`);
       if (t.cancelConfirmMs !== undefined) limits.cancelConfirmMs = int(t.cancelConfirmMs, "limits.turns.cancelConfirmMs", 30_000, 600_000);
       if (t.interactionDeadlineMs !== undefined) limits.interactionDeadlineMs = int(t.interactionDeadlineMs, "limits.turns.interactionDeadlineMs", 600_000, 3_600_000);
+      for (const k of ["contextDeadlineMs", "contextMaxChars"] as const) {
+        if (t[k] !== undefined) context[k] = int(t[k], `limits.turns.${k}`, CONTEXT_LIMIT_DEFAULTS[k], CONTEXT_LIMIT_CAPS[k]);
+      }
     }
-    return ok({ workspaces, providers, limits });
+    return ok({ workspaces, providers, limits, context });
   } catch (e) {
     if (e instanceof Bad) return err(controllerError("config_invalid", { where: e.message }));
     throw e;

@@ -4,7 +4,9 @@
 // (P-TRN-01/02), and lost outcomes that fence the workspace (P-TRN-04).
 import type { ExecutorEvent, Executor, PermissionAsk, PermissionDecision, PreparedSession, TurnOutcome, VcsIdentity } from "./executor-port.ts";
 import { InteractionBroker, type Timers } from "./interactions.ts";
+import { recordContinuity } from "./session-continuity.ts";
 import { captureEvent } from "./transcript-capture.ts";
+import type { PreparationPort } from "./turn-preparation.ts";
 import { isFinal, type TurnState } from "./turn-state.ts";
 import { ok, refuse, type Result } from "./turn-result.ts";
 import type { TurnRecord, EngineStore } from "./turn-store-port.ts";
@@ -26,6 +28,8 @@ export type EngineOptions = {
   continuationReady: (turn: TurnRecord) => boolean;
   /** The prompt actually sent: new instructions plus verified evidence. */
   promptFor: (turn: TurnRecord) => string | null;
+  /** Context and preparation endpoints, asked once the turn is eligible (issue 25 point 1); none when absent. */
+  prepareTurn?: PreparationPort;
 };
 
 const LIVE: readonly TurnState[] = ["dispatched", "running", "waiting"];
@@ -118,8 +122,8 @@ export class TurnEngine {
     await this.#o.executor.close();
   }
 
-  #journalState(turn: TurnRecord, to: TurnState, code: string | null, stopReason: string | null = null): number {
-    return this.#o.store.append({ threadId: turn.threadId, turnId: turn.id, type: "turn_state", visibility: "owner", data: { state: to, code, stopReason } });
+  #journalState(turn: TurnRecord, to: TurnState, code: string | null, stopReason: string | null = null, extra: Record<string, string> = {}): number {
+    return this.#o.store.append({ threadId: turn.threadId, turnId: turn.id, type: "turn_state", visibility: "owner", data: { state: to, code, stopReason, ...extra } });
   }
 
   async #run(turn: TurnRecord): Promise<void> {
@@ -133,9 +137,9 @@ export class TurnEngine {
       return true;
     });
     if (!started) return;
-    const fail = (code: string): void => {
+    const fail = (code: string, extra: Record<string, string> = {}): void => {
       s.tx(() => {
-        if (s.setTurnState(turn.id, ["preparing"], "failed", { errorCode: code })) this.#journalState(turn, "failed", code);
+        if (s.setTurnState(turn.id, ["preparing"], "failed", { errorCode: code })) this.#journalState(turn, "failed", code, null, extra);
         dropLease(s, turn.workspaceId, turn.id, turn.threadId);
       });
     };
@@ -144,6 +148,10 @@ export class TurnEngine {
     if (prompt === null) return fail("payload_unavailable");
     const cwd = this.#o.workspaces.get(turn.workspaceId);
     if (cwd === undefined) return fail("workspace_not_granted");
+    // The thread's context sources, asked only now that the turn holds its workspace (P-SDK-14).
+    const prepared = this.#o.prepareTurn ? await this.#o.prepareTurn({ turnId: turn.id, threadId: turn.threadId, attemptOf: turn.attemptOf, prompt }) : { ok: true as const, context: [] };
+    if (this.#closed) return;
+    if (!prepared.ok) return fail(prepared.code, prepared.vetoCode === undefined ? {} : { vetoCode: prepared.vetoCode });
     const setup = await this.#o.executor.prepare({
       sessionKey: `${turn.threadId}:${turn.config.providerId}`,
       threadId: turn.threadId,
@@ -153,6 +161,7 @@ export class TurnEngine {
       requestedMode: turn.config.requestedMode,
       vcsIdentity: this.#o.vcsIdentity(turn.config.providerId),
       envGrants: this.#o.envGrants(turn.config.providerId),
+      resume: s.getProviderSession(turn.threadId, turn.config.providerId),
     });
     // Shutting down: leave the turn in `preparing`; recovery requeues it (nothing was sent).
     if (this.#closed) return;
@@ -162,8 +171,9 @@ export class TurnEngine {
     const crossed = s.tx(() => {
       s.setTurnConfig(turn.id, { ...turn.config, nativeMode: session.nativeMode });
       s.append({ threadId: turn.threadId, turnId: turn.id, type: "native_mode", visibility: "owner", data: { ...session.nativeMode } });
-      s.setProviderSession(turn.threadId, turn.config.providerId, session.nativeSessionId);
+      s.setProviderSession(turn.threadId, turn.config.providerId, session.nativeSessionId, setup.bindingKey);
       if (!s.setTurnState(turn.id, ["preparing"], "dispatched")) { dropLease(s, turn.workspaceId, turn.id, turn.threadId); return false; }
+      recordContinuity(s, turn, setup.continuity);
       this.#journalState(turn, "dispatched", null);
       return true;
     });
@@ -172,7 +182,7 @@ export class TurnEngine {
     const outcome = session.dispatch(prompt, {
       event: (e) => this.#event(turn, e),
       permission: (a) => this.#permission(turn, a),
-    });
+    }, prepared.context);
     this.#finish(turn, await outcome);
   }
 

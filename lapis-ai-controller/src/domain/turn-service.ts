@@ -12,6 +12,7 @@ import { recoverTurns, resolveTurn, type RecoverySummary, type Resolution } from
 import { ok, refuse, toOutcome, type Result } from "./turn-result.ts";
 import { isFencing, type TurnState } from "./turn-state.ts";
 import type { InteractionRecord, JournalEntry, PreparedConfig, EngineStore } from "./turn-store-port.ts";
+import type { PreparationPort } from "./turn-preparation.ts";
 
 /** Limits of the turn service (validated and capped here). */
 export type TurnLimits = { cancelConfirmMs: number; interactionDeadlineMs: number };
@@ -37,6 +38,8 @@ export type TurnServiceOptions = {
   envGrants?: (providerId: string) => Readonly<Record<string, string>>;
   /** The native mode each provider requests by default (config `providers.<id>.mode`). */
   providerMode?: (providerId: string) => string | null;
+  /** Context and preparation endpoints asked when a turn becomes eligible (issue 25 point 1). */
+  prepareTurn?: PreparationPort;
 };
 
 /** How an actor appears in audit rows. */
@@ -71,6 +74,7 @@ export class TurnService {
       vcsIdentity: o.vcsIdentity ?? (() => null), envGrants: o.envGrants ?? (() => ({})),
       continuationReady: (t) => commands?.continuationReady(t) ?? false,
       promptFor: (t) => commands?.promptFor(t) ?? null,
+      ...(o.prepareTurn === undefined ? {} : { prepareTurn: o.prepareTurn }),
     });
     commands = new TurnCommands({ store: o.store, newId: o.newId, ...(o.providerMode ? { providerMode: o.providerMode } : {}) });
     this.commands = commands;
@@ -78,9 +82,14 @@ export class TurnService {
 
   /** Recovery before any external work, then scheduling. */
   start(): RecoverySummary {
-    const summary = recoverTurns(this.store);
+    const summary = this.recover();
     this.engine.schedule();
     return summary;
+  }
+
+  /** Recovery alone; the service schedules once the endpoints turns rely on can be reached. */
+  recover(): RecoverySummary {
+    return recoverTurns(this.store);
   }
 
   /** turns.continue: a linked attempt after a settled prior turn, once per command identity (P-TRN-25). */

@@ -1,11 +1,15 @@
 // AcpExecutor: the Executor port over ACP agents. One live session per logical
 // session key; a changed binding (cwd, mode, vcsIdentity, grants) replaces the
-// native session (P-PRV-05). Restricted sessions are one-shot, in an isolated
-// temporary cwd, with no MCP servers (P-PRV-19).
+// agent process (P-PRV-05). A new process reopens the thread's stored native
+// session unless its binding key (provider, workspace, vcsIdentity) changed;
+// then the session is replaced and the result says so (issue 25 point 5).
+// Restricted sessions are one-shot, in an isolated temporary cwd, with no MCP
+// servers (P-PRV-19).
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import type { Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
+import type { OpenPlan } from "./acp-open.ts";
 import { resolveLaunch, type LaunchConfig, type LaunchHost } from "./acp-launch.ts";
 import { startAcpSession, type AcpSession } from "./acp-session.ts";
 import { buildAgentEnv } from "./process-env.ts";
@@ -42,6 +46,19 @@ function fingerprint(s: SessionSetup): string {
   return createHash("sha256").update(JSON.stringify([s.providerId, s.cwd, s.requestedMode, s.vcsIdentity, grants])).digest("hex");
 }
 
+/** The facts whose change needs a new native session (P-PRV-05); no secret goes in (grants are left out). */
+export function sessionBindingKey(s: SessionSetup): string {
+  return createHash("sha256").update(JSON.stringify([s.providerId, s.cwd, s.vcsIdentity])).digest("hex");
+}
+
+/** Whether to reopen the stored native session, or why not. */
+function openPlan(s: SessionSetup, bindingKey: string): OpenPlan {
+  const stored = s.resume;
+  if (stored === undefined || stored === null) return { kind: "new" };
+  if (stored.bindingKey !== null && stored.bindingKey !== bindingKey) return { kind: "reset", reason: "session_binding_changed" };
+  return { kind: "reopen", nativeSessionId: stored.nativeSessionId };
+}
+
 /** The ACP implementation of the Executor port. */
 export class AcpExecutor implements Executor {
   #providers: Map<string, AcpProviderConfig>;
@@ -62,8 +79,11 @@ export class AcpExecutor implements Executor {
     const provider = this.#providers.get(setup.providerId);
     if (!provider) return { ok: false, code: "provider_not_found" };
     const fp = fingerprint(setup);
+    const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);
-    if (existing && !setup.restricted && existing.fp === fp && existing.session.alive) return { ok: true, session: existing.session };
+    if (existing && !setup.restricted && existing.fp === fp && existing.session.alive) {
+      return { ok: true, session: existing.session, continuity: { kind: "continued" }, bindingKey };
+    }
     if (existing) {
       this.#sessions.delete(setup.sessionKey);
       existing.grant?.revoke();
@@ -90,10 +110,11 @@ export class AcpExecutor implements Executor {
       killGraceMs: Math.min(provider.killGraceMs, ACP_LIMITS.killGraceMsMax),
       // A restricted session's isolated cwd lives only as long as its agent.
       ...(setup.restricted ? { onClosed: () => rmSync(cwd, { recursive: true, force: true }) } : {}),
+      open: openPlan(setup, bindingKey),
     });
     if (!started.ok) { grant?.revoke(); return started; }
     if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant });
-    return { ok: true, session: started.session };
+    return { ok: true, session: started.session, continuity: started.session.continuity, bindingKey };
   }
 
   /** Closes every live session. */

@@ -3,10 +3,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
-import type { NativeModeRecord, PreparedSession, TurnOutcome, TurnSink } from "../domain/executor-port.ts";
+import type { ContextBlock, NativeModeRecord, PreparedSession, SessionContinuity, TurnOutcome, TurnSink } from "../domain/executor-port.ts";
 import { AcpEventTranslator } from "./acp-events.ts";
 import type { ResolvedLaunch } from "./acp-launch.ts";
-import { planMode, rejectedMode, restrictedModeId, type AdvertisedModes } from "./acp-modes.ts";
+import { planMode, rejectedMode, restrictedModeId } from "./acp-modes.ts";
+import { openSession, reopenCapabilities, type OpenPlan } from "./acp-open.ts";
 import { toAsk, toResponse } from "./acp-permissions.ts";
 import type { McpHttpServer } from "./tool-bridge.ts";
 
@@ -24,6 +25,8 @@ export type AcpSessionStart = {
   mcpServers?: readonly McpHttpServer[];
   /** Runs once after the agent process is gone (e.g. removing an isolated cwd). */
   onClosed?: () => void;
+  /** The thread's stored native session to reopen, or the reset the executor already decided. */
+  open?: OpenPlan;
 };
 
 class Deadline extends Error {}
@@ -34,10 +37,17 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
+/** One application context block as plain text, which every ACP agent accepts (embedded resources are optional). */
+function contextBlock(c: ContextBlock): acp.ContentBlock {
+  return { type: "text", text: `<context source="${c.source}">\n${c.text}\n</context>` };
+}
+
 /** A live ACP session; created only through startAcpSession. */
 export class AcpSession implements PreparedSession {
   nativeSessionId = "";
   nativeMode: NativeModeRecord = { requested: null, result: "unreported", current: null };
+  /** How the session opened relative to the thread's stored one (set by setup). */
+  continuity: SessionContinuity = { kind: "new" };
   readonly restricted: boolean;
   #child: ChildProcess;
   #conn: acp.ClientConnection | null = null;
@@ -95,27 +105,28 @@ export class AcpSession implements PreparedSession {
     void this.#exited.then(() => this.#conn?.close());
   }
 
-  /** initialize, session/new and mode selection under one setup deadline. */
+  /** initialize, session/new (or resume/load) and mode selection under one setup deadline. */
   async setup(start: AcpSessionStart): Promise<{ ok: true } | { ok: false; code: string }> {
     const conn = this.#conn;
     if (!conn) return { ok: false, code: "provider_setup_failed" };
     try {
       await withDeadline((async () => {
-        await conn.agent.request(acp.methods.agent.initialize, {
+        const init = await conn.agent.request(acp.methods.agent.initialize, {
           protocolVersion: acp.PROTOCOL_VERSION,
           // `session.notices`: agents (codex-acp) then send their warnings as notices, not as agent message text.
           clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, session: { notices: {} } },
           clientInfo: { name: "lapis-ai-controller", version: "0.1.0" },
         });
         const mcpServers: acp.McpServer[] = start.restricted ? [] : (start.mcpServers ?? []).map((m) => ({ type: "http", name: m.name, url: m.url, headers: m.headers.map((h) => ({ name: h.name, value: h.value })) }));
-        const created = await conn.agent.request(acp.methods.agent.session.new, { cwd: start.cwd, mcpServers });
-        this.nativeSessionId = created.sessionId;
-        const advertised = created.modes as AdvertisedModes;
+        const opened = await openSession(conn, reopenCapabilities(init), start.open ?? { kind: "new" }, start.cwd, mcpServers);
+        this.nativeSessionId = opened.sessionId;
+        this.continuity = opened.continuity;
+        const advertised = opened.modes;
         const wanted = start.restricted ? restrictedModeId(advertised, start.restrictedModes) ?? start.restrictedModes[0] ?? null : start.requestedMode;
         const plan = planMode(wanted, advertised);
         this.nativeMode = plan.record;
         if (plan.call && wanted !== null) {
-          try { await conn.agent.request(acp.methods.agent.session.setMode, { sessionId: created.sessionId, modeId: wanted }); }
+          try { await conn.agent.request(acp.methods.agent.session.setMode, { sessionId: opened.sessionId, modeId: wanted }); }
           catch (e) { if (e instanceof acp.RequestError) this.nativeMode = rejectedMode(wanted, advertised); else throw e; }
         }
       })(), start.setupTimeoutMs);
@@ -127,14 +138,15 @@ export class AcpSession implements PreparedSession {
     return { ok: true };
   }
 
-  /** Sends the prompt and waits for the provider's stop reason. */
-  async dispatch(prompt: string, sink: TurnSink): Promise<TurnOutcome> {
+  /** Sends the context blocks and the prompt, and waits for the provider's stop reason. */
+  async dispatch(prompt: string, sink: TurnSink, context: readonly ContextBlock[] = []): Promise<TurnOutcome> {
     const conn = this.#conn;
     if (!conn || !this.alive) return { kind: "failed", code: "provider_exited" };
     this.#sink = sink;
     this.#translator = new AcpEventTranslator();
     try {
-      const res = await conn.agent.request(acp.methods.agent.session.prompt, { sessionId: this.nativeSessionId, prompt: [{ type: "text", text: prompt }] });
+      const blocks: acp.ContentBlock[] = [...context.map(contextBlock), { type: "text", text: prompt }];
+      const res = await conn.agent.request(acp.methods.agent.session.prompt, { sessionId: this.nativeSessionId, prompt: blocks });
       return { kind: "stopped", stopReason: res.stopReason };
     } catch (e) {
       return { kind: "failed", code: e instanceof acp.RequestError ? "provider_error" : "provider_exited" };

@@ -203,9 +203,15 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     insertAudit(a): void {
       must(store.audit.record({ at: now(), actor: a.actor, action: a.action, subjectKind: "turn", subjectId: a.turnId, details: splitData(a.data).metadata }));
     },
-    setProviderSession(threadId, providerId, nativeSessionId): void {
-      must(store.providerSessions.bind({ threadId, provider: providerId, nativeSessionId, binding: {}, createdAt: now(), updatedAt: now() }));
+    setProviderSession(threadId, providerId, nativeSessionId, bindingKey): void {
+      must(store.providerSessions.bind({ threadId, provider: providerId, nativeSessionId, binding: { bindingKey }, createdAt: now(), updatedAt: now() }));
     },
-    getProviderSession: (threadId, providerId) => store.providerSessions.get(threadId, providerId)?.nativeSessionId ?? null,
+    getProviderSession(threadId, providerId) {
+      const row = store.providerSessions.get(threadId, providerId);
+      if (row === undefined) return null;
+      // Rows written before the key existed carry no key: resumption is still offered.
+      const key = row.binding.bindingKey;
+      return { nativeSessionId: row.nativeSessionId, bindingKey: typeof key === "string" ? key : null };
+    },
   };
 }

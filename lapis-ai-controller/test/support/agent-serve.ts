@@ -29,8 +29,8 @@ export type AgentServe = {
   readonly url: string;
   readonly pid: number;
   client(tokenId?: "a" | "b"): Promise<ControllerClient>;
-  /** Stops serve (SIGTERM) and starts it again on the same config and database. */
-  restart(): Promise<void>;
+  /** Stops serve (SIGTERM unless told otherwise, e.g. SIGKILL) and starts it again on the same config and database. */
+  restart(signal?: NodeJS.Signals): Promise<void>;
   stdout(): string;
   stderr(): string;
   stop(): Promise<void>;
@@ -62,7 +62,7 @@ export async function startAgentServe(t: TestContext, script: ScriptedReply[], s
   let current: ServeChild | null = null;
   // stderr accumulates across restarts; stdout is the current run's.
   let errBefore = "";
-  const stop = async () => { if (current !== null) await stopServeChild(current); };
+  const stop = async (signal: NodeJS.Signals = "SIGTERM") => { if (current !== null) await stopServeChild(current, signal); };
   stopServe = stop;
   const launch = async (): Promise<Record<string, unknown>> => {
     if (current !== null) errBefore += current.stderr();
@@ -81,10 +81,10 @@ export async function startAgentServe(t: TestContext, script: ScriptedReply[], s
       t.after(() => client.close());
       return client;
     },
-    restart: async () => { await stop(); ready = await launch(); },
+    restart: async (signal) => { await stop(signal); ready = await launch(); },
     stdout: () => current?.stdout() ?? "",
     stderr: () => errBefore + (current?.stderr() ?? ""),
-    stop,
+    stop: () => stop(),
   };
   return handle;
 }

@@ -43,7 +43,12 @@ export type AgentScript = {
   lateRequest?: PermissionAsk;
   /** Exit right at spawn (a crashing agent). */
   crashAtStart?: number;
+  /** Advertises `loadSession` (answers session/load, replaying one history chunk first). */
   loadSession?: boolean;
+  /** Advertises `sessionCapabilities.resume` (answers session/resume). */
+  resume?: boolean;
+  /** How session/resume and session/load answer a stored id: accept (default) or refuse. */
+  reopen?: "accept" | "reject";
 };
 
 const scriptPath = process.argv[2];
@@ -62,6 +67,10 @@ if (script.crashAtStart !== undefined) process.exit(script.crashAtStart);
 const modeIds = script.modeIds ?? ["read-only", "agent", "workspace-write"];
 let sessionCounter = 0;
 const cancels = new Map<string, () => void>();
+
+function reopenedModes(): acp.SessionModeState | null {
+  return script.modes === "absent" ? null : { currentModeId: modeIds[0] ?? "default", availableModes: modeIds.map((id) => ({ id, name: id })) };
+}
 
 function stepsFor(text: string): AgentStep[] {
   for (const [key, steps] of Object.entries(script.byPrompt ?? {})) if (text.includes(key)) return steps;
@@ -122,7 +131,20 @@ async function runTurn(client: acp.AgentContext, sessionId: string, steps: Agent
 const app = acp.agent({ name: "scripted-acp-agent" })
   .onRequest(acp.methods.agent.initialize, () => {
     log({ event: "initialize" });
-    return { protocolVersion: acp.PROTOCOL_VERSION, agentCapabilities: { loadSession: script.loadSession ?? false }, agentInfo: { name: "scripted-acp-agent", version: "0.0.0-test" } };
+    const sessionCapabilities = script.resume === true ? { resume: {} } : {};
+    return { protocolVersion: acp.PROTOCOL_VERSION, agentCapabilities: { loadSession: script.loadSession ?? false, sessionCapabilities }, agentInfo: { name: "scripted-acp-agent", version: "0.0.0-test" } };
+  })
+  .onRequest(acp.methods.agent.session.resume, ({ params }) => {
+    log({ event: "session_resume", sessionId: params.sessionId, cwd: params.cwd });
+    if (script.reopen === "reject") throw acp.RequestError.resourceNotFound(params.sessionId);
+    return { modes: reopenedModes() };
+  })
+  .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
+    log({ event: "session_load", sessionId: params.sessionId, cwd: params.cwd });
+    if (script.reopen === "reject") throw acp.RequestError.resourceNotFound(params.sessionId);
+    // A loading agent replays the conversation before it answers.
+    await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "REPLAYED-HISTORY" } } });
+    return { modes: reopenedModes() };
   })
   .onRequest(acp.methods.agent.session.new, ({ params }) => {
     sessionCounter += 1;
