@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { CONTROLLER_VERSION } from "../domain/protocol.ts";
 import type { NativeModeRecord, PreparedSession, TurnOutcome, TurnSink } from "../domain/executor-port.ts";
 import { AcpEventTranslator } from "./acp-events.ts";
 import type { ResolvedLaunch } from "./acp-launch.ts";
@@ -104,7 +105,7 @@ export class AcpSession implements PreparedSession {
         await conn.agent.request(acp.methods.agent.initialize, {
           protocolVersion: acp.PROTOCOL_VERSION,
           clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
-          clientInfo: { name: "lapis-ai-controller", version: "0.1.0" },
+          clientInfo: { name: "lapis-ai-controller", version: CONTROLLER_VERSION },
         });
         const mcpServers: acp.McpServer[] = start.restricted ? [] : (start.mcpServers ?? []).map((m) => ({ type: "http", name: m.name, url: m.url, headers: m.headers.map((h) => ({ name: h.name, value: h.value })) }));
         const created = await conn.agent.request(acp.methods.agent.session.new, { cwd: start.cwd, mcpServers });

@@ -52,7 +52,9 @@ function published(deps: ProtocolDeps, threadId: string): void {
   deps.hub.published(threadId, deps.store.journal.lastSeq(threadId));
 }
 
-const reserve: Handler = (deps, _conn, access) => {
+const reserve: Handler = (deps, _conn, access, raw) => {
+  // No params: any key is refused like on every other method (D4).
+  new Params(raw, []);
   const threadId = deps.newId();
   // Volatile: nothing durable happens, so a lost reply costs one unused id.
   if (!deps.reservations.add(threadId, access.principal, access.application, deps.clock.now())) return fail("reservation_limit", true);
@@ -124,7 +126,8 @@ const configure: Handler = (deps, _conn, access, raw) => {
   const current = loaded.value.config;
   const config = {
     approvalPolicy: c?.optionalEnum("approvalPolicy", ["ask", "allow-all"] as const) ?? current.approvalPolicy ?? "ask",
-    title: c?.optionalString("title", 200) ?? current.title ?? null,
+    // An explicit `title: null` (as snapshots return it) clears the title; an omitted one keeps it.
+    title: c?.isNull("title") === true ? null : (c?.optionalString("title", 200) ?? current.title ?? null),
   };
   const input = { threadId, expectedVersion, config };
   return runCommand(deps, access, "threads.configure", commandId, input, () => {

@@ -8,6 +8,7 @@ import { fail } from "../domain/protocol-ports.ts";
 import type { Json } from "../domain/records.ts";
 import { submissionText, toOutcome } from "../domain/turn-port.ts";
 import type { TurnService } from "../domain/turn-service.ts";
+import { hasOwnerAuthority } from "../auth/access.ts";
 import type { Handler, ProtocolDeps } from "./context.ts";
 import { runCommand } from "./idempotent.ts";
 import { loadThread } from "./methods-threads.ts";
@@ -60,7 +61,8 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
     const turnId = p.id("turnId");
     const as = p.raw("as");
     const confirmed = p.optionalBoolean("confirmExternalStopped") ?? false;
-    const loaded = loadTurn(deps, service, access, turnId);
+    // The operator resolves any principal's lost turn on a running service (owner authority, audited as owner/owner).
+    const loaded = hasOwnerAuthority(access) ? (service.store.getTurn(turnId) === undefined ? fail("not_found") : ok(undefined)) : loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
     const r = toOutcome(service.resolve(turnId, as, confirmed, actorOf(access)));
     return r.ok ? ok({ result: r.value }) : r;

@@ -12,13 +12,28 @@ export class InvalidParams extends Error {
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
-/** Reads and checks params by key; unknown keys are refused. */
+/**
+ * Reads and checks params by key; unknown keys are refused. An optional key
+ * given as `null` reads as absent, so every value the service returns (the
+ * binding's `applicationRef: null`, a config's `title: null`) is accepted
+ * back where the protocol takes it.
+ */
 export class Params {
   readonly #raw: Record<string, unknown>;
 
   constructor(raw: Record<string, unknown>, allowed: readonly string[]) {
     for (const key of Object.keys(raw)) if (!allowed.includes(key)) throw new InvalidParams(key);
-    this.#raw = raw;
+    const present: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(raw)) if (value !== null) present[key] = value;
+    this.#raw = present;
+    this.#nulls = new Set(Object.keys(raw).filter((key) => raw[key] === null));
+  }
+
+  readonly #nulls: ReadonlySet<string>;
+
+  /** True when the key was given explicitly as `null` (a configure that clears a field). */
+  isNull(key: string): boolean {
+    return this.#nulls.has(key);
   }
 
   /** A required identifier (commandId, threadId, endpointId …). */
