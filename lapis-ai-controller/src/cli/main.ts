@@ -88,14 +88,17 @@ async function run(deps: CliDeps): Promise<ExitClass> {
   const env = tokenEnv((name) => host.env(name), paths.tokenFile);
   const tokens = config.ok ? config.value.sections.tokens : undefined;
   // The same check serve runs, with the same env lookup (environment, then the token file).
-  const checkedConfig = (): Result<void, ControllerError> => config.ok ? (deps.checkConfig?.(config.value.sections, env) ?? { ok: true, value: undefined }) : config;
+  // serve's own config check. doctor runs it with serve's env lookup (environment, then the token file);
+  // status with references checked but not resolved, since it needs no token and runs in any shell.
+  const checkedConfig = (lookup: ((name: string) => string | undefined) | null): Result<void, ControllerError> =>
+    config.ok ? (deps.checkConfig?.(config.value.sections, lookup) ?? { ok: true, value: undefined }) : config;
   switch (command) {
     case "turns":
       if (turns === null) throw new CliError("usage_invalid", EXIT.usage);
       return runTurnsResolve(turns, paths.databasePath, { sections: config.ok ? config.value.sections : {}, env }, (s) => host.writeOut(s));
     case "doctor": {
       const build = buildOf(deps);
-      const checked = checkedConfig();
+      const checked = checkedConfig(env);
       return runDoctor({
         host, paths, env, ...(config.ok ? { sections: config.value.sections } : {}),
         build: build === null || deps.snapshotRoot === undefined ? null : { ...build, root: deps.snapshotRoot },
@@ -128,7 +131,7 @@ async function run(deps: CliDeps): Promise<ExitClass> {
       });
     }
     case "status": {
-      const checked = checkedConfig();
+      const checked = checkedConfig(null);
       if (!checked.ok) throw cliErrorOf(checked.error);
       const retention = config.ok ? config.value.retention : "full";
       const diagnostics = config.ok ? (deps.diagnostics?.(config.value.sections) ?? {}) : {};
