@@ -4,6 +4,7 @@
 // instead of being dropped (P-STO-17). No provider names appear here.
 import type { ClientOptions, ThreadEventDelivery } from "./client.ts";
 import { ControllerClient } from "./client.ts";
+import { gapFolder } from "./domain/transcript-gaps.ts";
 
 /** One session event as a consumer sees it. */
 export type SessionEvent =
@@ -57,30 +58,22 @@ export class ControllerRuntime {
    * lost payloads arrive as one gap each; a reconnect yields a `snapshot`.
    */
   async watch(threadId: string, listener: SessionListener, afterSeq = 0): Promise<void> {
-    let gap: { fromSeq: number; toSeq: number } | null = null;
+    // Adjacent lost rows merge into one gap (domain/transcript-gaps.ts); it is reported when the run ends.
+    const folder = gapFolder<SessionEvent>((item) => listener(item.type === "event" ? item.event : { ...item, threadId }));
     let timer: ReturnType<typeof setTimeout> | null = null;
     const flush = () => {
       if (timer !== null) clearTimeout(timer);
       timer = null;
-      if (gap !== null) listener({ type: "status", threadId, gap: "payload_unavailable", ...gap });
-      gap = null;
+      folder.flush();
     };
     await this.client.subscribe(threadId, {
       event: (delivery) => {
         const event = toSessionEvent(delivery);
-        if (event.type === "status") {
-          // Adjacent lost rows merge into one gap; it is reported when the run ends.
-          if (gap !== null && delivery.seq === gap.toSeq + 1) gap.toSeq = delivery.seq;
-          else {
-            flush();
-            gap = { fromSeq: delivery.seq, toSeq: delivery.seq };
-          }
-          if (timer !== null) clearTimeout(timer);
-          timer = setTimeout(flush, 0);
-          return;
-        }
-        flush();
-        listener(event);
+        if (timer !== null) clearTimeout(timer);
+        timer = null;
+        folder.push(delivery.seq, event.type === "status", event);
+        // A run still open is closed once the current burst of deliveries is over.
+        if (event.type === "status") timer = setTimeout(flush, 0);
       },
       snapshot: (snap) => {
         flush();

@@ -67,11 +67,10 @@ export const ERROR_CODES = [
   "tool_effect_unknown",
   "continuation_evidence_unavailable",
   "provider_setup_failed",
-  "provider_failed",
-  "provider_unavailable",
   "submission_unknown",
   // turn engine and ACP executor (issue 14)
   "turn_not_resolvable",
+  "turn_transition_invalid",
   "restricted_mode_unavailable",
   "workspace_root_invalid",
   "provider_not_found",
@@ -90,14 +89,10 @@ export const ERROR_CODES = [
   "tool_not_found",
   "tool_failed",
   "restricted_tools_forbidden",
-  "restricted_mcp_forbidden",
-  "mcp_unsupported",
-  "mcp_env_conflict",
   "capture_rejected",
   "scanner_unavailable",
   // memory (R2, reserved)
   "candidate_rejected",
-  "evidence_location_invalid",
   // catch-all for a failure that has no better code; still payload-free
   "internal_error",
 ] as const;

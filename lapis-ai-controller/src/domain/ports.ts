@@ -48,7 +48,7 @@ export interface TurnStore {
   get(turnId: string): TurnRecord | undefined;
   listByThread(threadId: string): readonly TurnRecord[];
   listByState(states: readonly TurnState[]): readonly TurnRecord[];
-  /** Moves a turn to `state`; `errorCode` must be a short snake_case code (P-STO-08). */
+  /** Moves a turn to `state` along the transition table (`turn_transition_invalid` otherwise); `errorCode` must be a short snake_case code (P-STO-08). */
   setState(turnId: string, state: TurnState, at: number, errorCode?: string | null): Result<TurnRecord>;
 }
 
@@ -84,19 +84,23 @@ export interface ReplayEvent {
   readonly payloadUnavailable?: true;
 }
 
-/** A replay answer. `complete` is never true when any payload is missing (P-STO-16). */
+/** A replay page. `complete` is never true when any payload of the page is missing (P-STO-16). */
 export interface ReplayResult {
   readonly events: readonly ReplayEvent[];
   readonly complete: boolean;
-  /** `transcript_unavailable` when a volatile payload was lost (P-STO-15). */
+  /** `transcript_unavailable` when a volatile payload of the page was lost (P-STO-15). */
   readonly unavailable: ControllerError | null;
 }
 
 /** The ordered owner journal and the public transcript view over it. */
 export interface JournalStore {
   append(entry: JournalAppend): Result<JournalRecord>;
-  /** Public transcript rows of a thread with `seq > afterSeq`, payloads resolved from storage or volatile capture. */
-  replay(threadId: string, afterSeq?: number): ReplayResult;
+  /**
+   * One page of public transcript rows of a thread with `seq > afterSeq`, at
+   * most `limit` (capped in code), payloads resolved from storage or volatile
+   * capture; a lost payload marks its own row only.
+   */
+  replay(threadId: string, afterSeq?: number, limit?: number): ReplayResult;
   /** Every row (transcript and owner metadata) with `journalId > afterJournalId`, in journal order, payloads omitted. */
   ownerJournal(afterJournalId?: number, limit?: number): readonly JournalRecord[];
   /** The highest transcript sequence of a thread (0 when none). */
@@ -123,7 +127,6 @@ export interface LeaseStore {
   /** Turns a lease into a fence (lost outcome) or sets its confirmation deadline. */
   update(workspaceId: string, turnId: string, change: Pick<WorkspaceLeaseRecord, "kind" | "confirmDeadlineAt">): Result<WorkspaceLeaseRecord>;
   release(workspaceId: string, turnId: string): Result<void>;
-  list(): readonly WorkspaceLeaseRecord[];
 }
 
 /** Native provider sessions. */
@@ -131,7 +134,6 @@ export interface ProviderSessionStore {
   get(threadId: string, provider: string): ProviderSessionRecord | undefined;
   /** Binds (or replaces) the native session of a thread and provider. */
   bind(session: ProviderSessionRecord): Result<ProviderSessionRecord>;
-  remove(threadId: string, provider: string): void;
 }
 
 /** The audit table. */

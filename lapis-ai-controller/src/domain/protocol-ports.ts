@@ -1,6 +1,7 @@
 // Ports between the protocol layer (auth/, transport/) and the stores and the
 // turn engine. Pure types and helpers: persistence/ implements the stores,
 // the engine (issue 14) implements TurnPort, service.ts wires them.
+import type { Actor } from "./commands.ts";
 import type { ErrorCode, Result } from "./errors.ts";
 import { controllerError, err } from "./errors.ts";
 import type { AuthSessionRecord, JournalMetadata, Json, ThreadRecord } from "./records.ts";
@@ -67,6 +68,8 @@ export interface TurnSubmission {
   readonly threadId: string;
   readonly commandId: string;
   readonly input: Json;
+  /** The application's own reference for the prompt's source (kept in the receipt, never the text). */
+  readonly sourceRef?: string;
 }
 
 /**
@@ -76,8 +79,8 @@ export interface TurnSubmission {
  * newly accepted command, never for a repeated one.
  */
 export interface TurnPort {
-  acceptSubmit(access: AccessContext, thread: ThreadRecord, submission: TurnSubmission): Result<JournalMetadata>;
+  acceptSubmit(actor: Actor, thread: ThreadRecord, submission: TurnSubmission): Result<JournalMetadata>;
   afterCommit(receipt: JournalMetadata): void;
-  /** True while the thread has queued or running work (configuration changes then fail `thread_busy`). */
+  /** True while a turn of the thread is preparing or running (queued work is not) (configuration changes then fail `thread_busy`). */
   isBusy(threadId: string): boolean;
 }

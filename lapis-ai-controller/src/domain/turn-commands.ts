@@ -1,9 +1,10 @@
-// Mutations keyed by command identity (P-API-07, P-TRN-20/25): the same
-// commandId with the same input returns the byte-identical receipt; with
-// different input it is a command_conflict. Lost acks are resolved by looking
-// the command up, never by a fresh command (P-TRN-28).
-import { createHash } from "node:crypto";
-import { parseApprovalPolicy } from "./approval-policy.ts";
+// Turn commands: turns.submit and turns.continue accept a turn once per
+// command identity (domain/commands.ts, P-API-07, P-TRN-20/25), record it
+// inside the command transaction and schedule it only after the commit.
+import { runCommand, type Accepted, type Actor, type CommandDeps } from "./commands.ts";
+import { controllerError, err, type Result as CResult } from "./errors.ts";
+import type { TurnPort } from "./protocol-ports.ts";
+import type { Json, ThreadRecord as StoredThread } from "./records.ts";
 import { continuationPrompt, continuationRefusal, hasUnknownToolEffect } from "./continuation.ts";
 import { captureConfig } from "./thread-config.ts";
 import { assistantText } from "./transcript.ts";
@@ -11,14 +12,8 @@ import { isFinal } from "./turn-state.ts";
 import { ok, refuse, type Result } from "./turn-result.ts";
 import type { Retention, ThreadRecord, TurnRecord, EngineStore } from "./turn-store-port.ts";
 
-/** The receipt of an accepted turn; no payload field (P-STO-10). */
-export type TurnReceipt = { commandId: string; turnId: string; threadId: string; attemptOf: string | null; retention: Retention };
-
-/** Who issues a command: stamped from the AuthSession, never from client input. */
-export type Actor = { principal: string; application: string };
-
-/** Thread creation input (access fields come from the session, not the client). */
-export type NewThread = { principal: string; application: string; workspaceId: string; providerId: string; restricted?: boolean; approvalPolicy?: unknown; requestedMode?: string | null; retention?: Retention };
+/** The receipt of an accepted turn: metadata and the source identity, no payload field (P-STO-10). */
+export type TurnReceipt = { commandId: string; turnId: string; threadId: string; attemptOf: string | null; retention: Retention; sourceRef?: string };
 
 const MAX_PROMPT = 1_000_000;
 
@@ -26,61 +21,44 @@ function owns(actor: Actor, thread: ThreadRecord): boolean {
   return thread.principal === actor.principal && thread.application === actor.application;
 }
 
-function hashOf(v: unknown): string {
-  return createHash("sha256").update(JSON.stringify(v)).digest("hex");
+/** The prompt text of a submission: a string, or `{ text }`. */
+export function submissionText(input: Json): string | null {
+  if (typeof input === "string") return input;
+  if (input !== null && typeof input === "object" && !Array.isArray(input)) {
+    const text = (input as { readonly [k: string]: Json }).text;
+    if (typeof text === "string") return text;
+  }
+  return null;
+}
+
+/** What a submit carries besides the thread; identity comes from the session. */
+export interface SubmitInput {
+  readonly commandId: string;
+  readonly input: Json;
+  /** The application's own reference for the prompt's source; the receipt keeps it, never the text (P-STO-10). */
+  readonly sourceRef?: string | undefined;
+}
+
+/** turns.submit on a thread the caller may see and is attached to. */
+export function submitTurn(deps: CommandDeps, turns: TurnPort | null, actor: Actor, thread: StoredThread, s: SubmitInput): CResult<Accepted> {
+  const { threadId } = thread;
+  const ref = s.sourceRef === undefined ? {} : { sourceRef: s.sourceRef };
+  return runCommand(deps, actor, "turns.submit", s.commandId, { threadId, input: s.input, ...ref }, () => {
+    if (turns === null) return err(controllerError("turns_unavailable", { retryable: true }));
+    return turns.acceptSubmit(actor, thread, { threadId, commandId: s.commandId, input: s.input, ...ref });
+  }, (receipt) => turns?.afterCommit(receipt));
 }
 
 /** Turn-level commands. */
 export class TurnCommands {
   #store: EngineStore;
   #newId: () => string;
-  #workspaces: ReadonlySet<string>;
-  #schedule: () => void;
   #providerMode: (providerId: string) => string | null;
 
-  constructor(o: { store: EngineStore; newId: () => string; workspaces: ReadonlySet<string>; schedule: () => void; providerMode?: (providerId: string) => string | null }) {
+  constructor(o: { store: EngineStore; newId: () => string; providerMode?: (providerId: string) => string | null }) {
     this.#store = o.store;
     this.#providerMode = o.providerMode ?? (() => null);
     this.#newId = o.newId;
-    this.#workspaces = o.workspaces;
-    this.#schedule = o.schedule;
-  }
-
-  /** Creates a thread bound to one configured workspace. */
-  createThread(input: NewThread): Result<ThreadRecord> {
-    if (!this.#workspaces.has(input.workspaceId)) return refuse("workspace_not_granted");
-    const policy = parseApprovalPolicy(input.approvalPolicy);
-    if (!policy.ok) return refuse(policy.code);
-    const t: ThreadRecord = {
-      id: this.#newId(), principal: input.principal, application: input.application, workspaceId: input.workspaceId,
-      providerId: input.providerId, restricted: input.restricted ?? false, approvalPolicy: policy.value,
-      requestedMode: input.requestedMode ?? null, retention: input.retention ?? "full", configVersion: 1,
-    };
-    this.#store.insertThread(t);
-    return ok(t);
-  }
-
-  /** turns.submit: accept a prompt on a thread. */
-  submit(actor: Actor, threadId: string, commandId: string, prompt: string): Result<TurnReceipt> {
-    return this.#accept(actor, "turns.submit", commandId, { threadId, prompt }, () => {
-      const thread = this.#store.getThread(threadId);
-      if (!thread || !owns(actor, thread)) return refuse("not_found");
-      return ok({ thread, attemptOf: null });
-    }, prompt);
-  }
-
-  /** turns.continue: a linked attempt after a settled prior turn. */
-  continue(actor: Actor, priorTurnId: string, commandId: string, instructions: string): Result<TurnReceipt> {
-    return this.#accept(actor, "turns.continue", commandId, { priorTurnId, instructions }, () => {
-      const thread = this.checkContinue(actor, priorTurnId);
-      return thread.ok ? ok({ thread: thread.value, attemptOf: priorTurnId }) : refuse(thread.code);
-    }, instructions);
-  }
-
-  /** commands.get: the stored receipt of a command, if any. */
-  receipt(actor: Actor, commandId: string): TurnReceipt | null {
-    const c = this.#store.getCommand(actor.principal, actor.application, commandId);
-    return c ? (JSON.parse(c.receipt) as TurnReceipt) : null;
   }
 
   /** The prompt to send for a turn, or null when its payload is gone. */
@@ -114,30 +92,12 @@ export class TurnCommands {
    * Runs inside the caller's command transaction; scheduling is the caller's
    * after-commit step.
    */
-  acceptTurn(thread: ThreadRecord, commandId: string, attemptOf: string | null, text: string): Result<TurnReceipt> {
+  acceptTurn(thread: ThreadRecord, commandId: string, attemptOf: string | null, text: string, sourceRef?: string): Result<TurnReceipt> {
     if (typeof text !== "string" || text.length === 0 || text.length > MAX_PROMPT) return refuse("invalid_params");
     const config = captureConfig(thread, this.#providerMode(thread.providerId));
     const turn = this.#store.insertTurn({ id: this.#newId(), threadId: thread.id, commandId, attemptOf, state: "queued", workspaceId: thread.workspaceId, config, errorCode: null }, text);
-    this.#store.append({ threadId: thread.id, turnId: turn.id, type: "turn_queued", visibility: "owner", data: { commandId, attemptOf, configVersion: config.configVersion } });
-    return ok({ commandId, turnId: turn.id, threadId: thread.id, attemptOf, retention: thread.retention });
-  }
-
-  #accept(actor: Actor, method: string, commandId: string, input: unknown, check: () => Result<{ thread: ThreadRecord; attemptOf: string | null }>, text: string): Result<TurnReceipt> {
-    if (typeof commandId !== "string" || commandId.length === 0 || commandId.length > 200) return refuse("invalid_params");
-    const inputHash = hashOf([method, input]);
-    const r = this.#store.tx((): Result<TurnReceipt> => {
-      const existing = this.#store.getCommand(actor.principal, actor.application, commandId);
-      if (existing) {
-        return existing.method === method && existing.inputHash === inputHash ? ok(JSON.parse(existing.receipt) as TurnReceipt) : refuse("command_conflict");
-      }
-      const c = check();
-      if (!c.ok) return refuse(c.code);
-      const accepted = this.acceptTurn(c.value.thread, commandId, c.value.attemptOf, text);
-      if (!accepted.ok) return accepted;
-      this.#store.insertCommand({ principal: actor.principal, application: actor.application, commandId, method, inputHash, receipt: JSON.stringify(accepted.value) });
-      return accepted;
-    });
-    if (r.ok) this.#schedule();
-    return r;
+    const ref = sourceRef === undefined ? {} : { sourceRef };
+    this.#store.append({ threadId: thread.id, turnId: turn.id, type: "turn_queued", visibility: "owner", data: { commandId, attemptOf, configVersion: config.configVersion, ...ref } });
+    return ok({ commandId, turnId: turn.id, threadId: thread.id, attemptOf, retention: thread.retention, ...ref });
   }
 }

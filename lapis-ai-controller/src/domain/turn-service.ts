@@ -1,14 +1,17 @@
-// The turns facade the transport dispatch calls: threads, submit, continue,
-// cancel, resolve, interactions and snapshots over one engine and one store.
+// The turns facade the transport dispatch calls: continue, cancel, resolve,
+// interactions and turn views over one engine and one store (submit enters
+// through the TurnPort, domain/turn-port.ts).
+import { runCommand, type Accepted, type Actor, type CommandDeps } from "./commands.ts";
+import { controllerError, err, type Result as CResult } from "./errors.ts";
 import type { Executor, VcsIdentity } from "./executor-port.ts";
 import type { InteractionAnswer, Timers } from "./interactions.ts";
-import { updateThreadConfig, type ThreadPatch } from "./thread-config.ts";
-import { TurnCommands, type Actor, type NewThread, type TurnReceipt } from "./turn-commands.ts";
+import type { Json } from "./records.ts";
+import { submissionText, TurnCommands } from "./turn-commands.ts";
 import { TurnEngine } from "./turn-execution.ts";
 import { recoverTurns, resolveTurn, type RecoverySummary, type Resolution } from "./turn-recovery.ts";
-import { ok, refuse, type Result } from "./turn-result.ts";
+import { ok, refuse, toOutcome, type Result } from "./turn-result.ts";
 import { isFencing, type TurnState } from "./turn-state.ts";
-import type { InteractionRecord, JournalEntry, PreparedConfig, ThreadRecord, EngineStore } from "./turn-store-port.ts";
+import type { InteractionRecord, JournalEntry, PreparedConfig, EngineStore } from "./turn-store-port.ts";
 
 /** Limits of the turn service (validated and capped here). */
 export type TurnLimits = { cancelConfirmMs: number; interactionDeadlineMs: number };
@@ -64,7 +67,7 @@ export class TurnService {
       continuationReady: (t) => commands?.continuationReady(t) ?? false,
       promptFor: (t) => commands?.promptFor(t) ?? null,
     });
-    commands = new TurnCommands({ store: o.store, newId: o.newId, workspaces: new Set(o.workspaces.keys()), schedule: () => this.engine.schedule(), ...(o.providerMode ? { providerMode: o.providerMode } : {}) });
+    commands = new TurnCommands({ store: o.store, newId: o.newId, ...(o.providerMode ? { providerMode: o.providerMode } : {}) });
     this.commands = commands;
   }
 
@@ -75,22 +78,16 @@ export class TurnService {
     return summary;
   }
 
-  /** threads.create. */
-  createThread(input: NewThread): Result<ThreadRecord> { return this.commands.createThread(input); }
-
-  /** threads.configure. */
-  configure(threadId: string, expectedVersion: number, patch: ThreadPatch): Result<ThreadRecord> {
-    return updateThreadConfig(this.store, threadId, expectedVersion, patch);
-  }
-
-  /** turns.submit. */
-  submit(actor: Actor, threadId: string, commandId: string, prompt: string): Result<TurnReceipt> {
-    return this.commands.submit(actor, threadId, commandId, prompt);
-  }
-
-  /** turns.continue. */
-  continue(actor: Actor, priorTurnId: string, commandId: string, instructions: string): Result<TurnReceipt> {
-    return this.commands.continue(actor, priorTurnId, commandId, instructions);
+  /** turns.continue: a linked attempt after a settled prior turn, once per command identity (P-TRN-25). */
+  continue(deps: CommandDeps, actor: Actor, c: { commandId: string; turnId: string; input: Json }): CResult<Accepted> {
+    const text = submissionText(c.input);
+    if (text === null) return err(controllerError("invalid_params"));
+    return runCommand(deps, actor, "turns.continue", c.commandId, { turnId: c.turnId, input: c.input }, () => {
+      const thread = this.commands.checkContinue(actor, c.turnId);
+      if (!thread.ok) return toOutcome(thread);
+      const accepted = this.commands.acceptTurn(thread.value, c.commandId, c.turnId, text);
+      return accepted.ok ? toOutcome(ok({ ...accepted.value })) : toOutcome(accepted);
+    }, () => this.engine.schedule());
   }
 
   /** turns.cancel; on a lost-outcome turn the owner's cancel is the confirmation (P-TRN-08). */

@@ -83,9 +83,6 @@ export type JournalEntry = {
 /** A workspace lease: `active` for the running turn, `fenced` after a lost outcome. */
 export type LeaseRecord = { workspaceId: string; turnId: string; state: "active" | "fenced" };
 
-/** A stored command receipt for idempotency. */
-export type CommandRecord = { principal: string; application: string; commandId: string; method: string; inputHash: string; receipt: string };
-
 /** An audit row. */
 export type AuditRecord = { actor: string; action: string; turnId: string; data: Record<string, unknown> };
 
@@ -93,11 +90,7 @@ export type AuditRecord = { actor: string; action: string; turnId: string; data:
 export type EngineStore = {
   tx<T>(fn: () => T): T;
   now(): number;
-  insertThread(t: ThreadRecord): void;
   getThread(id: string): ThreadRecord | null;
-  updateThread(t: ThreadRecord): void;
-  getCommand(principal: string, application: string, commandId: string): CommandRecord | null;
-  insertCommand(c: CommandRecord): void;
   /** Inserts a turn, its accepted configuration and its prompt (payload). */
   insertTurn(t: TurnRecord, prompt: string): TurnRecord;
   getTurn(id: string): TurnRecord | null;
@@ -120,7 +113,6 @@ export type EngineStore = {
   /** Settles a pending interaction once; false when it was no longer pending. */
   settleInteraction(id: string, to: Exclude<InteractionState, "pending">, optionId: string | null, decidedBy: InteractionRecord["decidedBy"]): boolean;
   insertAudit(a: AuditRecord): void;
-  listAudit(turnId: string): AuditRecord[];
   setProviderSession(threadId: string, providerId: string, nativeSessionId: string): void;
   getProviderSession(threadId: string, providerId: string): string | null;
 };

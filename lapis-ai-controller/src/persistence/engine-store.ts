@@ -113,13 +113,6 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
   return {
     tx: (fn) => store.transact(fn),
     now,
-    insertThread(t: ThreadRecord): void {
-      must(store.threads.insert({
-        threadId: t.id, principal: t.principal, application: t.application, workspaceId: t.workspaceId, provider: t.providerId,
-        retention: t.retention, restricted: t.restricted, configVersion: t.configVersion,
-        config: { approvalPolicy: t.approvalPolicy, requestedMode: t.requestedMode }, binding: {}, createdAt: now(), updatedAt: now(),
-      }));
-    },
     getThread(id: string): ThreadRecord | null {
       const t = store.threads.get(id);
       if (!t) return null;
@@ -128,16 +121,6 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
         restricted: t.restricted, approvalPolicy: t.config.approvalPolicy === "allow-all" ? "allow-all" : "ask",
         requestedMode: typeof t.config.requestedMode === "string" ? t.config.requestedMode : null, retention: t.retention, configVersion: t.configVersion,
       };
-    },
-    updateThread(t: ThreadRecord): void {
-      must(store.threads.updateConfig(t.id, t.configVersion - 1, { approvalPolicy: t.approvalPolicy, requestedMode: t.requestedMode }, now()));
-    },
-    getCommand(principal, application, commandId) {
-      const c = store.commands.get(principal, application, commandId);
-      return c ? { principal, application, commandId, method: c.method, inputHash: c.inputDigest, receipt: JSON.stringify(c.receipt) } : null;
-    },
-    insertCommand(c): void {
-      must(store.commands.insert({ principal: c.principal, application: c.application, commandId: c.commandId, method: c.method, inputDigest: c.inputHash, receipt: JSON.parse(c.receipt) as JournalMetadata, createdAt: now() }));
     },
     insertTurn(t: TurnRecord, prompt: string): TurnRecord {
       must(store.turns.insert({ turnId: t.id, threadId: t.threadId, commandId: t.commandId, attemptOf: t.attemptOf, state: t.state, workspaceId: t.workspaceId, provider: t.config.providerId, configVersion: t.config.configVersion, errorCode: t.errorCode, createdAt: now(), updatedAt: now() }));
@@ -215,8 +198,6 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     insertAudit(a): void {
       must(store.audit.record({ at: now(), actor: a.actor, action: a.action, subjectKind: "turn", subjectId: a.turnId, details: splitData(a.data).metadata }));
     },
-    listAudit: (turnId) => store.audit.list(0, 10_000).filter((a) => a.subjectKind === "turn" && a.subjectId === turnId)
-      .map((a) => ({ actor: a.actor, action: a.action, turnId: a.subjectId, data: { ...a.details } })),
     setProviderSession(threadId, providerId, nativeSessionId): void {
       must(store.providerSessions.bind({ threadId, provider: providerId, nativeSessionId, binding: {}, createdAt: now(), updatedAt: now() }));
     },

@@ -30,6 +30,16 @@ export function journalFromRow(row: Row, withPayload: boolean): JournalRecord {
 
 const OWNER_PAGE_MAX = 10_000;
 
+/** The most transcript rows one replay page reads, whatever the caller asks. */
+export const REPLAY_PAGE_MAX = 10_000;
+
+/**
+ * One replay page. Cursor and LIMIT are in the query: the (thread_id, seq)
+ * unique index seeks to the cursor, so a page costs the same in a long thread
+ * as in a short one.
+ */
+export const REPLAY_PAGE_SQL = "SELECT * FROM journal WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?";
+
 /** The JournalStore port over a store handle. */
 export function journalStore(handle: StoreHandle): JournalStore {
   const { db } = handle;
@@ -37,7 +47,7 @@ export function journalStore(handle: StoreHandle): JournalStore {
   const maxSeq = db.prepare("SELECT coalesce(max(seq), 0) AS seq FROM journal WHERE thread_id = ?");
   const insert = db.prepare(`INSERT INTO journal (thread_id, turn_id, seq, visibility, kind, message_id, payload_state, payload, metadata, created_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const transcript = db.prepare("SELECT * FROM journal WHERE thread_id = ? AND seq > ? ORDER BY seq");
+  const transcript = db.prepare(REPLAY_PAGE_SQL);
   const owner = db.prepare("SELECT * FROM journal WHERE journal_id > ? ORDER BY journal_id LIMIT ?");
   const lastSeq = (threadId: string): number => int(maxSeq.get(threadId) as Row, "seq");
 
@@ -73,10 +83,11 @@ export function journalStore(handle: StoreHandle): JournalStore {
         });
       });
     },
-    replay(threadId, afterSeq = 0): ReplayResult {
+    replay(threadId, afterSeq = 0, limit = REPLAY_PAGE_MAX): ReplayResult {
       const events: ReplayEvent[] = [];
       let missing = false;
-      for (const row of transcript.iterate(threadId, afterSeq) as Iterable<Row>) {
+      const page = Math.max(1, Math.min(Math.floor(limit), REPLAY_PAGE_MAX));
+      for (const row of transcript.iterate(threadId, afterSeq, page) as Iterable<Row>) {
         const record = journalFromRow(row, true);
         const seq = record.seq as number;
         const base = { seq, turnId: record.turnId, kind: record.kind, messageId: record.messageId, metadata: record.metadata, createdAt: record.createdAt };
@@ -84,6 +95,7 @@ export function journalStore(handle: StoreHandle): JournalStore {
         else if (record.payloadState === "none") events.push(base);
         else {
           const payload = handle.volatile.get(threadId, seq);
+          // A lost payload marks its own event only; the rest of the page is served.
           if (payload === undefined) {
             missing = true;
             events.push({ ...base, payloadUnavailable: true });

@@ -25,7 +25,6 @@ export function leaseStore(handle: StoreHandle): LeaseStore {
   const insert = db.prepare("INSERT INTO workspace_leases (workspace_id, turn_id, kind, acquired_at, confirm_deadline_at) VALUES (?, ?, ?, ?, ?)");
   const update = db.prepare("UPDATE workspace_leases SET kind = ?, confirm_deadline_at = ? WHERE workspace_id = ? AND turn_id = ?");
   const remove = db.prepare("DELETE FROM workspace_leases WHERE workspace_id = ? AND turn_id = ?");
-  const all = db.prepare("SELECT * FROM workspace_leases ORDER BY workspace_id");
   const get = (workspaceId: string): WorkspaceLeaseRecord | undefined => {
     const row = select.get(workspaceId) as Row | undefined;
     return row === undefined ? undefined : leaseFromRow(row);
@@ -50,6 +49,5 @@ export function leaseStore(handle: StoreHandle): LeaseStore {
       const changed = remove.run(workspaceId, turnId).changes;
       return Number(changed) === 1 ? ok(undefined) : err(controllerError("not_found"));
     },
-    list: () => (all.all() as Row[]).map(leaseFromRow),
   };
 }

@@ -26,7 +26,6 @@ export function providerSessionStore(handle: StoreHandle): ProviderSessionStore 
   const upsert = db.prepare(`INSERT INTO provider_sessions (thread_id, provider, native_session_id, binding, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, provider) DO UPDATE SET
     native_session_id = excluded.native_session_id, binding = excluded.binding, updated_at = excluded.updated_at`);
-  const remove = db.prepare("DELETE FROM provider_sessions WHERE thread_id = ? AND provider = ?");
   const get = (threadId: string, provider: string): ProviderSessionRecord | undefined => {
     const row = select.get(threadId, provider) as Row | undefined;
     return row === undefined ? undefined : providerSessionFromRow(row);
@@ -40,9 +39,6 @@ export function providerSessionStore(handle: StoreHandle): ProviderSessionStore 
       } catch {
         return err(controllerError("storage_write_failed", { where: "provider_sessions" }));
       }
-    },
-    remove(threadId, provider): void {
-      remove.run(threadId, provider);
     },
   };
 }

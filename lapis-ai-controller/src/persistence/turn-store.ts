@@ -1,8 +1,10 @@
-// Accessor of the `turns` table. Error columns hold short codes only (P-STO-08).
+// Accessor of the `turns` table. Error columns hold short codes only (P-STO-08);
+// a state change outside the transition table is refused.
 
 import { controllerError, ERROR_CODE_PATTERN, err, ok, type Result } from "../domain/errors.ts";
 import type { TurnStore } from "../domain/ports.ts";
 import type { TurnRecord, TurnState } from "../domain/records.ts";
+import { canTransition } from "../domain/turn-state.ts";
 import type { StoreHandle } from "./handle.ts";
 import { int, primaryCode, SQLITE_CONSTRAINT, text, textOrNull, type Row } from "./rows.ts";
 
@@ -62,6 +64,8 @@ export function turnStore(handle: StoreHandle): TurnStore {
       return handle.transact(() => {
         const current = get(turnId);
         if (current === undefined) return err(controllerError("not_found"));
+        // The state machine of domain/turn-state.ts holds for every writer.
+        if (!canTransition(current.state, state)) return err(controllerError("turn_transition_invalid", { where: "turns.state" }));
         update.run(state, errorCode === undefined ? current.errorCode : errorCode, at, turnId);
         return ok(get(turnId) as TurnRecord);
       });

@@ -26,7 +26,7 @@ export interface ThreadSnapshot {
 /** Builds a snapshot with at most `tailLimit` newest events. */
 export function buildSnapshot(thread: ThreadRecord, journal: JournalStore, tailLimit: number, busy: boolean): ThreadSnapshot {
   const lastSeq = journal.lastSeq(thread.threadId);
-  const tail = journal.replay(thread.threadId, Math.max(0, lastSeq - tailLimit)).events.slice(-tailLimit);
+  const tail = journal.replay(thread.threadId, Math.max(0, lastSeq - tailLimit), tailLimit).events;
   const first = tail.length > 0 ? (tail[0] as ReplayEvent).seq : lastSeq + 1;
   return {
     threadId: thread.threadId,
@@ -43,20 +43,27 @@ export function buildSnapshot(thread: ThreadRecord, journal: JournalStore, tailL
   };
 }
 
-/** One replay page: events after `afterSeq`; `complete` when it reaches `lastSeq` with every payload present. */
+/**
+ * One replay page: events after `afterSeq`; `complete` when it reaches
+ * `lastSeq` with every payload present. A lost volatile payload marks its own
+ * event (`payloadUnavailable`) and the page reports `transcript_unavailable`
+ * in `unavailable` (P-STO-15) instead of failing as a whole.
+ */
 export interface ReplayPage {
   readonly threadId: string;
   readonly events: readonly ReplayEvent[];
   readonly lastSeq: number;
   readonly complete: boolean;
+  /** Present when a payload of this page is gone. */
+  readonly unavailable?: "transcript_unavailable";
 }
 
-/** Reads one replay page; a lost volatile payload fails `transcript_unavailable` (P-STO-15). */
+/** Reads one replay page of at most `limit` events, in SQL (cursor + LIMIT). */
 export function replayPage(thread: ThreadRecord, journal: JournalStore, afterSeq: number, limit: number): Outcome<ReplayPage> {
   const lastSeq = journal.lastSeq(thread.threadId);
-  const replay = journal.replay(thread.threadId, afterSeq);
-  if (replay.unavailable !== null) return { ok: false, error: replay.unavailable };
-  const events = replay.events.slice(0, limit);
+  const replay = journal.replay(thread.threadId, afterSeq, limit);
+  const events = replay.events;
   const reached = events.length > 0 ? (events[events.length - 1] as ReplayEvent).seq : afterSeq;
-  return ok({ threadId: thread.threadId, events, lastSeq, complete: replay.complete && reached >= lastSeq });
+  const page = { threadId: thread.threadId, events, lastSeq, complete: replay.complete && reached >= lastSeq };
+  return ok(replay.unavailable === null ? page : { ...page, unavailable: "transcript_unavailable" });
 }

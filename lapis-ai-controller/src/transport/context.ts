@@ -12,7 +12,7 @@ export type ProtocolLog = (event: string, fields: Readonly<Record<string, string
 
 /** Everything the protocol layer needs, wired by service.ts. */
 export interface ProtocolDeps {
-  readonly store: Pick<Store, "transact" | "threads" | "commands" | "journal">;
+  readonly store: Pick<Store, "transact" | "retention" | "threads" | "commands" | "journal">;
   readonly auth: AuthSessions;
   /** The engine boundary; `null` until an engine is wired (turns.submit then fails `turns_unavailable`). */
   readonly turns: TurnPort | null;

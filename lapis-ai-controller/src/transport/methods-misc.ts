@@ -5,11 +5,15 @@ import { ok } from "../domain/errors.ts";
 import type { Json } from "../domain/records.ts";
 import { fail } from "../domain/protocol-ports.ts";
 import type { Handler } from "./context.ts";
-import { receiptText, runCommand } from "./idempotent.ts";
+import { commandRecord, receiptText } from "../domain/commands.ts";
+import { submitTurn } from "../domain/turn-commands.ts";
+import { commandReply } from "./idempotent.ts";
 import { loadThread, requireAttachment } from "./methods-threads.ts";
 import { Params } from "./params.ts";
 
 const MAX_TOOLS = 64;
+/** Longest `sourceRef`: it is retained as receipt metadata (journal-rules METADATA_MAX_STRING). */
+const MAX_SOURCE_REF = 256;
 
 const revoke: Handler = (deps, conn, access, raw) => {
   const p = new Params(raw, ["authSessionId"]);
@@ -29,10 +33,9 @@ const revoke: Handler = (deps, conn, access, raw) => {
 const commandsGet: Handler = (deps, _conn, access, raw) => {
   const p = new Params(raw, ["commandId"]);
   const commandId = p.id("commandId");
-  const record = deps.store.commands.get(access.principal, access.application, commandId);
-  if (record === undefined) return fail("not_found");
+  const record = commandRecord(deps, access, commandId);
   // The stored receipt, in the same bytes as the original acknowledgement.
-  return ok({ raw: receiptText(record) });
+  return record.ok ? ok({ raw: receiptText(record.value) }) : record;
 };
 
 const register: Handler = (deps, conn, access, raw) => {
@@ -82,19 +85,16 @@ const dispose: Handler = (deps, _conn, access, raw) => {
 };
 
 const submit: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw, ["commandId", "threadId", "input"]);
+  const p = new Params(raw, ["commandId", "threadId", "input", "sourceRef"]);
   const commandId = p.id("commandId");
   const threadId = p.id("threadId");
   const input = (p.raw("input") ?? null) as Json;
+  const sourceRef = p.optionalRef("sourceRef", MAX_SOURCE_REF);
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   const attached = requireAttachment(conn, threadId);
   if (!attached.ok) return attached;
-  const turns = deps.turns;
-  return runCommand(deps, access, "turns.submit", commandId, { threadId, input }, () => {
-    if (turns === null) return fail("turns_unavailable", true);
-    return turns.acceptSubmit(access, loaded.value, { threadId, commandId, input });
-  }, (receipt) => turns?.afterCommit(receipt));
+  return commandReply(deps, "turns.submit", submitTurn(deps, deps.turns, access, loaded.value, { commandId, input, sourceRef }));
 };
 
 /** The remaining part of the dispatch table. */

@@ -6,11 +6,11 @@ import { ok } from "../domain/errors.ts";
 import type { AccessContext, Outcome } from "../domain/protocol-ports.ts";
 import { fail } from "../domain/protocol-ports.ts";
 import type { Json } from "../domain/records.ts";
-import { submissionText, toOutcome } from "../domain/turn-port.ts";
+import { toOutcome } from "../domain/turn-result.ts";
 import type { TurnService } from "../domain/turn-service.ts";
 import { hasOwnerAuthority } from "../auth/access.ts";
 import type { Handler, ProtocolDeps } from "./context.ts";
-import { runCommand } from "./idempotent.ts";
+import { commandReply } from "./idempotent.ts";
 import { loadThread } from "./methods-threads.ts";
 import { Params } from "./params.ts";
 
@@ -34,17 +34,9 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
     const commandId = p.id("commandId");
     const turnId = p.id("turnId");
     const input = (p.raw("input") ?? null) as Json;
-    const text = submissionText(input);
-    if (text === null) return fail("invalid_params");
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
-    const actor = { principal: access.principal, application: access.application };
-    return runCommand(deps, access, "turns.continue", commandId, { turnId, input }, () => {
-      const thread = service.commands.checkContinue(actor, turnId);
-      if (!thread.ok) return toOutcome(thread);
-      const accepted = service.commands.acceptTurn(thread.value, commandId, turnId, text);
-      return accepted.ok ? ok({ ...accepted.value }) : toOutcome(accepted);
-    }, () => service.engine.schedule());
+    return commandReply(deps, "turns.continue", service.continue(deps, access, { commandId, turnId, input }));
   };
 
   const cancel: Handler = (deps, _conn, access, raw) => {

@@ -26,14 +26,6 @@ export class Params {
     const present: Record<string, unknown> = {};
     for (const [key, value] of Object.entries(raw)) if (value !== null) present[key] = value;
     this.#raw = present;
-    this.#nulls = new Set(Object.keys(raw).filter((key) => raw[key] === null));
-  }
-
-  readonly #nulls: ReadonlySet<string>;
-
-  /** True when the key was given explicitly as `null` (a configure that clears a field). */
-  isNull(key: string): boolean {
-    return this.#nulls.has(key);
   }
 
   /** A required identifier (commandId, threadId, endpointId …). */
@@ -59,6 +51,14 @@ export class Params {
     const value = this.#raw[key];
     if (value === undefined) return undefined;
     if (typeof value !== "string" || value.length > maxLength) throw new InvalidParams(key);
+    return value;
+  }
+
+  /** An application's own reference (a source identity, not content): 1..maxLength characters, no control characters. */
+  optionalRef(key: string, maxLength: number): string | undefined {
+    const value = this.#raw[key];
+    if (value === undefined) return undefined;
+    if (typeof value !== "string" || value.length === 0 || value.length > maxLength || /[\u0000-\u001f\u007f-\u009f]/.test(value)) throw new InvalidParams(key);
     return value;
   }
 

@@ -22,7 +22,7 @@ const RESERVATIONS_PER_OWNER = 256;
 
 /** What service.ts hands the protocol layer. */
 export interface ProtocolOptions {
-  readonly store: Pick<Store, "transact" | "threads" | "commands" | "journal">;
+  readonly store: Pick<Store, "transact" | "retention" | "threads" | "commands" | "journal">;
   readonly authStore: AuthSessionStore;
   readonly credentials: readonly BootstrapCredential[];
   readonly limits: TransportLimits;

@@ -34,7 +34,7 @@ export function pump(deps: ProtocolDeps, conn: Conn, sub: Subscription): void {
       return;
     }
     // Lost volatile payloads arrive as `payloadUnavailable` markers, never dropped (P-STO-17).
-    const batch = deps.store.journal.replay(sub.threadId, sub.cursor).events.slice(0, BATCH);
+    const batch = deps.store.journal.replay(sub.threadId, sub.cursor, BATCH).events;
     for (const event of batch) sendEvent(conn, sub, event);
     if (batch.length < BATCH) return;
   }

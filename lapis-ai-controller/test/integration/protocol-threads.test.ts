@@ -1,5 +1,6 @@
 // Threads, idempotent commands and isolation on the in-process protocol
-// layer: P-API-06/07, P-TRN-27, AIC-API-004a/b, P-SDK-03, P-SDK-18.
+// layer: P-API-06/07, P-TRN-27, AIC-API-004a/b, P-SDK-03, P-SDK-18, and
+// replay pages (issue 25 point 8).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { PROTOCOL } from "../../src/transport/frames.ts";
@@ -123,6 +124,27 @@ test("P-SDK-03 a snapshot carries a bounded tail with truncated:true; replay ret
   assert.equal(replay.events.length, 1000);
   assert.deepEqual(replay.events.map((e) => e.seq), Array.from({ length: 1000 }, (_, i) => i + 1));
   assert.equal(replay.complete, true);
+  a.close();
+});
+
+test("ISSUE-25-8 P-STO-15 threads.replay pages by cursor and limit; a lost payload marks its own event, the page is served", async (t) => {
+  const h = await startHarness(t, { volatile: { maxEntries: 2 } });
+  const a = await session(h, TOKENS.appA);
+  const { threadId } = resultOf<{ threadId: string }>(await a.request("threads.create", { commandId: "c-1", ...CREATE, binding: { retention: "metadata-only" } }));
+  for (let n = 1; n <= 4; n += 1) {
+    assert.ok(h.store.journal.append({ threadId, turnId: null, visibility: "transcript", kind: "agent_message", payload: { n }, createdAt: n }).ok);
+  }
+  type Page = { events: { seq: number; payload?: unknown; payloadUnavailable?: boolean }[]; lastSeq: number; complete: boolean; unavailable?: string };
+  // seq 1 is thread_created (no payload); the payloads of seq 2 and 3 were evicted.
+  const first = resultOf<Page>(await a.request("threads.replay", { threadId, afterSeq: 1, limit: 2 }));
+  assert.deepEqual(first.events.map((e) => [e.seq, e.payloadUnavailable === true]), [[2, true], [3, true]]);
+  assert.equal(first.complete, false);
+  assert.equal(first.unavailable, "transcript_unavailable");
+  assert.equal(first.lastSeq, 5);
+  const next = resultOf<Page>(await a.request("threads.replay", { threadId, afterSeq: 3, limit: 2 }));
+  assert.deepEqual(next.events.map((e) => e.payload), [{ n: 3 }, { n: 4 }]);
+  assert.equal(next.complete, true);
+  assert.equal(next.unavailable, undefined);
   a.close();
 });
 

@@ -35,7 +35,7 @@ export type EngineServe = {
 };
 
 /** Prepares the config and returns a handle; call start(). */
-export function engineServe(t: TestContext, dir: string, providers: Array<AcpProviderConfig & { mode?: string; vcsIdentity?: { name: string; email: string } }>, workspaces: number, limits: Record<string, unknown> = {}, runtime: "node" | "deno" = "node"): EngineServe {
+export function engineServe(t: TestContext, dir: string, providers: Array<AcpProviderConfig & { mode?: string; vcsIdentity?: { name: string; email: string } }>, workspaces: number, limits: Record<string, unknown> = {}, runtime: "node" | "deno" = "node", configExtra: Record<string, unknown> = {}): EngineServe {
   const ws: Record<string, string> = {};
   for (let i = 1; i <= workspaces; i++) {
     const root = join(dir, `ws-${i}`);
@@ -49,6 +49,7 @@ export function engineServe(t: TestContext, dir: string, providers: Array<AcpPro
     workspaces: ws,
     providers: Object.fromEntries(providers.map((p) => [p.id, { command: p.launch.command, restrictedModes: p.restrictedModes, setupTimeoutMs: p.setupTimeoutMs, killGraceMs: p.killGraceMs, ...(p.mode === undefined ? {} : { mode: p.mode }), ...(p.vcsIdentity === undefined ? {} : { vcsIdentity: p.vcsIdentity }) }])),
     limits: { turns: limits },
+    ...configExtra,
   };
   const configPath = join(dir, "config.json");
   writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });

@@ -56,11 +56,11 @@ export interface Harness {
 /** Starts the protocol layer on an ephemeral port; everything stops after the test. */
 export async function startHarness(
   t: TestContext,
-  options: { turns?: TurnPort; compare?: DigestComparator; limits?: Record<string, unknown>; credentials?: BootstrapCredential[] } = {},
+  options: { turns?: TurnPort; compare?: DigestComparator; limits?: Record<string, unknown>; credentials?: BootstrapCredential[]; volatile?: Record<string, number> } = {},
 ): Promise<Harness> {
   const dir = tempDir(t, "aic-proto-");
   const clock = new TestClock();
-  const opened = openSqliteStore({ path: join(dir, "controller.sqlite"), clock });
+  const opened = openSqliteStore({ path: join(dir, "controller.sqlite"), clock, ...(options.volatile === undefined ? {} : { volatile: options.volatile }) });
   if (!opened.ok) throw new Error(opened.error.code);
   const store = opened.value;
   const limits = transportLimits({ port: 0, ...options.limits });

@@ -1,5 +1,7 @@
 // Turn engine over real SQLite and the scripted ACP agent: scheduling, setup
 // failures, the dispatch boundary, cancellation and thread configuration.
+// Threads, submits and configuration run the production commands
+// (domain/thread-commands.ts, turn-commands.ts, commands.ts) the protocol runs.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, symlinkSync } from "node:fs";
@@ -7,21 +9,27 @@ import { realpathSync } from "node:fs";
 import { join } from "node:path";
 import { checkWorkspaceAliases } from "../../../src/domain/workspace-lease.ts";
 import { parseApprovalPolicy } from "../../../src/domain/approval-policy.ts";
+import { commandRecord, receiptText } from "../../../src/domain/commands.ts";
+import { ControllerFailure } from "../../../src/domain/errors.ts";
+import { configureThread } from "../../../src/domain/thread-commands.ts";
 import { scriptedAgent, tempForProcess } from "../../support/scripted-agent-fixture.ts";
-import { startEngine, waitFor, waitState, type EngineFixture } from "../../support/engine-fixture.ts";
+import { ACTOR, startEngine, waitFor, waitState, type EngineFixture, type ThreadSpec } from "../../support/engine-fixture.ts";
 
-const ACTOR = { principal: "p1", application: "app" };
-
-function thread(f: EngineFixture, over: Record<string, unknown> = {}): string {
-  const r = f.service.createThread({ principal: "p1", application: "app", workspaceId: "ws-1", providerId: "scripted", ...over });
-  assert.equal(r.ok, true);
-  return r.ok ? r.value.id : "";
+function thread(f: EngineFixture, spec: ThreadSpec = {}): string {
+  return f.createThread(spec);
 }
 
 function submit(f: EngineFixture, threadId: string, commandId: string, prompt: string): string {
-  const r = f.service.submit(ACTOR, threadId, commandId, prompt);
-  assert.ok(r.ok, r.ok ? "" : r.code);
-  return r.ok ? r.value.turnId : "";
+  const r = f.submit(threadId, commandId, prompt);
+  assert.ok(r.ok, r.ok ? "" : r.error.code);
+  return r.ok ? String(r.value.record.receipt.turnId) : "";
+}
+
+/** threads.configure through the production command. */
+function configure(f: EngineFixture, threadId: string, expectedVersion: number, approvalPolicy: "ask" | "allow-all", commandId: string) {
+  const current = f.sqlite.threads.get(threadId);
+  assert.ok(current);
+  return configureThread(f.threadDeps, ACTOR, current, { commandId, threadId, expectedVersion, config: { approvalPolicy } });
 }
 
 function leaseSpans(f: EngineFixture, workspaceId: string): Array<[string, string]> {
@@ -37,7 +45,13 @@ test("P-ARC-18 P-API-13 two workspace ids whose roots resolve to one directory f
   assert.equal(checkWorkspaceAliases([{ id: "a", root: join(dir, "real") }], realpathSync).ok, true);
 });
 
-test("P-TRN-09 approval policy defaults to ask and rejects other values", () => {
+test("P-TRN-09 approval policy defaults to ask and rejects other values", async () => {
+  const f = startEngine([scriptedAgent({}).provider]);
+  try {
+    const th = thread(f);
+    assert.equal(f.sqlite.threads.get(th)?.config.approvalPolicy, "ask");
+    assert.equal(f.store.getThread(th)?.approvalPolicy, "ask");
+  } finally { await f.close(); }
   assert.deepEqual(parseApprovalPolicy(undefined), { ok: true, value: "ask" });
   assert.deepEqual(parseApprovalPolicy("allow-all"), { ok: true, value: "allow-all" });
   assert.deepEqual(parseApprovalPolicy("yolo"), { ok: false, code: "invalid_params" });
@@ -48,7 +62,7 @@ test("P-TRN-03 a setup failure is a failed turn, the workspace is not fenced and
   const bad = { ...good.provider, id: "missing", launch: { command: ["/nonexistent/agent"] } };
   const f = startEngine([good.provider, bad]);
   try {
-    const t1 = submit(f, thread(f, { providerId: "missing" }), "c1", "first");
+    const t1 = submit(f, thread(f, { provider: "missing" }), "c1", "first");
     assert.equal(await waitState(f, t1, ["failed"]), "failed");
     assert.equal(f.store.getTurn(t1)?.errorCode, "provider_setup_failed");
     assert.equal(f.store.getLease("ws-1"), null);
@@ -62,8 +76,8 @@ test("P-ARC-17 one workspace id serializes turns across providers (no overlap in
   const b = scriptedAgent({ steps: [{ sleep: 300 }, { say: "b" }] }, "pb");
   const f = startEngine([a.provider, b.provider]);
   try {
-    const ta = thread(f, { providerId: "pa" });
-    const tb = thread(f, { providerId: "pb" });
+    const ta = thread(f, { provider: "pa" });
+    const tb = thread(f, { provider: "pb" });
     const turns = [submit(f, ta, "c1", "x"), submit(f, tb, "c2", "y"), submit(f, ta, "c3", "z")];
     for (const t of turns) await waitState(f, t, ["completed"]);
     const spans = leaseSpans(f, "ws-1");
@@ -79,7 +93,7 @@ test("P-ARC-05 policy metadata never marks a turn running and never enters the t
   const agent = scriptedAgent({ steps: [{ say: "hello", messageId: "m1" }] });
   const f = startEngine([agent.provider]);
   try {
-    const t = submit(f, thread(f, { approvalPolicy: "allow-all" }), "c1", "hi");
+    const t = submit(f, thread(f, { config: { approvalPolicy: "allow-all" } }), "c1", "hi");
     await waitState(f, t, ["completed"]);
     const entries = f.store.journal({ turnId: t });
     const states = entries.filter((e) => e.type === "turn_state").map((e) => e.data.state);
@@ -97,7 +111,7 @@ test("P-ARC-01 P-ARC-04 a restricted thread retains requested allow-all, effecti
   const agent = scriptedAgent({ steps: [{ say: "ro" }] });
   const f = startEngine([agent.provider]);
   try {
-    const t = submit(f, thread(f, { restricted: true, approvalPolicy: "allow-all" }), "c1", "hi");
+    const t = submit(f, thread(f, { binding: { restricted: true }, config: { approvalPolicy: "allow-all" } }), "c1", "hi");
     await waitState(f, t, ["completed"]);
     const view = f.service.turn(t);
     assert.ok(view.ok);
@@ -111,9 +125,9 @@ test("P-ARC-01 P-ARC-04 a restricted thread retains requested allow-all, effecti
 
 test("P-ARC-02 P-ARC-03 the snapshot keeps a rejected native mode and never shows the request as current", async () => {
   const agent = scriptedAgent({ setMode: "reject" });
-  const f = startEngine([agent.provider]);
+  const f = startEngine([agent.provider], { providerMode: () => "workspace-write" });
   try {
-    const t = submit(f, thread(f, { requestedMode: "workspace-write" }), "c1", "hi");
+    const t = submit(f, thread(f), "c1", "hi");
     await waitState(f, t, ["completed"]);
     const view = f.service.turn(t);
     assert.ok(view.ok && view.value.config.nativeMode?.result === "rejected");
@@ -162,10 +176,10 @@ test("P-TRN-12 each turn keeps its accepted configuration; changes apply to late
   const asker = scriptedAgent({ steps: [{ permission: { toolCallId: "tc", options: [{ optionId: "yes", kind: "allow_once" }, { optionId: "no", kind: "reject_once" }] } }] }, "scripted");
   const f = startEngine([blocker.provider, asker.provider]);
   try {
-    submit(f, thread(f, { providerId: "blocker" }), "c0", "block");
+    submit(f, thread(f, { provider: "blocker" }), "c0", "block");
     const th = thread(f);
     const t1 = submit(f, th, "c1", "one");
-    const cfg = f.service.configure(th, 1, { approvalPolicy: "allow-all" });
+    const cfg = configure(f, th, 1, "allow-all", "k1");
     assert.ok(cfg.ok);
     const t2 = submit(f, th, "c2", "two");
     await waitState(f, t1, ["waiting"], 15_000);
@@ -185,13 +199,14 @@ test("P-TRN-27 thread configuration uses optimistic versions and rejects changes
   const f = startEngine([agent.provider]);
   try {
     const th = thread(f);
-    assert.deepEqual(f.service.configure(th, 7, { approvalPolicy: "allow-all" }), { ok: false, code: "version_conflict" });
+    assert.deepEqual(configure(f, th, 7, "allow-all", "k1"), { ok: false, error: { code: "version_conflict", retryable: false } });
     const t = submit(f, th, "c1", "go");
     await waitState(f, t, ["running"]);
-    assert.deepEqual(f.service.configure(th, 1, { approvalPolicy: "allow-all" }), { ok: false, code: "thread_busy" });
+    assert.deepEqual(configure(f, th, 1, "allow-all", "k2"), { ok: false, error: { code: "thread_busy", retryable: true } });
     await waitState(f, t, ["completed"]);
-    const ok = f.service.configure(th, 1, { approvalPolicy: "allow-all" });
-    assert.ok(ok.ok && ok.value.configVersion === 2);
+    const ok = configure(f, th, 1, "allow-all", "k3");
+    assert.ok(ok.ok && ok.value.record.receipt.configVersion === 2);
+    assert.equal(f.store.getThread(th)?.approvalPolicy, "allow-all");
   } finally { await f.close(); }
 });
 
@@ -200,10 +215,14 @@ test("P-API-07 the same commandId and input gives an identical receipt; differen
   const f = startEngine([agent.provider]);
   try {
     const th = thread(f);
-    const a = f.service.submit(ACTOR, th, "cmd-1", "hello");
-    const b = f.service.submit(ACTOR, th, "cmd-1", "hello");
-    assert.deepEqual(JSON.stringify(a), JSON.stringify(b));
-    assert.deepEqual(f.service.submit(ACTOR, th, "cmd-1", "other"), { ok: false, code: "command_conflict" });
+    const a = f.submit(th, "cmd-1", "hello");
+    const b = f.submit(th, "cmd-1", "hello");
+    assert.ok(a.ok && b.ok);
+    assert.equal(a.value.created, true);
+    assert.equal(b.value.created, false);
+    assert.equal(b.value.after, undefined, "a repeat schedules nothing");
+    assert.equal(receiptText(a.value.record), receiptText(b.value.record));
+    assert.deepEqual(f.submit(th, "cmd-1", "other"), { ok: false, error: { code: "command_conflict", retryable: false } });
     await waitFor(() => agent.log().filter((e) => e.event === "prompt_done").length === 1, "one prompt");
     await f.service.engine.idle();
     assert.equal(f.store.listTurns({ threadId: th }).length, 1);
@@ -216,10 +235,13 @@ test("P-TRN-28 a lost ack is resolved by command identity", async () => {
   const f = startEngine([agent.provider]);
   try {
     const th = thread(f);
-    const a = f.service.submit(ACTOR, th, "cmd-lost", "hello");
+    const a = f.submit(th, "cmd-lost", "hello");
     assert.ok(a.ok);
-    assert.deepEqual(f.service.commands.receipt(ACTOR, "cmd-lost"), a.ok ? a.value : null);
-    assert.equal(f.service.commands.receipt(ACTOR, "never-sent"), null);
+    const found = commandRecord(f.threadDeps, ACTOR, "cmd-lost");
+    assert.ok(found.ok);
+    assert.equal(receiptText(found.value), receiptText(a.value.record), "commands.get answers the acknowledgement's bytes");
+    assert.deepEqual(commandRecord(f.threadDeps, ACTOR, "never-sent"), { ok: false, error: { code: "not_found", retryable: false } });
+    assert.deepEqual(commandRecord(f.threadDeps, { principal: "p2", application: "app" }, "cmd-lost").ok, false, "another principal's command is not visible");
   } finally { await f.service.engine.idle(); await f.close(); }
 });
 
@@ -243,12 +265,26 @@ test("P-ARC-15 when the interaction row cannot be written the agent receives no 
   try {
     const realInsert = f.store.insertInteraction.bind(f.store);
     f.store.insertInteraction = () => { throw new Error("injected write failure"); };
-    const t1 = submit(f, thread(f, { approvalPolicy: "allow-all" }), "c1", "ask");
+    const t1 = submit(f, thread(f, { config: { approvalPolicy: "allow-all" } }), "c1", "ask");
     await waitFor(() => agent.log().some((e) => e.event === "prompt"), "prompt");
     await new Promise((r) => setTimeout(r, 400));
     assert.equal(agent.log().filter((e) => e.event === "permission_response" || e.event === "permission_error").length, 0);
     f.store.insertInteraction = realInsert;
     f.service.cancel(t1, "p1");
     await waitState(f, t1, ["cancelled", "interrupted", "completed"]);
+  } finally { await f.close(); }
+});
+
+test("P-TRN-14 the state machine refuses a transition outside its table with turn_transition_invalid", async () => {
+  const agent = scriptedAgent({ steps: [{ say: "done" }] });
+  const f = startEngine([agent.provider]);
+  try {
+    const t = submit(f, thread(f), "c1", "hi");
+    assert.equal(await waitState(f, t, ["completed"]), "completed");
+    await f.service.engine.idle();
+    assert.throws(() => f.store.setTurnState(t, ["completed"], "running"),
+      (e: unknown) => e instanceof ControllerFailure && e.failure.code === "turn_transition_invalid");
+    assert.deepEqual(f.sqlite.turns.setState(t, "queued", Date.now()), { ok: false, error: { code: "turn_transition_invalid", retryable: false, where: "turns.state" } });
+    assert.equal(f.store.getTurn(t)?.state, "completed");
   } finally { await f.close(); }
 });

@@ -145,7 +145,7 @@ test("P-STO-08 turns persist only short error codes: exception text is refused, 
   const refused = store.turns.setState("turn-1", "failed", 3_000, exceptionText);
   assert.deepEqual(refused, { ok: false, error: { code: "invalid_params", retryable: false, where: "turns.error_code" } });
   assert.throws(() => store.handle.db.prepare("UPDATE turns SET error_code = ? WHERE turn_id = 'turn-1'").run(exceptionText), /CHECK constraint/);
-  const failed = store.turns.setState("turn-1", "failed", 3_000, "provider_failed");
+  const failed = store.turns.setState("turn-1", "failed", 3_000, "provider_exited");
   assert.ok(failed.ok);
   assert.match(failed.value.errorCode ?? "", /^[a-z][a-z0-9_]{0,63}$/);
   assert.equal(fileHolds(path, PROMPT_CANARY) || fileHolds(`${path}-wal`, PROMPT_CANARY), false);
