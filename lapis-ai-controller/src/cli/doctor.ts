@@ -38,8 +38,8 @@ export interface DoctorInputs {
   readonly env: (name: string) => string | undefined;
 }
 
-/** One doctor check: one or more lines. */
-export type DoctorCheck = (inputs: DoctorInputs) => Check | readonly Check[];
+/** One doctor check: one or more lines, possibly after a bounded probe (async). */
+export type DoctorCheck = (inputs: DoctorInputs) => Check | readonly Check[] | Promise<Check | readonly Check[]>;
 
 /** Node and Deno versions this package runs on (package.json engines, P-CLI-01). */
 export function runtimeCheck({ host }: DoctorInputs): Check {
@@ -98,14 +98,16 @@ export function storageCheck({ paths }: DoctorInputs): Check {
 /** Every check, in output order. */
 export const DOCTOR_CHECKS: readonly DoctorCheck[] = [runtimeCheck, buildCheck, launcherCheck, configCheck, tokenCheck, storageCheck];
 
-/** Runs every check. */
-export function doctorChecks(inputs: DoctorInputs, checks: readonly DoctorCheck[] = DOCTOR_CHECKS): Check[] {
-  return checks.flatMap((check) => check(inputs));
+/** Runs every check, in order. */
+export async function doctorChecks(inputs: DoctorInputs, checks: readonly DoctorCheck[] = DOCTOR_CHECKS): Promise<Check[]> {
+  const out: Check[] = [];
+  for (const check of checks) out.push(...[await check(inputs)].flat());
+  return out;
 }
 
 /** Prints the checks and resolves to the exit class. */
-export function runDoctor(inputs: DoctorInputs, json: boolean): ExitClass {
-  const checks = doctorChecks(inputs);
+export async function runDoctor(inputs: DoctorInputs, json: boolean): Promise<ExitClass> {
+  const checks = await doctorChecks(inputs);
   const ok = checks.every((c) => c.ok);
   if (json) inputs.host.writeOut(`${JSON.stringify({ ok, checks })}\n`);
   else inputs.host.writeOut(checks.map((c) => `${c.ok ? "ok  " : "FAIL"} ${c.name}: ${c.note}\n`).join(""));

@@ -53,19 +53,19 @@ test("ISSUE-25-D3 with env null the token entries are checked but no reference i
   assert.ok(!literal.ok && literal.error.where === "config.tokens[0].token", "a literal token is refused either way");
 });
 
-test("ISSUE-25 doctor checks what it claims: runtime minimums for Node and Deno, a checkout is no verified release", (t) => {
+test("ISSUE-25 doctor checks what it claims: runtime minimums for Node and Deno, a checkout is no verified release", async (t) => {
   const home = tempDir(t);
   const paths = resolvePaths({ home, cwd: home });
   const inputs = (name: "node" | "deno", version: string): DoctorInputs => ({
     host: { name, version, args: [], env: () => undefined, onShutdownSignal: () => () => undefined, writeOut: () => undefined, writeErr: () => undefined },
     paths, build: null, config: { ok: true, exists: false }, env: () => undefined,
   });
-  const check = (name: "node" | "deno", version: string, which: string) => doctorChecks(inputs(name, version)).find((c) => c.name === which);
-  assert.equal(check("node", "22.13.0", "runtime")?.ok, false);
-  assert.equal(check("node", "24.21.0", "runtime")?.ok, true);
-  assert.equal(check("deno", "2.9.4", "runtime")?.ok, false);
-  assert.equal(check("deno", "2.9.6", "runtime")?.ok, true);
-  assert.equal(check("node", "24.21.0", "build")?.ok, false, "a checkout has no release manifest to verify");
+  const check = async (name: "node" | "deno", version: string, which: string) => (await doctorChecks(inputs(name, version))).find((c) => c.name === which);
+  assert.equal((await check("node", "22.13.0", "runtime"))?.ok, false);
+  assert.equal((await check("node", "24.21.0", "runtime"))?.ok, true);
+  assert.equal((await check("deno", "2.9.4", "runtime"))?.ok, false);
+  assert.equal((await check("deno", "2.9.6", "runtime"))?.ok, true);
+  assert.equal((await check("node", "24.21.0", "build"))?.ok, false, "a checkout has no release manifest to verify");
 });
 
 test("ISSUE-25 one version constant: package.json, jsr.json and CONTROLLER_VERSION agree; no other version literal in src", () => {
