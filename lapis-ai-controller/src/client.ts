@@ -88,6 +88,15 @@ interface Watch {
 const clamp = (value: number | undefined, fallback: number, min: number, max: number) =>
   Math.min(max, Math.max(min, value ?? fallback));
 
+/**
+ * Methods `call()` may send again after a reconnect: reads, and calls whose
+ * repeat changes nothing (threads.attach, endpoints.dispose) or costs one
+ * unused volatile id (threads.reserve). Any other method is a mutation: it
+ * goes through `command()` and a lost acknowledgement is resolved by its
+ * command identity, never by sending it blindly again.
+ */
+export const REPEATABLE_CALLS: ReadonlySet<string> = new Set(["threads.snapshot", "threads.replay", "turns.get", "commands.get", "threads.attach", "threads.reserve", "endpoints.dispose"]);
+
 /** Creates a command identity (never reused for different input). */
 export function newCommandId(): string {
   return `cmd-${crypto.randomUUID()}`;
@@ -223,10 +232,14 @@ export class ControllerClient {
     return this.#peer !== null && !this.#closed;
   }
 
-  /** Calls a read-only method; retried once after a reconnect. */
+  /**
+   * Calls a method and answers its result. Only REPEATABLE_CALLS are sent once
+   * more after a reconnect; any other method's lost reply fails
+   * `connection_lost` (mutations belong in `command()`).
+   */
   async call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
     let reply = await this.#raw(method, params);
-    if (!reply.ok && reply.error.code === "connection_lost" && await this.#awaitReady()) reply = await this.#raw(method, params);
+    if (!reply.ok && reply.error.code === "connection_lost" && REPEATABLE_CALLS.has(method) && await this.#awaitReady()) reply = await this.#raw(method, params);
     if (!reply.ok) throw new ClientError(reply.error);
     return reply.value;
   }
@@ -270,6 +283,21 @@ export class ControllerClient {
   /** Submits a turn under one command identity. */
   submitTurn(threadId: string, input: unknown, commandId?: string): Promise<Record<string, unknown>> {
     return this.command("turns.submit", { threadId, input }, commandId);
+  }
+
+  /** Cancels a turn under one command identity. */
+  cancelTurn(turnId: string, commandId?: string): Promise<Record<string, unknown>> {
+    return this.command("turns.cancel", { turnId }, commandId);
+  }
+
+  /** Resolves a lost-outcome turn (owner) under one command identity. */
+  resolveTurn(turnId: string, as: "failed" | "cancelled", confirmExternalStopped: boolean, commandId?: string): Promise<Record<string, unknown>> {
+    return this.command("turns.resolve", { turnId, as, confirmExternalStopped }, commandId);
+  }
+
+  /** Answers an interaction (an offered option id, or `cancelled`) under one command identity. */
+  respond(turnId: string, interactionId: string, answer: { optionId: string } | { outcome: "cancelled" }, commandId?: string): Promise<Record<string, unknown>> {
+    return this.command("interactions.respond", { turnId, interactionId, ...answer }, commandId);
   }
 
   /** Reads the complete retained history, page by page. */
@@ -325,11 +353,20 @@ export class ControllerClient {
     watch.listener.event({ threadId: watch.threadId, seq, event: params.event as Record<string, unknown> });
   }
 
-  /** Registers an endpoint; it is re-registered under the same identity after reconnects. */
+  /**
+   * Registers an endpoint; it is re-registered under the same identity after
+   * reconnects. Registration is naturally idempotent (same owner and id
+   * replaces), so a lost reply is settled by registering once more.
+   */
   async registerEndpoint(spec: EndpointSpec): Promise<void> {
-    const reply = await this.#registerRemote(spec);
-    if (!reply.ok) throw new ClientError(reply.error);
+    const previous = this.#endpoints.get(spec.endpointId);
+    // Known before the reply, so a reconnect's restore registers it too.
     this.#endpoints.set(spec.endpointId, spec);
+    let reply = await this.#registerRemote(spec);
+    if (!reply.ok && reply.error.code === "connection_lost" && await this.#awaitReady()) reply = await this.#registerRemote(spec);
+    if (reply.ok) return;
+    if (previous === undefined) this.#endpoints.delete(spec.endpointId); else this.#endpoints.set(spec.endpointId, previous);
+    throw new ClientError(reply.error);
   }
 
   #registerRemote(spec: EndpointSpec): Promise<RpcOutcome> {

@@ -19,11 +19,11 @@ const revoke: Handler = (deps, conn, access, raw) => {
   const p = new Params(raw, ["authSessionId"]);
   const target = p.optionalId("authSessionId") ?? access.authSessionId;
   if (target !== access.authSessionId) {
-    const other = deps.auth.validate(target);
+    const other = deps.auth.ownerOf(target);
     // Only sessions of the same principal and application are visible.
-    if (!other.ok || other.value.access.principal !== access.principal || other.value.access.application !== access.application) {
-      return fail("not_found");
-    }
+    if (other === undefined || other.principal !== access.principal || other.application !== access.application) return fail("not_found");
+    // Naturally idempotent: revoking a revoked session answers the same, and changes nothing.
+    if (other.revoked) return ok({ result: { authSessionId: target, revoked: true } });
   }
   if (!deps.auth.revoke(target)) return fail("not_found");
   deps.log("auth.revoked", { self: target === access.authSessionId });
@@ -80,7 +80,8 @@ const register: Handler = (deps, conn, access, raw) => {
 const dispose: Handler = (deps, _conn, access, raw) => {
   const p = new Params(raw, ["endpointId"]);
   const endpointId = p.id("endpointId");
-  if (!deps.endpoints.dispose(access, endpointId)) return fail("not_found");
+  // Naturally idempotent: the answer states that no such endpoint is live now, whether this call or an earlier one disposed it.
+  deps.endpoints.dispose(access, endpointId);
   return ok({ result: { endpointId, disposed: true } });
 };
 

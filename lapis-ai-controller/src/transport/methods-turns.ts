@@ -16,10 +16,6 @@ import { Params } from "./params.ts";
 
 const MAX_OPTION_ID = 256;
 
-function actorOf(access: AccessContext): string {
-  return `${access.principal}/${access.application}`;
-}
-
 function loadTurn(deps: ProtocolDeps, service: TurnService, access: AccessContext, turnId: string): Outcome<{ threadId: string }> {
   const turn = service.store.getTurn(turnId);
   if (!turn) return fail("not_found");
@@ -40,24 +36,24 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
   };
 
   const cancel: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw, ["turnId"]);
+    const p = new Params(raw, ["commandId", "turnId"]);
+    const commandId = p.id("commandId");
     const turnId = p.id("turnId");
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
-    const r = toOutcome(service.cancel(turnId, actorOf(access)));
-    return r.ok ? ok({ result: r.value }) : r;
+    return commandReply(deps, "turns.cancel", service.cancelCommand(deps, access, { commandId, turnId }));
   };
 
   const resolve: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw, ["turnId", "as", "confirmExternalStopped"]);
+    const p = new Params(raw, ["commandId", "turnId", "as", "confirmExternalStopped"]);
+    const commandId = p.id("commandId");
     const turnId = p.id("turnId");
     const as = p.raw("as");
-    const confirmed = p.optionalBoolean("confirmExternalStopped") ?? false;
+    const confirmExternalStopped = p.optionalBoolean("confirmExternalStopped") ?? false;
     // The operator resolves any principal's lost turn on a running service (owner authority, audited as owner/owner).
     const loaded = hasOwnerAuthority(access) ? (service.store.getTurn(turnId) === undefined ? fail("not_found") : ok(undefined)) : loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
-    const r = toOutcome(service.resolve(turnId, as, confirmed, actorOf(access)));
-    return r.ok ? ok({ result: r.value }) : r;
+    return commandReply(deps, "turns.resolve", service.resolveCommand(deps, access, { commandId, turnId, as, confirmExternalStopped }));
   };
 
   const get: Handler = (deps, _conn, access, raw) => {
@@ -75,7 +71,8 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
   };
 
   const respond: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw, ["turnId", "interactionId", "optionId", "outcome"]);
+    const p = new Params(raw, ["commandId", "turnId", "interactionId", "optionId", "outcome"]);
+    const commandId = p.id("commandId");
     const turnId = p.id("turnId");
     const interactionId = p.id("interactionId");
     const optionId = p.optionalString("optionId", MAX_OPTION_ID);
@@ -83,8 +80,8 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
     if ((optionId === undefined) === (outcome === undefined) || (outcome !== undefined && outcome !== "cancelled")) return fail("invalid_params");
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
-    const r = toOutcome(service.respond(turnId, interactionId, optionId !== undefined ? { optionId } : { outcome: "cancelled" }));
-    return r.ok ? ok({ result: r.value }) : r;
+    const answer = optionId !== undefined ? { optionId } : { outcome: "cancelled" as const };
+    return commandReply(deps, "interactions.respond", service.respondCommand(deps, access, { commandId, turnId, interactionId, answer }));
   };
 
   return {
