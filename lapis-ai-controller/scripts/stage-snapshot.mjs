@@ -12,7 +12,7 @@
 // With --install it then runs the STAGED CLI's `install` under the pinned
 // Deno, so build metadata comes from staged bytes only (P-CLI-06).
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { stripTypeScriptTypes } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
@@ -159,8 +159,19 @@ function main(argv) {
     return 0;
   }
   const outIndex = argv.indexOf("--out");
-  const out = outIndex === -1 ? mkdtempSync(join(tmpdir(), "aic-stage-")) : resolve(argv[outIndex + 1]);
   const installIndex = argv.indexOf("--install");
+  const out = outIndex === -1 ? mkdtempSync(join(tmpdir(), "aic-stage-")) : resolve(argv[outIndex + 1]);
+  // A staging folder this script made for an install is its own to remove, whatever the outcome (D5:
+  // it is ~90 MB); one named by --out, or kept for the caller without --install, stays.
+  const temporary = outIndex === -1 && installIndex !== -1;
+  try {
+    return stageAndInstall(argv, out, installIndex);
+  } finally {
+    if (temporary) rmSync(out, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
+
+function stageAndInstall(argv, out, installIndex) {
   const noteIndex = argv.indexOf("--note");
   const digest = stage(out, noteIndex === -1 ? undefined : argv[noteIndex + 1]);
   process.stdout.write(`${JSON.stringify({ staged: out, digest })}\n`);

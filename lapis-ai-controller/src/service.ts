@@ -33,7 +33,8 @@ import { applicationContextPort } from "./capture/context-port.ts";
 import { bindingOf } from "./domain/protocol-ports.ts";
 import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
 import { ToolBridge } from "./execution/tool-bridge.ts";
-import { createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
+import { captureSettings, createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
+import { volatileLimits } from "./persistence/volatile-payloads.ts";
 
 /** The configured launch of a provider, leaving absent keys out. */
 function launchOf(p: ProviderDefinition): LaunchConfig {
@@ -44,6 +45,54 @@ function launchOf(p: ProviderDefinition): LaunchConfig {
 function limitsEntry(sections: Readonly<Record<string, Json>> | undefined, key: string): Json | undefined {
   const limits = sections?.limits;
   return limits !== null && typeof limits === "object" && !Array.isArray(limits) ? (limits as { readonly [name: string]: Json })[key] : undefined;
+}
+
+/** The `limits` subsections and the part that reads each; any other key is refused. */
+const LIMIT_SECTIONS = ["protocol", "turns", "capture", "volatile"];
+
+function invalid(where: string): Result<void> {
+  return err(controllerError("config_invalid", { where: where.startsWith("config") ? where : `config.${where}` }));
+}
+
+/** Config `limits.volatile` ({maxEntries, maxChars}), validated against the store's own caps. */
+function volatileSection(sections: Readonly<Record<string, Json>>): Result<Record<string, number> | undefined> {
+  const v = limitsEntry(sections, "volatile");
+  if (v === undefined) return ok(undefined);
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return err(controllerError("config_invalid", { where: "config.limits.volatile" }));
+  for (const key of Object.keys(v)) {
+    if (key !== "maxEntries" && key !== "maxChars") return err(controllerError("config_invalid", { where: `config.limits.volatile.${key.slice(0, 64)}` }));
+  }
+  const checked = volatileLimits(v as Record<string, number>);
+  if (!checked.ok) return err(controllerError("config_invalid", { where: `config.limits.${checked.error.where ?? "volatile"}` }));
+  return ok(v as Record<string, number>);
+}
+
+/**
+ * The whole config check `serve` runs before it opens anything; `doctor` and
+ * `status` run the same one. Failures name the key path, never a value. With
+ * `env` null token references are checked but not resolved.
+ */
+export function checkServiceConfig(
+  sections: Readonly<Record<string, Json>>,
+  env: ((name: string) => string | undefined) | null,
+  extra: readonly BootstrapCredential[] = [],
+): Result<void> {
+  const limits = sections.limits;
+  if (limits !== undefined) {
+    if (limits === null || typeof limits !== "object" || Array.isArray(limits)) return invalid("config.limits");
+    for (const key of Object.keys(limits)) if (!LIMIT_SECTIONS.includes(key)) return invalid(`config.limits.${key.slice(0, 64)}`);
+  }
+  const protocol = protocolConfig(sections, env, extra);
+  if (!protocol.ok) return protocol;
+  const engine = parseEngineConfig(sections);
+  if (!engine.ok) return invalid(engine.error.where ?? "config");
+  const capture = captureSettings(limitsEntry(sections, "capture"));
+  if (!capture.ok) return invalid(capture.where);
+  const volatile = volatileSection(sections);
+  if (!volatile.ok) return volatile;
+  const aliases = checkWorkspaceAliases(engine.value.workspaces, realpathSync);
+  if (!aliases.ok) return err(controllerError(aliases.code, { where: `config.workspaces.${aliases.ids.at(-1) ?? ""}` }));
+  return ok(undefined);
 }
 
 /** The turn engine as the service composes it (issue 14). */
@@ -168,12 +217,13 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.lockWaitMs === undefined ? {} : { lockWaitMs: options.lockWaitMs }),
   };
-  // Config `limits.volatile` ({maxEntries, maxChars}); openSqliteStore validates and caps it.
-  const volatile = limitsEntry(options.sections, "volatile");
-  if (volatile !== undefined && (volatile === null || typeof volatile !== "object" || Array.isArray(volatile))) {
-    return err(controllerError("config_invalid", { where: "config.limits.volatile" }));
-  }
-  const opened = openSqliteStore({ ...storeOptions, ...(volatile === undefined ? {} : { volatile: volatile as Record<string, number> }) });
+  // Nothing is opened before the whole config passes (the same check doctor and status run).
+  const checked = checkServiceConfig(options.sections ?? {}, options.env ?? (() => undefined), options.bootstrapCredentials);
+  if (!checked.ok) return checked;
+  // Config `limits.volatile` ({maxEntries, maxChars}); openSqliteStore caps it again.
+  const volatile = volatileSection(options.sections ?? {});
+  if (!volatile.ok) return volatile;
+  const opened = openSqliteStore({ ...storeOptions, ...(volatile.value === undefined ? {} : { volatile: volatile.value }) });
   if (!opened.ok) return opened;
   const store = opened.value;
   for (const step of options.startupSteps ?? []) {

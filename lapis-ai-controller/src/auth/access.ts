@@ -2,7 +2,7 @@
 // application, provider and workspace (P-API-03, AIC-API-004b).
 import { ok } from "../domain/errors.ts";
 import type { AccessContext, Outcome } from "../domain/protocol-ports.ts";
-import { fail } from "../domain/protocol-ports.ts";
+import { fail, OWNER_APPLICATION } from "../domain/protocol-ports.ts";
 import type { ThreadRecord } from "../domain/records.ts";
 import { requiredScope } from "./scopes.ts";
 
@@ -17,6 +17,16 @@ export function checkScope(access: AccessContext, method: string): Outcome<void>
 /** True when the thread belongs to the caller's principal and application. */
 export function ownsThread(access: AccessContext, thread: { principal: string; application: string }): boolean {
   return thread.principal === access.principal && thread.application === access.application;
+}
+
+/**
+ * The operator's own credential (principal and application `owner`). It holds
+ * owner authority for the recovery of lost outcomes: `turns.resolve` of any
+ * principal's `submission_unknown` or `interrupted` turn, audited under its
+ * own actor (P-TRN-05). Nothing else is widened by it.
+ */
+export function hasOwnerAuthority(access: AccessContext): boolean {
+  return access.principal === OWNER_APPLICATION && access.application === OWNER_APPLICATION;
 }
 
 /** Another principal's or application's thread is indistinguishable from a missing one. */

@@ -54,11 +54,14 @@ export function tokenShapeValid(token: string): boolean {
 
 /**
  * Parses `tokens: [{id, token:"env:NAME", principal?, application?, scopes?, workspaces?, providers?}]`.
- * Errors carry a code and the key path only.
+ * Errors carry a code and the key path only. With `env` null every entry is
+ * checked but no reference is resolved and no credential is returned: a
+ * caller that needs only one token (the CLI's owner token) must not depend
+ * on every other token's environment.
  */
 export function parseCredentials(
   value: unknown,
-  env: (name: string) => string | undefined,
+  env: ((name: string) => string | undefined) | null,
 ): Result<readonly BootstrapCredential[]> {
   if (value === undefined) return ok([]);
   if (!Array.isArray(value) || value.length > MAX_CREDENTIALS) return problem("config.tokens");
@@ -78,9 +81,9 @@ export function parseCredentials(
     ids.add(e.id);
     const ref = typeof e.token === "string" ? ENV_REF.exec(e.token) : null;
     if (ref === null) return problem(`${path}.token`);
-    const token = env(ref[1] as string);
+    const token = env === null ? null : env(ref[1] as string);
     if (token === undefined) return problem(`${path}.token`);
-    if (!tokenShapeValid(token)) return problem(`${path}.token`);
+    if (token !== null && !tokenShapeValid(token)) return problem(`${path}.token`);
     const principal = readName(e.principal, OWNER_APPLICATION);
     if (principal === undefined) return problem(`${path}.principal`);
     const application = readName(e.application, OWNER_APPLICATION);
@@ -92,7 +95,7 @@ export function parseCredentials(
     if (workspaces === "invalid") return problem(`${path}.workspaces`);
     const providers = nameList(e.providers);
     if (providers === "invalid") return problem(`${path}.providers`);
-    out.push(makeCredential(e.id, token, { principal, application, scopes, workspaces, providers }));
+    if (token !== null) out.push(makeCredential(e.id, token, { principal, application, scopes, workspaces, providers }));
   }
   return ok(Object.freeze(out));
 }

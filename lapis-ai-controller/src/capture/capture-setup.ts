@@ -19,8 +19,11 @@ export function redactionFacts(): { scanner: string; detectorTable: string; dete
   return { scanner: "pinned-secret-scanner", detectorTable: DETECTOR_TABLE_VERSION, detectors: SECRET_DETECTORS.length, digest: detectorTableDigest() };
 }
 
-/** Validates `limits.capture` and starts the scanner worker; the failing key path on error. */
-export function createCapture(raw: unknown): { ok: true; value: CaptureParts } | { ok: false; where: string } {
+/** The validated `limits.capture` settings. */
+export type CaptureSettings = { scan: ReturnType<typeof scanLimits> & { ok: true }; blockBytes: number; toolCallMs: number };
+
+/** Validates `limits.capture` without starting anything; the failing key path on error. */
+export function captureSettings(raw: unknown): { ok: true; value: CaptureSettings } | { ok: false; where: string } {
   if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) return { ok: false, where: "config.limits.capture" };
   const { blockBytes, toolCallMs, ...rest } = (raw ?? {}) as Record<string, unknown>;
   let toolMs = TOOL_CALL_MS_DEFAULT;
@@ -35,7 +38,14 @@ export function createCapture(raw: unknown): { ok: true; value: CaptureParts } |
   }
   const limits = scanLimits(rest);
   if (!limits.ok) return { ok: false, where: `config.limits.capture.${limits.key.slice(0, 64)}` };
-  const scanner = new ScanClient(limits.value);
+  return { ok: true, value: { scan: limits, blockBytes: block, toolCallMs: toolMs } };
+}
+
+/** Validates `limits.capture` and starts the scanner worker; the failing key path on error. */
+export function createCapture(raw: unknown): { ok: true; value: CaptureParts } | { ok: false; where: string } {
+  const settings = captureSettings(raw);
+  if (!settings.ok) return settings;
+  const scanner = new ScanClient(settings.value.scan.value);
   scanner.warm();
-  return { ok: true, value: { scanner, redactor: new PinnedSecretRedactor(scanner), blockBytes: block, toolCallMs: toolMs } };
+  return { ok: true, value: { scanner, redactor: new PinnedSecretRedactor(scanner), blockBytes: settings.value.blockBytes, toolCallMs: settings.value.toolCallMs } };
 }

@@ -34,12 +34,25 @@ export class CliError extends Error {
   readonly exitClass: ExitClass;
   /** An optional fixed explanation (a sentence of ours, never user data or secrets). */
   readonly detail?: string;
+  /** The config key path the failure is about (e.g. `config.tokens[0].token`), never a value. */
+  readonly where?: string;
 
-  constructor(code: ErrorCode, exitClass: ExitClass = exitClassOf(code), detail?: string) {
+  constructor(code: ErrorCode, exitClass: ExitClass = exitClassOf(code), detail?: string, where?: string) {
     super(code);
     this.name = "CliError";
     this.code = code;
     this.exitClass = exitClass;
     if (detail !== undefined) this.detail = detail;
+    if (where !== undefined) this.where = keyPath(where);
   }
+}
+
+/** A failure's `where` made safe to print: at most 200 characters of `[A-Za-z0-9_.:[\]-]`, anything else as `?`. */
+export function keyPath(where: string): string {
+  return where.slice(0, 200).replace(/[^A-Za-z0-9_.:[\]-]/g, "?");
+}
+
+/** The CliError of a failed Result (code, its exit class, and the key path it names). */
+export function cliErrorOf(error: { readonly code: ErrorCode; readonly where?: string }, exitClass: ExitClass = exitClassOf(error.code)): CliError {
+  return new CliError(error.code, exitClass, undefined, error.where);
 }

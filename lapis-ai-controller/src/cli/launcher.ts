@@ -12,6 +12,8 @@ import { SNAPSHOT_ENTRY } from "./snapshot.ts";
 export const DENO_FLAGS = ["--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-run", "--allow-net=127.0.0.1"] as const;
 /** The oldest Deno a snapshot runs on (P-CLI-01). */
 export const MIN_DENO = "2.9.5";
+/** The oldest Node the package runs on (package.json `engines.node`). */
+export const MIN_NODE = "24.0.0";
 
 function quote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;

@@ -11,7 +11,8 @@ import { parseArgs, type ParsedArgs } from "./args.ts";
 import { commandHelp, usageText } from "./commands.ts";
 import { loadConfig } from "./config.ts";
 import { runDoctor } from "./doctor.ts";
-import { CliError, EXIT, exitClassOf, type ExitClass } from "./errors.ts";
+import { CliError, cliErrorOf, EXIT, exitClassOf, type ExitClass } from "./errors.ts";
+import type { ControllerError, Result } from "../domain/errors.ts";
 import { runInstall } from "./install.ts";
 import { launcherRelease, MIN_DENO } from "./launcher.ts";
 import { serveManaged } from "./managed-serve.ts";
@@ -35,6 +36,8 @@ export interface CliDeps {
   readonly systemctl?: Systemctl;
   /** Non-secret facts the composition root adds to status (provider launch sources, the redaction table digest). */
   readonly diagnostics?: (sections: Readonly<Record<string, Json>>) => { [key: string]: Json };
+  /** The config check `serve` runs before it opens anything (env null: references checked, not resolved); doctor and status run it too. */
+  readonly checkConfig?: (sections: Readonly<Record<string, Json>>, env: ((name: string) => string | undefined) | null) => Result<void, ControllerError>;
 }
 
 function buildOf(deps: CliDeps): { digest: string; version: string } | null {
@@ -69,7 +72,7 @@ async function run(deps: CliDeps): Promise<ExitClass> {
   const cwd = deps.cwd ?? process.cwd();
   const configPath = options.config === undefined ? defaultConfigPath(home) : resolvePaths({ home, cwd, config: options.config }).configPath;
   const config = loadConfig(configPath);
-  if (!config.ok && command !== "doctor") throw new CliError(config.error.code, exitClassOf(config.error.code));
+  if (!config.ok && command !== "doctor") throw cliErrorOf(config.error);
   const workspaceEnv = host.env("LAPIS_AI_CONTROLLER_WORKSPACE");
   const configWorkspace = config.ok ? config.value.workspace : undefined;
   const paths = resolvePaths({
@@ -84,15 +87,26 @@ async function run(deps: CliDeps): Promise<ExitClass> {
   });
   const env = tokenEnv((name) => host.env(name), paths.tokenFile);
   const tokens = config.ok ? config.value.sections.tokens : undefined;
+  // The same check serve runs, with the same env lookup (environment, then the token file).
+  // serve's own config check. doctor runs it with serve's env lookup (environment, then the token file);
+  // status with references checked but not resolved, since it needs no token and runs in any shell.
+  const checkedConfig = (lookup: ((name: string) => string | undefined) | null): Result<void, ControllerError> =>
+    config.ok ? (deps.checkConfig?.(config.value.sections, lookup) ?? { ok: true, value: undefined }) : config;
   switch (command) {
     case "turns":
       if (turns === null) throw new CliError("usage_invalid", EXIT.usage);
       return runTurnsResolve(turns, paths.databasePath, { sections: config.ok ? config.value.sections : {}, env }, (s) => host.writeOut(s));
-    case "doctor":
+    case "doctor": {
+      const build = buildOf(deps);
+      const checked = checkedConfig(env);
       return runDoctor({
-        host, paths, build: buildOf(deps), env,
-        config: config.ok ? { ok: true, exists: config.value.exists, ...(tokens === undefined ? {} : { tokens }), providers: config.value.sections.providers } : { ok: false, exists: true, code: config.error.code },
+        host, paths, env, ...(config.ok ? { sections: config.value.sections } : {}),
+        build: build === null || deps.snapshotRoot === undefined ? null : { ...build, root: deps.snapshotRoot },
+        config: checked.ok
+          ? { ok: true, exists: config.ok && config.value.exists, ...(tokens === undefined ? {} : { tokens }) }
+          : { ok: false, exists: true, code: checked.error.code, ...(checked.error.where === undefined ? {} : { where: checked.error.where }) },
       }, options.json);
+    }
     case "token": {
       const token = resolveOwnerToken(tokens, env);
       if (token === null) throw new CliError("token_unavailable", EXIT.failure, "the config names no resolvable env: owner token");
@@ -117,6 +131,8 @@ async function run(deps: CliDeps): Promise<ExitClass> {
       });
     }
     case "status": {
+      const checked = checkedConfig(null);
+      if (!checked.ok) throw cliErrorOf(checked.error);
       const retention = config.ok ? config.value.retention : "full";
       const diagnostics = config.ok ? (deps.diagnostics?.(config.value.sections) ?? {}) : {};
       const report = { ...statusReport(host, paths, retention, config.ok && config.value.exists), ...diagnostics, build: buildOf(deps) };
@@ -124,7 +140,7 @@ async function run(deps: CliDeps): Promise<ExitClass> {
       return EXIT.ok;
     }
     default: {
-      if (!config.ok) throw new CliError(config.error.code, exitClassOf(config.error.code));
+      if (!config.ok) throw cliErrorOf(config.error);
       if (options.managed === true) return serveManaged(host, paths, deps.startService, buildOf(deps));
       const build = buildOf(deps);
       return serve(host, paths, config.value.retention, deps.startService, config.value.sections, { env, readiness: { build: build === null ? null : build.digest } });
@@ -138,7 +154,8 @@ export async function runCli(deps: CliDeps): Promise<ExitClass> {
     return await run(deps);
   } catch (caught) {
     if (caught instanceof CliError) {
-      deps.host.writeErr(`lapis-ai-controller: error: ${caught.code}${caught.detail === undefined ? "" : `: ${caught.detail}`}\n`);
+      const where = caught.where === undefined ? "" : ` at ${caught.where}`;
+      deps.host.writeErr(`lapis-ai-controller: error: ${caught.code}${where}${caught.detail === undefined ? "" : `: ${caught.detail}`}\n`);
       if (caught.code === "usage_invalid") deps.host.writeErr("run `lapis-ai-controller help` for usage\n");
       return caught.exitClass;
     }

@@ -5,7 +5,7 @@ import process from "node:process";
 import type { BootstrapCredential } from "../auth/auth-sessions.ts";
 import type { ControllerError, Result } from "../domain/errors.ts";
 import type { Json, RetentionProfile } from "../domain/records.ts";
-import { CliError, EXIT, exitClassOf, type ExitClass } from "./errors.ts";
+import { cliErrorOf, EXIT, type ExitClass } from "./errors.ts";
 import type { ControllerPaths } from "./paths.ts";
 import type { RuntimeHost } from "./runtime-host.ts";
 
@@ -42,7 +42,7 @@ export async function serve(
   const env = extra.env ?? ((name: string) => host.env(name));
   const credentials = extra.bootstrapCredentials === undefined ? {} : { bootstrapCredentials: extra.bootstrapCredentials };
   const started = await startService({ databasePath: paths.databasePath, retention, sections, env, ...credentials });
-  if (!started.ok) throw new CliError(started.error.code, exitClassOf(started.error.code));
+  if (!started.ok) throw cliErrorOf(started.error);
   const service = started.value;
   const readiness = { ...service.readiness, ...extra.readiness, instance: paths.instance, runtime: host.name, pid: process.pid };
   // The signal listener is in place before readiness is reported, so a signal

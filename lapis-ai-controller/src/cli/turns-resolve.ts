@@ -16,7 +16,7 @@ import type { Json } from "../domain/records.ts";
 import { protocolConfig } from "../transport/protocol-config.ts";
 import { engineStore } from "../persistence/engine-store.ts";
 import { openSqliteStore } from "../persistence/sqlite-store.ts";
-import { CliError, EXIT, exitClassOf, type ExitClass } from "./errors.ts";
+import { CliError, cliErrorOf, EXIT, exitClassOf, type ExitClass } from "./errors.ts";
 import { resolveOwnerToken } from "./token.ts";
 
 /** Parsed `turns resolve` arguments plus the global options it accepts. */
@@ -99,8 +99,9 @@ function clientFailure(caught: unknown): CliError {
 }
 
 async function resolveOnline(args: TurnsResolveArgs, access: ServiceAccess, writeOut: (s: string) => void): Promise<ExitClass> {
-  const config = protocolConfig(access.sections, access.env);
-  if (!config.ok) throw new CliError(config.error.code, exitClassOf(config.error.code));
+  // Only the owner token is needed here: every entry is checked, but no other token's env: reference is resolved (D3).
+  const config = protocolConfig(access.sections, null);
+  if (!config.ok) throw cliErrorOf(config.error);
   const { host, port } = config.value.limits;
   if (port === 0) throw new CliError("instance_locked", EXIT.failure, "a service runs but the config names no fixed listen port");
   const token = resolveOwnerToken(access.sections.tokens, access.env);

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { CONTROLLER_VERSION } from "../domain/protocol.ts";
 import type { ContextBlock, NativeModeRecord, PreparedSession, SessionContinuity, TurnOutcome, TurnSink } from "../domain/executor-port.ts";
 import { AcpEventTranslator } from "./acp-events.ts";
 import type { ResolvedLaunch } from "./acp-launch.ts";
@@ -115,7 +116,7 @@ export class AcpSession implements PreparedSession {
           protocolVersion: acp.PROTOCOL_VERSION,
           // `session.notices`: agents (codex-acp) then send their warnings as notices, not as agent message text.
           clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, session: { notices: {} } },
-          clientInfo: { name: "lapis-ai-controller", version: "0.1.0" },
+          clientInfo: { name: "lapis-ai-controller", version: CONTROLLER_VERSION },
         });
         const mcpServers: acp.McpServer[] = start.restricted ? [] : (start.mcpServers ?? []).map((m) => ({ type: "http", name: m.name, url: m.url, headers: m.headers.map((h) => ({ name: h.name, value: h.value })) }));
         const opened = await openSession(conn, reopenCapabilities(init), start.open ?? { kind: "new" }, start.cwd, mcpServers);

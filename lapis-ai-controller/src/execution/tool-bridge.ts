@@ -9,6 +9,8 @@
 // disposed endpoint's tools are gone at once (P-ARC-23). Provider-side MCP
 // activity is observational: only a live tools/call reaches a handler (P-PRV-11).
 import { createHash, randomBytes } from "node:crypto";
+import { hostAllowed } from "../domain/loopback-host.ts";
+import { CONTROLLER_VERSION } from "../domain/protocol.ts";
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -66,6 +68,7 @@ export class ToolBridge {
   readonly #grants = new Map<string, ToolBinding>();
   #http: HttpServer | null = null;
   #url = "";
+  #port = 0;
   #calls = 0;
 
   private constructor(host: ToolHost, limits: BridgeLimits) {
@@ -79,7 +82,8 @@ export class ToolBridge {
     const http = createServer((req, res) => { void bridge.#handle(req, res); });
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     bridge.#http = http;
-    bridge.#url = `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+    bridge.#port = (http.address() as AddressInfo).port;
+    bridge.#url = `http://127.0.0.1:${bridge.#port}/mcp`;
     return bridge;
   }
 
@@ -108,6 +112,8 @@ export class ToolBridge {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    // DNS rebinding: only a loopback Host with the bridge's own port, before anything else is read.
+    if (!hostAllowed(req.headers.host, this.#port)) return deny(res, 403);
     if ((req.url ?? "").split("?")[0] !== "/mcp") return deny(res, 404);
     const binding = this.#binding(req);
     if (binding === undefined) return deny(res, 401);
@@ -126,7 +132,7 @@ export class ToolBridge {
   }
 
   #mcpServer(binding: ToolBinding): Server {
-    const server = new Server({ name: BRIDGE_SERVER_NAME, version: "0.1.0" }, { capabilities: { tools: {} } });
+    const server = new Server({ name: BRIDGE_SERVER_NAME, version: CONTROLLER_VERSION }, { capabilities: { tools: {} } });
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: this.#host.list(binding).map((t) => ({
         name: t.name,

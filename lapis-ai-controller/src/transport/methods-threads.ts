@@ -27,6 +27,7 @@ export function loadThread(deps: ProtocolDeps, access: AccessContext, threadId: 
 }
 
 const reserve: Handler = (deps, _conn, access) => {
+  // No params: the contract's empty schema refuses any key (D4).
   const threadId = deps.newId();
   // Volatile: nothing durable happens, so a lost reply costs one unused id.
   if (!deps.reservations.add(threadId, access.principal, access.application, deps.clock.now())) return fail("reservation_limit", true);

@@ -8,6 +8,7 @@ import type { AccessContext, Outcome } from "../domain/protocol-ports.ts";
 import { fail } from "../domain/protocol-ports.ts";
 import { toOutcome } from "../domain/turn-result.ts";
 import type { TurnService } from "../domain/turn-service.ts";
+import { hasOwnerAuthority } from "../auth/access.ts";
 import type { Handler, ProtocolDeps } from "./context.ts";
 import { commandReply } from "./idempotent.ts";
 import { loadThread } from "./methods-threads.ts";
@@ -38,7 +39,8 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
 
   const resolve: Handler = (deps, _conn, access, raw) => {
     const { commandId, turnId, as, confirmExternalStopped = false } = raw as ParamsOf<"turns.resolve">;
-    const loaded = loadTurn(deps, service, access, turnId);
+    // The operator resolves any principal's lost turn on a running service (owner authority, audited as owner/owner).
+    const loaded = hasOwnerAuthority(access) ? (service.store.getTurn(turnId) === undefined ? fail("not_found") : ok(undefined)) : loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
     return commandReply(deps, "turns.resolve", service.resolveCommand(deps, access, { commandId, turnId, as, confirmExternalStopped }));
   };

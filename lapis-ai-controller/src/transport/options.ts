@@ -2,6 +2,7 @@
 import type { Result } from "../domain/errors.ts";
 import { controllerError, err, ok } from "../domain/errors.ts";
 import { TOOL_LIMIT_CAPS, TOOL_LIMIT_DEFAULTS } from "../domain/contract/tools.ts";
+import { ORIGIN } from "../domain/loopback-host.ts";
 import { DEFAULT_MAX_FRAME_BYTES, MAX_FRAME_BYTES_CEILING } from "./frames.ts";
 
 /** Validated transport limits. */
@@ -23,6 +24,8 @@ export interface TransportLimits {
   /** Bounds on registered tool descriptions and input schemas (issue 25 point 3). */
   readonly maxToolDescriptionChars: number;
   readonly maxToolSchemaBytes: number;
+  /** Browser origins allowed to open a socket (`listen.allowedOrigins`); empty by default, so any request with an Origin is refused. */
+  readonly allowedOrigins: readonly string[];
 }
 
 interface Bound {
@@ -32,7 +35,7 @@ interface Bound {
   readonly fallback: number;
 }
 
-const BOUNDS: readonly Bound[] = [
+const BOUNDS: readonly (Bound & { key: Exclude<keyof TransportLimits, "allowedOrigins" | "host"> })[] = [
   { key: "port", min: 0, max: 65535, fallback: 7347 },
   { key: "maxFrameBytes", min: 1024, max: MAX_FRAME_BYTES_CEILING, fallback: DEFAULT_MAX_FRAME_BYTES },
   { key: "helloTimeoutMs", min: 100, max: 120_000, fallback: 10_000 },
@@ -51,16 +54,32 @@ const BOUNDS: readonly Bound[] = [
 
 /** Loopback only by default; other hosts must be named explicitly. */
 const HOST = /^[A-Za-z0-9.:\-[\]]{1,255}$/;
+/** Most allowed origins. */
+export const MAX_ALLOWED_ORIGINS = 32;
+
+function origins(value: unknown): readonly string[] | null {
+  if (value === undefined) return [];
+  if (!Array.isArray(value) || value.length > MAX_ALLOWED_ORIGINS) return null;
+  const out: string[] = [];
+  for (const item of value) {
+    if (typeof item !== "string" || item.length > 300 || !ORIGIN.test(item.toLowerCase())) return null;
+    out.push(item.toLowerCase());
+  }
+  return Object.freeze([...new Set(out)]);
+}
 
 /** Validates partial limits against their bounds; the failure names the key path only. */
 export function transportLimits(input: Record<string, unknown> = {}): Result<TransportLimits> {
   const out: Record<string, unknown> = {};
   for (const key of Object.keys(input)) {
-    if (key !== "host" && !BOUNDS.some((b) => b.key === key)) return err(controllerError("config_invalid", { where: `transport.${key}` }));
+    if (key !== "host" && key !== "allowedOrigins" && !BOUNDS.some((b) => b.key === key)) return err(controllerError("config_invalid", { where: `transport.${key}` }));
   }
   const host = input.host ?? "127.0.0.1";
   if (typeof host !== "string" || !HOST.test(host)) return err(controllerError("config_invalid", { where: "transport.host" }));
   out.host = host;
+  const allowed = origins(input.allowedOrigins);
+  if (allowed === null) return err(controllerError("config_invalid", { where: "transport.allowedOrigins" }));
+  out.allowedOrigins = allowed;
   for (const bound of BOUNDS) {
     const value = input[bound.key] ?? bound.fallback;
     if (typeof value !== "number" || !Number.isInteger(value) || value < bound.min || value > bound.max) {

@@ -22,10 +22,14 @@ function objectOrEmpty(value: Json | undefined, where: string): Result<Record<st
   return ok(value as Record<string, unknown>);
 }
 
-/** Reads the protocol sections; `extra` credentials (the managed child's stdin token) are added as they are. */
+/**
+ * Reads the protocol sections; `extra` credentials (the managed child's stdin
+ * token) are added as they are. With `env` null the token entries are checked
+ * but their references are not resolved (no credentials come back).
+ */
 export function protocolConfig(
   sections: Readonly<Record<string, Json>>,
-  env: (name: string) => string | undefined,
+  env: ((name: string) => string | undefined) | null,
   extra: readonly BootstrapCredential[] = [],
 ): Result<ProtocolConfig> {
   const credentials = parseCredentials(sections.tokens, env);
@@ -33,19 +37,19 @@ export function protocolConfig(
   const listen = objectOrEmpty(sections.listen, "config.listen");
   if (!listen.ok) return listen;
   for (const key of Object.keys(listen.value)) {
-    if (key !== "host" && key !== "port") return err(controllerError("config_invalid", { where: `config.listen.${key.slice(0, 64)}` }));
+    if (key !== "host" && key !== "port" && key !== "allowedOrigins") return err(controllerError("config_invalid", { where: `config.listen.${key.slice(0, 64)}` }));
   }
   const limitsSection = objectOrEmpty(sections.limits, "config.limits");
   if (!limitsSection.ok) return limitsSection;
   const protocolLimits = objectOrEmpty(limitsSection.value.protocol as Json | undefined, "config.limits.protocol");
   if (!protocolLimits.ok) return protocolLimits;
-  for (const key of ["host", "port"]) {
+  for (const key of ["host", "port", "allowedOrigins"]) {
     if (key in protocolLimits.value) return err(controllerError("config_invalid", { where: `config.limits.protocol.${key}` }));
   }
   const limits = transportLimits({ ...protocolLimits.value, ...listen.value });
   if (!limits.ok) {
     const key = (limits.error.where ?? "").replace(/^transport\./, "");
-    const where = key === "host" || key === "port" ? `config.listen.${key}` : `config.limits.protocol.${key}`;
+    const where = key === "host" || key === "port" || key === "allowedOrigins" ? `config.listen.${key}` : `config.limits.protocol.${key}`;
     return err(controllerError("config_invalid", { where }));
   }
   const ids = new Set(credentials.value.map((c) => c.id));

@@ -11,6 +11,8 @@ import { openConnection } from "./connection.ts";
 import type { Handler, ProtocolDeps } from "./context.ts";
 import { CLOSE_UNAUTHORIZED, dispatchTable } from "./dispatch.ts";
 import { MAX_FRAME_BYTES_CEILING } from "./frames.ts";
+import type { IncomingMessage } from "node:http";
+import { hostAllowed, originAllowed } from "../domain/loopback-host.ts";
 
 /** Close code when the connection limit is reached. */
 export const CLOSE_TRY_AGAIN = 1013;
@@ -54,12 +56,25 @@ export async function startWsServer(
       }
     },
   };
+  let boundPort = deps.limits.port;
   const wss = new WebSocketServer({
     host: deps.limits.host,
     port: deps.limits.port,
     maxPayload: MAX_FRAME_BYTES_CEILING,
     perMessageDeflate: false,
     clientTracking: false,
+    // Before the upgrade: a foreign Host (DNS rebinding) or an unlisted browser Origin gets 403 and no socket.
+    verifyClient: (info: { origin?: string; req: IncomingMessage }, done: (ok: boolean, status?: number, reason?: string) => void) => {
+      if (!hostAllowed(info.req.headers.host, boundPort, deps.limits.host)) {
+        deps.log("connection.refused", { code: "host_forbidden" });
+        return done(false, 403, "Forbidden");
+      }
+      if (!originAllowed(info.req.headers.origin, deps.limits.allowedOrigins)) {
+        deps.log("connection.refused", { code: "origin_forbidden" });
+        return done(false, 403, "Forbidden");
+      }
+      done(true);
+    },
   });
   const listening = await new Promise<boolean>((resolve) => {
     wss.once("listening", () => resolve(true));
@@ -95,6 +110,7 @@ export async function startWsServer(
   sweep.unref();
   const address = wss.address();
   const port = typeof address === "object" && address !== null ? address.port : deps.limits.port;
+  boundPort = port;
   const urlHost = deps.limits.host.includes(":") ? `[${deps.limits.host}]` : deps.limits.host;
   return ok({
     port,

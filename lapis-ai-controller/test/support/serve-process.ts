@@ -90,7 +90,7 @@ export async function stopServeChild(serve: ServeChild, signal: NodeJS.Signals =
 /** Starts serve and waits for its readiness line. */
 export async function startServe(
   t: TestContext,
-  options: { tokens: readonly ServeToken[]; runtime?: "node" | "deno"; limits?: Record<string, unknown>; dir?: string },
+  options: { tokens: readonly ServeToken[]; runtime?: "node" | "deno"; limits?: Record<string, unknown>; dir?: string; listen?: Record<string, unknown> },
 ): Promise<ServeProcess> {
   const dir = options.dir ?? tempDir(t, "aic-serve-");
   const config = {
@@ -103,7 +103,7 @@ export async function startServe(
       ...(tk.scopes === undefined ? {} : { scopes: tk.scopes }),
       ...(tk.workspaces === undefined ? {} : { workspaces: tk.workspaces }),
     })),
-    listen: { host: "127.0.0.1", port: 0 },
+    listen: { host: "127.0.0.1", port: 0, ...options.listen },
     ...(options.limits === undefined ? {} : { limits: { protocol: options.limits } }),
   };
   const configPath = join(dir, "config.json");

@@ -32,7 +32,18 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
     upstream.on("error", drop);
     client.on("close", drop);
     upstream.on("close", drop);
-    client.pipe(upstream);
+    // Like a reverse proxy, it names its upstream in the handshake's Host header
+    // (the listener refuses a Host that is not its own loopback address and port).
+    let head: Buffer | null = Buffer.alloc(0);
+    client.on("data", (chunk: Buffer) => {
+      if (head === null) return void upstream.write(chunk);
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf("\r\n\r\n");
+      if (end === -1 && head.length < 64 * 1024) return;
+      const text = head.toString("latin1");
+      upstream.write(Buffer.from(text.replace(/\r\nhost:[^\r]*/i, `\r\nHost: 127.0.0.1:${targetPort}`), "latin1"));
+      head = null;
+    });
     upstream.pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
