@@ -5,10 +5,16 @@
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
 import { parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
+import { approvalRows } from "./rows/approval.ts";
+import { replayRows } from "./rows/replay.ts";
+import { startupRows } from "./rows/startup.ts";
 import { turnRows } from "./rows/turns.ts";
 
 const ROWS: Record<string, (ctx: { quick: boolean; runtime: "node" | "deno" }) => Promise<BenchRow[]>> = {
   turns: turnRows,
+  approval: approvalRows,
+  replay: replayRows,
+  startup: startupRows,
 };
 
 const args = parseArgs(process.argv.slice(2));

@@ -23,9 +23,12 @@ export type BenchServe = {
   connect(): Promise<ControllerClient>;
   /** Resident set size of the serve process itself (not its agents), in MiB. */
   rssMiB(): number;
+  /** Stops the serve process and removes its folder. */
   stop(): Promise<void>;
-  /** Stops and starts serve again on the same config and database. */
-  restart(): Promise<void>;
+  /** Stops the serve process only; the folder and database stay for the caller. */
+  halt(): Promise<void>;
+  /** Stops serve, runs `between` (e.g. growing the database) and starts it again on the same config and database. */
+  restart(between?: () => void): Promise<void>;
 };
 
 /** Reads VmRSS of `pid` in MiB from /proc. */
@@ -75,7 +78,8 @@ export async function startBenchServe(options: { modelBaseUrl: string; runtime: 
     databasePath: join(workspace, "instances", "default", "controller.sqlite"),
     connect: () => ControllerClient.connect({ url: String(ready.url), credential: { type: "token", token: TOKEN }, maxReconnectAttempts: 0, requestTimeoutMs: 120_000 }),
     rssMiB: () => rssMiBOf((child as ServeChild | null)?.child.pid ?? 0),
-    restart: async () => { await stopChild(); await launch(); },
+    restart: async (between) => { await stopChild(); between?.(); await launch(); },
+    halt: stopChild,
     stop: async () => { await stopChild(); rmSync(dir, { recursive: true, force: true }); },
   };
 }

@@ -1,4 +1,4 @@
-// BENCH BASELINE, not controller code: // The baseline every agent row is measured against: a minimal application
+// BENCH BASELINE, not controller code. The baseline every agent row is measured against: a minimal application
 // that drives codex-acp itself with @agentclientprotocol/sdk, as an editor or
 // acpx does. Same launch (the acpx registry), same environment, same mode and
 // same model as the controller's provider; it answers permission requests
