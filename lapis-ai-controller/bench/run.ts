@@ -6,13 +6,17 @@
 import { parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
 import { approvalRows } from "./rows/approval.ts";
+import { fanoutRows } from "./rows/fanout.ts";
 import { replayRows } from "./rows/replay.ts";
 import { startupRows } from "./rows/startup.ts";
 import { turnRows } from "./rows/turns.ts";
+import { workspaceRows } from "./rows/workspaces.ts";
 
 const ROWS: Record<string, (ctx: { quick: boolean; runtime: "node" | "deno" }) => Promise<BenchRow[]>> = {
   turns: turnRows,
   approval: approvalRows,
+  workspaces: workspaceRows,
+  fanout: fanoutRows,
   replay: replayRows,
   startup: startupRows,
 };

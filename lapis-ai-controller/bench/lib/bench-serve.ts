@@ -21,6 +21,8 @@ export type BenchServe = {
   /** Workspace names configured, each its own directory. */
   readonly workspaces: readonly string[];
   connect(): Promise<ControllerClient>;
+  /** What serve wrote to stderr (codes only, never secrets). */
+  stderr(): string;
   /** Resident set size of the serve process itself (not its agents), in MiB. */
   rssMiB(): number;
   /** Stops the serve process and removes its folder. */
@@ -77,6 +79,7 @@ export async function startBenchServe(options: { modelBaseUrl: string; runtime: 
     get pid() { return (child as ServeChild | null)?.child.pid ?? 0; },
     databasePath: join(workspace, "instances", "default", "controller.sqlite"),
     connect: () => ControllerClient.connect({ url: String(ready.url), credential: { type: "token", token: TOKEN }, maxReconnectAttempts: 0, requestTimeoutMs: 120_000 }),
+    stderr: () => (child as ServeChild | null)?.stderr() ?? "",
     rssMiB: () => rssMiBOf((child as ServeChild | null)?.child.pid ?? 0),
     restart: async (between) => { await stopChild(); between?.(); await launch(); },
     halt: stopChild,
