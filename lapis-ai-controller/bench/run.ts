@@ -7,6 +7,7 @@ import { parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
 import { approvalRows } from "./rows/approval.ts";
 import { fanoutRows } from "./rows/fanout.ts";
+import { memoryRows } from "./rows/memory.ts";
 import { replayRows } from "./rows/replay.ts";
 import { startupRows } from "./rows/startup.ts";
 import { turnRows } from "./rows/turns.ts";
@@ -19,6 +20,7 @@ const ROWS: Record<string, (ctx: { quick: boolean; runtime: "node" | "deno" }) =
   fanout: fanoutRows,
   replay: replayRows,
   startup: startupRows,
+  memory: memoryRows,
 };
 
 const args = parseArgs(process.argv.slice(2));

@@ -19,7 +19,7 @@ function openMs(path: string): number {
 
 /** Runs row 7. */
 export async function startupRows(ctx: BenchContext): Promise<BenchRow[]> {
-  const sizes = ctx.quick ? [10_000, 100_000] : [10_000, 100_000, 1_000_000];
+  const sizes = ctx.quick ? [1_000, 10_000] : [10_000, 100_000, 1_000_000];
   const repeats = ctx.quick ? 2 : 5;
   const serve = await startBenchServe({ modelBaseUrl: "http://127.0.0.1:9/v1", runtime: ctx.runtime });
   const client = await serve.connect();
