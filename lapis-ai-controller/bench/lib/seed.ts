@@ -14,12 +14,13 @@ export function seedTranscript(databasePath: string, threadId: string, count: nu
     db.exec("PRAGMA synchronous = NORMAL");
     const start = Number((db.prepare("SELECT coalesce(max(seq), 0) AS seq FROM journal WHERE thread_id = ?").get(threadId) as { seq: number }).seq);
     const insert = db.prepare(`INSERT INTO journal (thread_id, turn_id, seq, visibility, kind, message_id, payload_state, payload, metadata, created_at)
-      VALUES (?, NULL, ?, 'transcript', 'text', ?, 'stored', ?, '{}', ?)`);
+      VALUES (?, NULL, ?, 'transcript', 'text', ?, 'stored', ?, ?, ?)`);
     const at = Date.now();
     db.exec("BEGIN IMMEDIATE");
     for (let i = 1; i <= count; i++) {
       const seq = start + i;
-      insert.run(threadId, seq, `msg-seed-${Math.floor(seq / 50)}`, JSON.stringify({ text: `${TEXT}${seq}` }), at);
+      const messageId = `msg-seed-${Math.floor(seq / 50)}`;
+      insert.run(threadId, seq, messageId, JSON.stringify({ text: `${TEXT}${seq}` }), JSON.stringify({ messageId }), at);
     }
     db.exec("COMMIT");
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
