@@ -73,8 +73,16 @@ function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon:
   res.end();
 }
 
+/** Options of the scripted server (benchmarks use them; tests mostly need none). */
+export type ScriptedServerOptions = {
+  /** A fixed delay before each agent-turn reply starts streaming (a model's thinking time). */
+  readonly replyDelayMs?: number;
+  /** Called when an agent-turn request has arrived, before its reply (e.g. to timestamp it). */
+  readonly onRequest?: (body: Record<string, unknown>) => void;
+};
+
 /** Starts the scripted server on 127.0.0.1 with an ephemeral port. */
-export async function startScriptedResponsesApi(script: ScriptedReply[] = []): Promise<ScriptedResponsesApi> {
+export async function startScriptedResponsesApi(script: ScriptedReply[] = [], options: ScriptedServerOptions = {}): Promise<ScriptedResponsesApi> {
   const queue = [...script];
   const requests: Record<string, unknown>[] = [];
   const sideRequests: Record<string, unknown>[] = [];
@@ -97,8 +105,13 @@ export async function startScriptedResponsesApi(script: ScriptedReply[] = []): P
         return;
       }
       requests.push(body);
+      options.onRequest?.(body);
       for (const w of waiters.filter((x) => requests.length >= x.n)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
-      stream(res, requests.length, queue.shift() ?? FALLBACK, () => { abandoned += 1; });
+      const n = requests.length;
+      const reply = queue.shift() ?? FALLBACK;
+      const delay = options.replyDelayMs ?? 0;
+      if (delay <= 0) stream(res, n, reply, () => { abandoned += 1; });
+      else setTimeout(() => { if (!res.destroyed) stream(res, n, reply, () => { abandoned += 1; }); }, delay);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

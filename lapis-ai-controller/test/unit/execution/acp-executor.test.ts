@@ -167,3 +167,13 @@ test("P-API-10 the executor inputs carry no session, scope or token fields", () 
   assert.deepEqual(keys, ["cwd", "envGrants", "providerId", "requestedMode", "restricted", "sessionKey", "vcsIdentity"]);
   for (const k of keys) assert.doesNotMatch(k, /auth|scope|token|principal|bearer/i);
 });
+
+test("P-TRN-03 a provider's first setups run one at a time: the second agent starts only after the first session exists", async () => {
+  await withExecutor({ modes: "absent" }, async (ex, agent) => {
+    const results = await Promise.all([1, 2, 3].map((i) => ex.prepare(setup({ sessionKey: `t${i}:scripted` }))));
+    assert.ok(results.every((r) => r.ok), "every concurrent first setup succeeds");
+    const events = agent.log().map((e) => e.event);
+    assert.ok(events.indexOf("session_new") < events.indexOf("spawn", events.indexOf("spawn") + 1), `first session before the second spawn: ${events.join(",")}`);
+    assert.equal(ex.spawnCount, 3);
+  });
+});

@@ -36,6 +36,16 @@ const CORRUPTIONS: ReadonlyArray<readonly [string, string]> = [
   ["audit", `UPDATE audit SET details = json_object('nested', json_object('x', '${CANARY}'))`],
   ["preparation_markers", `UPDATE preparation_markers SET suppressed_by = 'restricted', approval_effective = 'allow-all', native_mode_requested = '${CANARY}'`],
   ["journal", `UPDATE journal SET seq = 5 WHERE seq = 2`],
+  // The journal's SQL fast path (journal-validation.ts) must let none of these through.
+  ["journal", `UPDATE journal SET payload = '{"text":"ok"}' || char(0) || '${CANARY}' WHERE seq = 1`],
+  ["journal", `UPDATE journal SET metadata = '{"messageId":"m"}' || char(0) || '${CANARY}' WHERE seq = 1`],
+  ["journal", `UPDATE journal SET kind = 'Text_${CANARY}' WHERE seq = 1`],
+  ["journal", `UPDATE journal SET kind = 'text' || char(0) || '${CANARY}' WHERE seq = 1`],
+  ["journal", `UPDATE journal SET message_id = printf('%.1025c', 'm') WHERE seq = 1`],
+  ["journal", `UPDATE journal SET turn_id = 'bad id ${CANARY}' WHERE seq = 1`],
+  ["journal", `UPDATE journal SET metadata = '{"9bad":"${CANARY}"}' WHERE seq = 1`],
+  ["journal", `UPDATE journal SET created_at = -1 WHERE seq = 1`],
+  ["journal", `UPDATE journal SET payload = '{"text":"unterminated ${CANARY}' WHERE seq = 1`],
   ["foreign_keys", `UPDATE turns SET thread_id = '${CANARY}'`],
 ];
 

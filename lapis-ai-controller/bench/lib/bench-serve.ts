@@ -1,0 +1,88 @@
+// The controller side of every benchmark row: the real `serve` (Node or Deno)
+// with the real codex-acp + Codex as provider `codex`, whose model is the
+// scripted Responses-API stand-in. Same HOME/CODEX_HOME layout as the tests.
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ControllerClient } from "../../src/client.ts";
+import { FAKE_KEY_ENV, writeCodexHome, type CodexHome } from "../../test/support/codex-home.ts";
+import { spawnServe, stopServeChild, type ServeChild } from "../../test/support/serve-process.ts";
+
+const TOKEN_ENV = "AIC_BENCH_TOKEN";
+const TOKEN = "bench-token-not-a-secret-3f9a1c7e5b2d4086";
+
+/** A running bench serve. */
+export type BenchServe = {
+  readonly dir: string;
+  readonly home: CodexHome;
+  readonly url: string;
+  readonly pid: number;
+  readonly databasePath: string;
+  /** Workspace names configured, each its own directory. */
+  readonly workspaces: readonly string[];
+  connect(): Promise<ControllerClient>;
+  /** What serve wrote to stderr (codes only, never secrets). */
+  stderr(): string;
+  /** Resident set size of the serve process itself (not its agents), in MiB. */
+  rssMiB(): number;
+  /** Stops the serve process and removes its folder. */
+  stop(): Promise<void>;
+  /** Stops the serve process only; the folder and database stay for the caller. */
+  halt(): Promise<void>;
+  /** Stops serve, runs `between` (e.g. growing the database) and starts it again on the same config and database. */
+  restart(between?: () => void): Promise<void>;
+};
+
+/** Reads VmRSS of `pid` in MiB from /proc. */
+export function rssMiBOf(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0");
+  return kb / 1024;
+}
+
+/** Starts serve with `workspaceCount` workspaces (`ws0`, `ws1`, …) and the model at `modelBaseUrl`. */
+export async function startBenchServe(options: { modelBaseUrl: string; runtime: "node" | "deno"; workspaceCount?: number; limits?: Record<string, unknown> }): Promise<BenchServe> {
+  const dir = mkdtempSync(join(tmpdir(), "aic-bench-"));
+  const home = writeCodexHome(dir, options.modelBaseUrl);
+  const names = Array.from({ length: options.workspaceCount ?? 1 }, (_, i) => `ws${i}`);
+  const workspaces: Record<string, string> = {};
+  for (const name of names) {
+    const path = join(dir, "workspaces", name);
+    mkdirSync(path, { recursive: true });
+    workspaces[name] = path;
+  }
+  const config = {
+    version: 1,
+    tokens: [{ id: "bench", token: `env:${TOKEN_ENV}`, principal: "bench", application: "bench" }],
+    listen: { host: "127.0.0.1", port: 0 },
+    workspaces,
+    providers: { codex: { agent: "codex", mode: "read-only", envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV], setupTimeoutMs: 120_000, killGraceMs: 3_000 } },
+    ...(options.limits === undefined ? {} : { limits: options.limits }),
+  };
+  const configPath = join(dir, "config.json");
+  writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
+  const env: Record<string, string> = { ...home.env, PATH: process.env.PATH ?? "/usr/bin:/bin", [TOKEN_ENV]: TOKEN };
+  const workspace = join(dir, "controller");
+  let child: ServeChild | null = null;
+  let ready: Record<string, unknown> = {};
+  const launch = async () => {
+    child = spawnServe({ dir, configPath, workspace, env, runtime: options.runtime, allowRun: true });
+    ready = await child.ready;
+  };
+  await launch();
+  const stopChild = async () => { if (child !== null) await stopServeChild(child); child = null; };
+  return {
+    dir,
+    home,
+    workspaces: names,
+    get url() { return String(ready.url); },
+    get pid() { return (child as ServeChild | null)?.child.pid ?? 0; },
+    databasePath: join(workspace, "instances", "default", "controller.sqlite"),
+    connect: () => ControllerClient.connect({ url: String(ready.url), credential: { type: "token", token: TOKEN }, maxReconnectAttempts: 0, requestTimeoutMs: 120_000 }),
+    stderr: () => (child as ServeChild | null)?.stderr() ?? "",
+    rssMiB: () => rssMiBOf((child as ServeChild | null)?.child.pid ?? 0),
+    restart: async (between) => { await stopChild(); between?.(); await launch(); },
+    halt: stopChild,
+    stop: async () => { await stopChild(); rmSync(dir, { recursive: true, force: true }); },
+  };
+}

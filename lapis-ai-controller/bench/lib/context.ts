@@ -1,0 +1,33 @@
+// Shared run settings of the benchmark: quick or full, the runtime serve runs
+// on, and the scripted model every agent row uses (fixed answer, fixed delay).
+import { startScriptedResponsesApi, type ScriptedResponsesApi, type ScriptedServerOptions } from "../../test/support/scripted-responses-api.ts";
+
+/** Settings of one bench run. */
+export type BenchContext = {
+  readonly quick: boolean;
+  readonly runtime: "node" | "deno";
+};
+
+/** The fixed answer the scripted model streams for every text turn. */
+export const FIXED_ANSWER = ["Hello ", "from ", "the ", "scripted ", "model."] as const;
+/** The fixed delay before each reply (a model's time to first token). */
+export const MODEL_DELAY_MS = 20;
+
+/** Starts the scripted model whose script never runs out: every agent turn gets FIXED_ANSWER. */
+export async function startFixedModel(options: ScriptedServerOptions = {}): Promise<ScriptedResponsesApi> {
+  return startScriptedResponsesApi([], { replyDelayMs: MODEL_DELAY_MS, ...options });
+}
+
+/** Parses `--quick`, `--only=a,b` and `--runtime=node|deno`. */
+export function parseArgs(argv: readonly string[]): { quick: boolean; only: string[] | null; runtime: "node" | "deno" } {
+  let quick = false;
+  let only: string[] | null = null;
+  let runtime: "node" | "deno" = typeof (globalThis as { Deno?: unknown }).Deno === "object" ? "deno" : "node";
+  for (const arg of argv) {
+    if (arg === "--quick") quick = true;
+    else if (arg.startsWith("--only=")) only = arg.slice(7).split(",").filter((x) => x.length > 0);
+    else if (arg === "--runtime=node" || arg === "--runtime=deno") runtime = arg.endsWith("deno") ? "deno" : "node";
+    else throw new Error(`unknown argument ${arg} (use --quick, --only=ROWS, --runtime=node|deno)`);
+  }
+  return { quick, only, runtime };
+}
