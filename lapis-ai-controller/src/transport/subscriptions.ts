@@ -19,6 +19,27 @@ export function closeSubscription(conn: Conn, sub: Subscription, reason: string)
   conn.send(encodeNotification("subscription.closed", { subscriptionId: sub.id, threadId: sub.threadId, reason }));
 }
 
+/**
+ * One replay page per (thread, cursor) for the subscribers pumped in the same
+ * round: a journal append wakes every subscriber of the thread, and they
+ * usually stand at the same cursor, so the page is read and each event is
+ * encoded once, not once per subscriber. The memo lives until the current
+ * microtask queue drains, so no page outlives the round (a volatile payload
+ * lost later is never served from it).
+ */
+const roundPages = new Map<string, { events: readonly ReplayEvent[]; json: Map<number, string> }>();
+
+function sharedPage(deps: ProtocolDeps, threadId: string, cursor: number): { events: readonly ReplayEvent[]; json: Map<number, string> } {
+  const key = `${threadId}\u0000${cursor}`;
+  let page = roundPages.get(key);
+  if (page === undefined) {
+    if (roundPages.size === 0) queueMicrotask(() => roundPages.clear());
+    page = { events: deps.store.journal.replay(threadId, cursor, BATCH).events, json: new Map() };
+    roundPages.set(key, page);
+  }
+  return page;
+}
+
 /** Sends every journal event after the cursor, in order. */
 export function pump(deps: ProtocolDeps, conn: Conn, sub: Subscription): void {
   if (!conn.subscriptions.has(sub.id)) return;
@@ -34,16 +55,19 @@ export function pump(deps: ProtocolDeps, conn: Conn, sub: Subscription): void {
       return;
     }
     // Lost volatile payloads arrive as `payloadUnavailable` markers, never dropped (P-STO-17).
-    const batch = deps.store.journal.replay(sub.threadId, sub.cursor, BATCH).events;
-    for (const event of batch) sendEvent(conn, sub, event);
-    if (batch.length < BATCH) return;
+    const page = sharedPage(deps, sub.threadId, sub.cursor);
+    for (const event of page.events) sendEvent(conn, sub, event, page.json);
+    if (page.events.length < BATCH) return;
   }
 }
 
-function sendEvent(conn: Conn, sub: Subscription, event: ReplayEvent): void {
+function sendEvent(conn: Conn, sub: Subscription, event: ReplayEvent, encoded: Map<number, string>): void {
   if (event.seq <= sub.cursor) return;
   sub.cursor = event.seq;
-  conn.send(encodeNotification("event", { subscriptionId: sub.id, threadId: sub.threadId, seq: event.seq, event }));
+  let json = encoded.get(event.seq);
+  if (json === undefined) { json = JSON.stringify(event); encoded.set(event.seq, json); }
+  // Byte-for-byte what encodeNotification("event", {subscriptionId, threadId, seq, event}) writes.
+  conn.send(`{"jsonrpc":"2.0","method":"event","params":{"subscriptionId":${JSON.stringify(sub.id)},"threadId":${JSON.stringify(sub.threadId)},"seq":${event.seq},"event":${json}}}`);
 }
 
 const subscribe: Handler = (deps, conn, access, raw) => {
