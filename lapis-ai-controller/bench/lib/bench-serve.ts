@@ -61,7 +61,7 @@ export async function startBenchServe(options: { modelBaseUrl: string; runtime: 
   };
   const configPath = join(dir, "config.json");
   writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
-  const env: Record<string, string> = { ...home.env, PATH: process.env.PATH ?? "/usr/bin:/bin", [TOKEN_ENV]: TOKEN };
+  const env: Record<string, string> = { ...home.env, PATH: process.env.PATH ?? "/usr/bin:/bin", [TOKEN_ENV]: TOKEN, NODE_OPTIONS: process.env.BENCH_SERVE_NODE_OPTIONS ?? "" };
   const workspace = join(dir, "controller");
   let child: ServeChild | null = null;
   let ready: Record<string, unknown> = {};

@@ -8,8 +8,12 @@ export type BenchContext = {
   readonly runtime: "node" | "deno";
 };
 
-/** The fixed answer the scripted model streams for every text turn. */
-export const FIXED_ANSWER = ["Hello ", "from ", "the ", "scripted ", "model."] as const;
+/**
+ * The fixed answer the scripted model streams for every text turn: an ordinary
+ * reply of 40 words (~250 characters), longer than the redaction hold-back
+ * window, so streamed release is measured, not the end of a message.
+ */
+export const FIXED_ANSWER = Array.from({ length: 40 }, (_, i) => (i === 39 ? "done." : `word${i} `));
 /** The fixed delay before each reply (a model's time to first token). */
 export const MODEL_DELAY_MS = 20;
 

@@ -7,8 +7,6 @@ import { now } from "./stats.ts";
 /** What one controller turn observed, in ms since submit was called. */
 export type ControllerTiming = { turnId: string; firstTextMs: number; doneMs: number; state: string };
 
-const TERMINAL = new Set(["completed", "failed", "cancelled", "interrupted", "submission_unknown"]);
-const POLL_MS = 5;
 
 /** A thread with a live subscription, ready to run turns one after another. */
 export type WatchedThread = {
@@ -19,15 +17,9 @@ export type WatchedThread = {
   readonly seen: { at: number; delivery: ThreadEventDelivery }[];
 };
 
-/** Polls the turn until it is terminal (deadline in ms). */
+/** Waits for the turn's outcome the way an application does: turns.wait on the event subscription (no polling). */
 export async function awaitTerminal(client: ControllerClient, turnId: string, deadlineMs: number): Promise<Record<string, unknown>> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const turn = (await client.call("turns.get", { turnId })) as Record<string, unknown>;
-    if (TERMINAL.has(String(turn.state))) return turn;
-    if (Date.now() > end) throw new Error(`turn ${turnId} still ${String(turn.state)}`);
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
+  return { ...(await client.turns.wait(turnId, { timeoutMs: deadlineMs })) };
 }
 
 /** Creates a thread in `workspace` and subscribes to it. */

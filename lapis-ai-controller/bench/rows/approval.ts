@@ -12,15 +12,15 @@ import { type BenchContext, FIXED_ANSWER, startFixedModel } from "../lib/context
 import { awaitTerminal } from "../lib/controller-turns.ts";
 import { type BenchRow, now, report, summary } from "../lib/stats.ts";
 
-type Interaction = { interactionId: string; state: string; optionIds: string[] };
+type Interaction = { readonly interactionId: string; readonly optionIds: readonly string[] };
 const POLL_MS = 2;
 
-/** Waits for the turn's first pending interaction (the SDK has no interaction event stream to wait on). */
+/** Waits for the turn's first pending interaction (interactions are not in the event stream: an application polls turns.get). */
 async function pendingInteraction(client: ControllerClient, turnId: string, deadlineMs: number): Promise<Interaction> {
   const end = Date.now() + deadlineMs;
   for (;;) {
-    const turn = (await client.call("turns.get", { turnId })) as { interactions?: Interaction[] };
-    const open = (turn.interactions ?? []).find((i) => i.state === "pending");
+    const turn = await client.turns.get(turnId);
+    const open = turn.interactions.find((i) => i.state === "pending");
     if (open !== undefined) return open;
     if (Date.now() > end) throw new Error("no pending interaction");
     await new Promise((r) => setTimeout(r, POLL_MS));
@@ -51,7 +51,7 @@ export async function approvalRows(ctx: BenchContext): Promise<BenchRow[]> {
       const turnId = String((await client.submitTurn(threadId, { text: `Create file ${i}.` })).turnId);
       const ask = await pendingInteraction(client, turnId, 60_000);
       const allow = ask.optionIds.find((id) => /approved$|allow/.test(id)) ?? ask.optionIds[0] ?? "";
-      await client.call("interactions.respond", { turnId, interactionId: ask.interactionId, optionId: allow });
+      await client.interactions.respond(turnId, ask.interactionId, allow);
       const turn = await awaitTerminal(client, turnId, 60_000);
       if (turn.state !== "completed") throw new Error(`approval turn ended ${String(turn.state)}`);
       const ctlTrip = (arrivals[first + 1] ?? Number.NaN) - (arrivals[first] ?? Number.NaN);

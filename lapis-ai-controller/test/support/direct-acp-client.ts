@@ -67,7 +67,8 @@ export async function startDirectAgent(options: { env: Record<string, string>; c
   const conn = app.connect(acp.ndJsonStream(Writable.toWeb(child.stdin) as WritableStream<Uint8Array>, Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>));
   await conn.agent.request(acp.methods.agent.initialize, {
     protocolVersion: acp.PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    // The same capabilities as the controller, so Codex sends its notices (e.g. "Model metadata … not found") as notices, not as reply text.
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, session: { notices: {} } },
     clientInfo: { name: "bench-direct", version: "1" },
   });
   const created = await conn.agent.request(acp.methods.agent.session.new, { cwd: options.cwd, mcpServers: [] });
