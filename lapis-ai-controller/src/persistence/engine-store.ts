@@ -88,7 +88,8 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     if (e.visibility === "transcript") onTranscript(e.threadId);
     return id;
   };
-  const configOf = (turnId: string, providerId: string): PreparedConfig => {
+  // The cache holds live turns only: a settled turn read later (turns.get, turns.wait) is rebuilt, not kept forever.
+  const configOf = (turnId: string, providerId: string, live: boolean): PreparedConfig => {
     const cached = configs.get(turnId);
     if (cached) return cached;
     const accepted = journalRows(["turn_id = ?", "kind = 'turn_accepted'"], [turnId])[0];
@@ -97,12 +98,12 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     const result = marker?.nativeModeResult ?? null;
     const config: PreparedConfig = result === null || !marker ? base
       : { ...base, nativeMode: { requested: marker.nativeModeRequested, result: result as NativeModeResult, current: result === "applied" ? marker.nativeModeRequested : null } };
-    configs.set(turnId, config);
+    if (live) configs.set(turnId, config);
     return config;
   };
   const toTurn = (t: { turnId: string; threadId: string; commandId: string; attemptOf: string | null; state: TurnState; workspaceId: string; provider: string; errorCode: string | null }): TurnRecord => ({
     id: t.turnId, threadId: t.threadId, commandId: t.commandId, attemptOf: t.attemptOf, state: t.state, workspaceId: t.workspaceId,
-    config: configOf(t.turnId, t.provider), errorCode: t.errorCode,
+    config: configOf(t.turnId, t.provider, !SETTLED.has(t.state)), errorCode: t.errorCode,
   });
   const toInteraction = (i: NonNullable<ReturnType<typeof store.interactions.get>>): InteractionRecord => ({
     id: i.interactionId, turnId: i.turnId, nativeRequestId: i.nativeRequestId, category: i.kind === "permission" ? "execution" : "structured_input",
@@ -149,7 +150,7 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
         // The turn stops running: a transcript event tells subscribers (the SDK's turns.wait) without polling.
         if (SETTLED.has(to)) append({ threadId: t.threadId, turnId: id, type: "turn_outcome", visibility: "transcript", data: { state: to, errorCode: patch.errorCode ?? t.errorCode ?? null } });
         // Settled turns rebuild their configuration from the marker when read again.
-        if (to === "completed" || to === "failed" || to === "cancelled") configs.delete(id);
+        if (SETTLED.has(to)) configs.delete(id);
         return true;
       });
     },
