@@ -10,6 +10,7 @@ import { ENGINE_TOKENS, engineServe, readDb, waitTurn } from "../support/engine-
 import { scriptedAgent } from "../support/scripted-agent-fixture.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 import { tempDir } from "../support/temp.ts";
+import { tool } from "../support/tool-spec.ts";
 
 const OPTS = [{ optionId: "allow#once", kind: "allow_once" }, { optionId: "deny#once", kind: "reject_once" }];
 type Interaction = { interactionId: string; state: string };
@@ -116,7 +117,7 @@ test("lost acknowledgements of every mutation through serve", { timeout: 180_000
   });
 
   await t.test("endpoints.register and endpoints.dispose are naturally idempotent: a lost reply is settled by repeating", async () => {
-    const spec = { endpointId: "ep-lost", kind: "tools" as const, tools: { note_read: () => "x" } };
+    const spec = { endpointId: "ep-lost", kind: "tools" as const, tools: { note_read: tool(() => "x") } };
     await withLostReply(proxy, "\"endpointId\":\"ep-lost\"", () => client.registerEndpoint(spec));
     await withLostReply(proxy, "\"disposed\":true", () => client.disposeEndpoint("ep-lost"));
     assert.deepEqual(await client.call("endpoints.dispose", { endpointId: "ep-lost" }), { endpointId: "ep-lost", disposed: true }, "disposing again answers the same");
