@@ -55,7 +55,7 @@ interface Footprint {
 async function measure(args: readonly string[], rounds: number): Promise<Footprint> {
   const runs: Footprint[] = [];
   for (let i = 0; i < rounds; i += 1) {
-    const child = spawnNode(["--input-type=module", "-e", CHILD, ...args]);
+    const child = spawnNode(["--input-type=module", "-e", CHILD, "--", ...args]);
     const code = await child.exited;
     if (code !== 0) throw new Error(`footprint child failed (${code}): ${child.tail()}`);
     runs.push(JSON.parse(child.tail().trim().split("\n").at(-1) ?? "{}") as Footprint);

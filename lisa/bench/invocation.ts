@@ -19,6 +19,8 @@ export interface InvocationBenchOptions {
   readonly samples: number;
   /** Messages of history in each room before the first invocation. */
   readonly history: number;
+  /** Lisa's entry: the built dist/main.js (as the packaged binary runs, issue 24); src/main.ts when null. */
+  readonly distEntry?: string | null;
 }
 
 interface Sample {
@@ -107,7 +109,7 @@ export async function benchInvocation(observer: HttpObserver, options: Invocatio
   const [room] = benchRooms(1) as [string];
   const world = await benchWorld({ rooms: [room] });
   seedHistory(world, [room, BASE_ROOM], options.history);
-  const lisa = startLisa(world);
+  const lisa = startLisa(world, options.distEntry == null ? {} : { entry: options.distEntry });
   let baseline: Child | null = null;
   try {
     await waitForLisaReady(world, lisa);
@@ -147,7 +149,7 @@ export async function benchInvocation(observer: HttpObserver, options: Invocatio
     return {
       rows: [
         {
-          figure: "host overhead per invocation (sync delivered -> reply PUT), instant LLM",
+          figure: `host overhead per invocation (sync delivered -> reply PUT), instant LLM, ${options.distEntry == null ? "source" : "dist/"}`,
           value: fmtDist(lisaOverhead, "ms"), baseline: fmtDist(baseOverhead, "ms"),
           ratio: overheadMedianRatio, goal: "median <= 1.3x, p95 <= 2x",
           met: overheadMedianRatio <= 1.3 && overheadP95Ratio <= 2,

@@ -1,5 +1,5 @@
 // Resident memory of the `lisa run` child (VmRSS from /proc/<pid>/status):
-// idle after start, and growth after 1,000 invocations driven with the
+// idle after start, and the resident set after 1,000 invocations driven with the
 // instant scripted LLM, both from the built dist/ as the packaged binary runs
 // (idle from source as well); baseline: `node -e` holding an HTTP server open.
 import { setTimeout as delay } from "node:timers/promises";
@@ -89,8 +89,10 @@ export async function benchMemory(observer: HttpObserver, options: MemoryBenchOp
         ...(sourceIdle === null ? [] : [idleRow("node src/main.ts", sourceIdle)]),
         idleRow(entry === SOURCE_ENTRY ? "node src/main.ts" : "built dist/main.js", idle),
         {
-          figure: `resident memory growth after ${sent} invocations (${entry === SOURCE_ENTRY ? "source" : "dist/"})`, value: `${(growth / MB).toFixed(1)} MB (to ${(after / MB).toFixed(1)} MB)`,
-          baseline: "0 MB (idle)", ratio: Number.NaN, goal: "<= 5 MB", met: growth <= 5 * MB,
+          // Issue 24: the goal is the resident set itself once everything is loaded, not the growth.
+          figure: `resident memory after ${sent} invocations (${entry === SOURCE_ENTRY ? "source" : "dist/"})`,
+          value: `${(after / MB).toFixed(1)} MB (+${(growth / MB).toFixed(1)} MB from idle)`,
+          baseline: `node -e HTTP server ${(baseline / MB).toFixed(1)} MB`, ratio: after / baseline, goal: "<= 70 MB", met: after <= 70 * MB,
         },
       ],
       notes: [

@@ -38,7 +38,7 @@ const BENCHMARKS: readonly Benchmark[] = [
     run: () => benchPrompt({ history: 60, limits: { max_events: 40, max_characters: 24_000, max_event_characters: 4_000, max_reply_depth: 2 } }),
   },
   { name: "startup", run: () => benchStartup(observer, { rounds: quick ? 4 : 12, distEntry: distEntry() }) },
-  { name: "invocation", run: () => benchInvocation(observer, { warmup: quick ? 10 : 30, samples: quick ? 40 : 200, history: 60 }) },
+  { name: "invocation", run: () => benchInvocation(observer, { warmup: quick ? 10 : 30, samples: quick ? 40 : 200, history: 60, distEntry: distEntry() }) },
   { name: "footprint", run: () => benchFootprint({ rounds: quick ? 1 : 3 }) },
   { name: "memory", run: () => benchMemory(observer, { invocations: quick ? 300 : 1_000, rooms: 10, settleMs: 2_000, distEntry: distEntry() }) },
   {
