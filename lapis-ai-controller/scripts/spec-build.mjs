@@ -10,6 +10,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { EVENT_KINDS } from "../src/domain/contract/events.ts";
 import { METHODS } from "../src/domain/contract/methods.ts";
 import { ENDPOINT_INVOKE, FRAMES, NOTIFICATIONS } from "../src/domain/contract/notifications.ts";
 import { SDK_ERROR_CODES } from "../src/domain/contract/sdk-types.ts";
@@ -35,6 +36,10 @@ export function schemaDocument() {
   defs["endpoint.invoke.result"] = ENDPOINT_INVOKE.result;
   for (const [name, f] of Object.entries(FRAMES)) defs[`frame.${name}`] = f;
   defs["tool.definition"] = TOOL_DEFINITION;
+  for (const [kind, e] of Object.entries(EVENT_KINDS)) {
+    defs[`event.${kind}.metadata`] = { description: e.summary, ...e.metadata };
+    if (e.payload !== undefined) defs[`event.${kind}.payload`] = e.payload;
+  }
   defs.errorCode = { enum: [...ERROR_CODES] };
   defs.sdkErrorCode = { enum: [...SDK_ERROR_CODES] };
   const methods = Object.fromEntries(Object.entries(METHODS).map(([name, c]) => [name, { scope: c.scope, effect: c.effect, errors: c.errors }]));
@@ -78,7 +83,7 @@ function methodTable() {
     const errors = c.errors.map((e) => `\`${e}\``).join(", ");
     rows.push(`| \`${name}\` | ${c.scope === null ? "none" : `\`${c.scope}\``} | ${c.effect} | \`${cell(notation(c.params))}\` | \`${cell(notation(c.result))}\` | ${errors} |`);
   }
-  rows.push("", "Every method may also answer `invalid_params` (params outside the schema, or an unknown key), `unauthorized`, `forbidden` and `internal_error`. Effect: `command` = idempotent on `commandId` (same id and input, same receipt bytes); `read` = no durable effect or one that is safe to repeat; `volatile` = lives only with the connection or the process.");
+  rows.push("", "Every method may also answer `invalid_params` (params outside the schema, or an unknown key), `unauthorized`, `forbidden` and `internal_error`. Effect: `command` = idempotent on `commandId` (same id and input, same receipt bytes; a lost acknowledgement is resolved by `commands.get`); `repeatable` = a mutation that is naturally idempotent (a repeat answers the same); `read` = no effect; `volatile` = lives only with the connection or the process (a repeat does it once more).");
   return rows.join("\n");
 }
 
@@ -98,9 +103,17 @@ function errorTable() {
   return rows.join("\n");
 }
 
+function eventTable() {
+  const rows = ["| kind | metadata | payload | meaning |", "| --- | --- | --- | --- |"];
+  for (const [kind, e] of Object.entries(EVENT_KINDS)) {
+    rows.push(`| \`${kind}\` | \`${cell(notation(e.metadata))}\` | ${e.payload === undefined ? "none" : `\`${cell(notation(e.payload))}\``} | ${cell(e.summary)} |`);
+  }
+  return rows.join("\n");
+}
+
 /** The generated regions by name. */
 export function regions() {
-  return { methods: methodTable(), notifications: notificationTable(), "error-codes": errorTable() };
+  return { methods: methodTable(), notifications: notificationTable(), events: eventTable(), "error-codes": errorTable() };
 }
 
 /** Replaces each `<!-- generated:NAME -->…<!-- /generated:NAME -->` region of `text`; a missing marker is an error. */

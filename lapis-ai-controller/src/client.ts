@@ -14,16 +14,8 @@ import { PROTOCOL } from "./transport/frames.ts";
 import type { PeerHandlers, RpcFailure, RpcOutcome, SocketFactory } from "./transport/ws-client.ts";
 import { defaultSocketFactory, RpcPeer } from "./transport/ws-client.ts";
 
-export type { ThreadEventDelivery, ThreadListener, WatchHandle } from "./sdk/watches.ts";
-export type { EventStreamOptions, ThreadEventStream } from "./sdk/event-stream.ts";
-export type { CommandMethod, CommandParams, WaitOptions } from "./sdk/api.ts";
-export type { MethodName, ParamsOf, ResultOf } from "./domain/contract/methods.ts";
-export type {
-  ClientErrorCode, Interaction, ReplayPage, ThreadBinding, ThreadBindingView, ThreadEvent, ThreadReceipt, ThreadSnapshot, Turn, TurnInput,
-  TurnReceipt, SettledTurnState,
-} from "./domain/contract/sdk-types.ts";
-export { CLIENT_ERROR_CODES, SDK_ERROR_CODES, SETTLED_TURN_STATES } from "./domain/contract/sdk-types.ts";
-export type { ToolDefinition } from "./domain/contract/tools.ts";
+// The typed SDK surface: contract types and values (sdk/exports.ts).
+export * from "./sdk/exports.ts";
 import type { ToolDefinition } from "./domain/contract/tools.ts";
 
 /** A failure raised by the SDK: the stable code only. */
@@ -95,6 +87,15 @@ export interface EndpointSpec {
 
 const clamp = (value: number | undefined, fallback: number, min: number, max: number) =>
   Math.min(max, Math.max(min, value ?? fallback));
+
+/**
+ * Methods `call()` may send again after a reconnect: reads, and calls whose
+ * repeat changes nothing (threads.attach, endpoints.dispose) or costs one
+ * unused volatile id (threads.reserve). Any other method is a mutation: it
+ * goes through `command()` and a lost acknowledgement is resolved by its
+ * command identity, never by sending it blindly again.
+ */
+export const REPEATABLE_CALLS: ReadonlySet<string> = new Set(["threads.snapshot", "threads.replay", "turns.get", "commands.get", "threads.attach", "threads.reserve", "endpoints.dispose"]);
 
 /** Creates a command identity (never reused for different input). */
 export function newCommandId(): string {
@@ -256,10 +257,14 @@ export class ControllerClient {
     return this.#peer !== null && !this.#closed;
   }
 
-  /** Calls a read-only method; retried once after a reconnect. */
+  /**
+   * Calls a method and answers its result. Only REPEATABLE_CALLS are sent once
+   * more after a reconnect; any other method's lost reply fails
+   * `connection_lost` (mutations belong in `command()`).
+   */
   async call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
     let reply = await this.#raw(method, params);
-    if (!reply.ok && reply.error.code === "connection_lost" && await this.#awaitReady()) reply = await this.#raw(method, params);
+    if (!reply.ok && reply.error.code === "connection_lost" && REPEATABLE_CALLS.has(method) && await this.#awaitReady()) reply = await this.#raw(method, params);
     if (!reply.ok) throw new ClientError(reply.error);
     return reply.value;
   }
@@ -305,16 +310,24 @@ export class ControllerClient {
     return this.command("turns.submit", { threadId, input }, commandId);
   }
 
-  /** Reads the complete retained history, page by page. */
-  async replayAll(threadId: string): Promise<Record<string, unknown>[]> {
-    const events: Record<string, unknown>[] = [];
-    let afterSeq = 0;
-    for (;;) {
-      const page = (await this.call("threads.replay", { threadId, afterSeq })) as { events: { seq: number }[]; complete: boolean };
-      events.push(...(page.events as unknown as Record<string, unknown>[]));
-      if (page.complete || page.events.length === 0) return events;
-      afterSeq = (page.events[page.events.length - 1] as { seq: number }).seq;
-    }
+  /** Cancels a turn under one command identity. */
+  cancelTurn(turnId: string, commandId?: string): Promise<Record<string, unknown>> {
+    return this.command("turns.cancel", { turnId }, commandId);
+  }
+
+  /** Resolves a lost-outcome turn (owner) under one command identity. */
+  resolveTurn(turnId: string, as: "failed" | "cancelled", confirmExternalStopped: boolean, commandId?: string): Promise<Record<string, unknown>> {
+    return this.command("turns.resolve", { turnId, as, confirmExternalStopped }, commandId);
+  }
+
+  /** Answers an interaction (an offered option id, or `cancelled`) under one command identity. */
+  respond(turnId: string, interactionId: string, answer: { optionId: string } | { outcome: "cancelled" }, commandId?: string): Promise<Record<string, unknown>> {
+    return this.command("interactions.respond", { turnId, interactionId, ...answer }, commandId);
+  }
+
+  /** Reads the complete retained history, page by page (the untyped form of `threads.replayAll`). */
+  replayAll(threadId: string): Promise<Record<string, unknown>[]> {
+    return this.threads.replayAll(threadId) as unknown as Promise<Record<string, unknown>[]>;
   }
 
   /** Subscribes a listener to a thread from `afterSeq` (default: now); events reach it once each, in order. */
@@ -326,11 +339,20 @@ export class ControllerClient {
     this.#watches.onNotification(method, params);
   }
 
-  /** Registers an endpoint; it is re-registered under the same identity after reconnects. */
+  /**
+   * Registers an endpoint; it is re-registered under the same identity after
+   * reconnects. Registration is naturally idempotent (same owner and id
+   * replaces), so a lost reply is settled by registering once more.
+   */
   async registerEndpoint(spec: EndpointSpec): Promise<void> {
-    const reply = await this.#registerRemote(spec);
-    if (!reply.ok) throw new ClientError(reply.error);
+    const previous = this.#endpoints.get(spec.endpointId);
+    // Known before the reply, so a reconnect's restore registers it too.
     this.#endpoints.set(spec.endpointId, spec);
+    let reply = await this.#registerRemote(spec);
+    if (!reply.ok && reply.error.code === "connection_lost" && await this.#awaitReady()) reply = await this.#registerRemote(spec);
+    if (reply.ok) return;
+    if (previous === undefined) this.#endpoints.delete(spec.endpointId); else this.#endpoints.set(spec.endpointId, previous);
+    throw new ClientError(reply.error);
   }
 
   #registerRemote(spec: EndpointSpec): Promise<RpcOutcome> {

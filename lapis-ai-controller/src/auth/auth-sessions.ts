@@ -52,6 +52,8 @@ export interface AuthSessions {
   /** Re-checks a bound session on each call: revoked, expired or no longer configured fails `unauthorized`. */
   validate(authSessionId: string): Result<BoundSession>;
   revoke(authSessionId: string): boolean;
+  /** Who a stored session belongs to and whether it is revoked (a repeated auth.revoke); undefined when unknown. */
+  ownerOf(authSessionId: string): { readonly principal: string; readonly application: string; readonly revoked: boolean } | undefined;
 }
 
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
@@ -142,6 +144,12 @@ export function createAuthSessions(deps: AuthSessionsDeps): AuthSessions {
     },
     revoke(authSessionId) {
       return deps.store.revoke(authSessionId, deps.clock.now());
+    },
+    ownerOf(authSessionId) {
+      const record = deps.store.get(authSessionId);
+      if (record === undefined) return undefined;
+      // A session no longer valid (expired, reconfigured) counts as live until revoked: revoke still applies to it.
+      return { principal: record.principal, application: record.application, revoked: record.revokedAt !== null };
     },
   };
 }

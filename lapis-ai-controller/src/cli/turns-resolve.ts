@@ -113,8 +113,9 @@ async function resolveOnline(args: TurnsResolveArgs, access: ServiceAccess, writ
     throw clientFailure(caught);
   }
   try {
-    const result = await client.call("turns.resolve", { turnId: args.turnId, as: args.as, confirmExternalStopped: true });
-    writeOut(`${JSON.stringify(result)}\n`);
+    // Under one command identity, so a lost reply is settled by commands.get, never by resolving twice.
+    const result = await client.resolveTurn(args.turnId, args.as, true);
+    writeOut(`${JSON.stringify({ turnId: result.turnId, state: result.state })}\n`);
     return EXIT.ok;
   } catch (caught) {
     throw clientFailure(caught);

@@ -82,6 +82,51 @@ export function runCommand(
   return ok({ record, created, after });
 }
 
+/** Records the command's receipt; an operation calls it inside its own transaction, as its last write. */
+export type RecordReceipt = (result: Receipt) => void;
+
+/**
+ * Accepts a command whose operation commits its own writes and runs its
+ * effects (a provider cancel, an answer to the agent) only after that commit.
+ * The operation calls `record` inside its transaction, so the receipt commits
+ * with the change and never without it; an operation that changed nothing
+ * durable (e.g. cancelling a settled turn) gets its receipt recorded alone.
+ * The receipt is `{commandId, ...result}`; repeats and conflicts as runCommand.
+ */
+export function runOperation(
+  deps: CommandDeps,
+  actor: Actor,
+  method: string,
+  commandId: string,
+  input: unknown,
+  operate: (record: RecordReceipt) => Result<Receipt>,
+): Result<Accepted> {
+  const { principal, application } = actor;
+  const inputDigest = commandInputDigest(method, input);
+  const existing = deps.store.commands.get(principal, application, commandId);
+  if (existing !== undefined) {
+    if (existing.method !== method || existing.inputDigest !== inputDigest) return err(controllerError("command_conflict"));
+    return ok({ record: existing, created: false, after: undefined });
+  }
+  const box: { recorded?: CommandRecord } = {};
+  const record: RecordReceipt = (result) => {
+    if (box.recorded !== undefined) throw new Error("command recorded twice");
+    const inserted = deps.store.commands.insert({ principal, application, commandId, method, inputDigest, receipt: { commandId, ...result }, createdAt: deps.clock.now() });
+    if (!inserted.ok) throw new ControllerFailure(inserted.error);
+    box.recorded = inserted.value;
+  };
+  try {
+    const result = operate(record);
+    if (!result.ok) return result;
+    if (box.recorded === undefined) deps.store.transact(() => record(result.value));
+  } catch (caught) {
+    if (!(caught instanceof ControllerFailure)) throw caught;
+    return err(failureOf(caught));
+  }
+  if (box.recorded === undefined) throw new Error("command not recorded");
+  return ok({ record: box.recorded, created: true, after: undefined });
+}
+
 /** commands.get: the stored record of one of the actor's commands, or `not_found`. */
 export function commandRecord(deps: CommandDeps, actor: Actor, commandId: string): Result<CommandRecord> {
   const record = deps.store.commands.get(actor.principal, actor.application, commandId);

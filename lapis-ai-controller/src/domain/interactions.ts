@@ -51,7 +51,10 @@ export class InteractionBroker {
   }
 
   /** A client's answer. Settles once; late, closed or foreign answers are refused. */
-  respond(turnId: string, interactionId: string, answer: InteractionAnswer): Result<{ interactionId: string; state: InteractionState }> {
+  respond(
+    turnId: string, interactionId: string, answer: InteractionAnswer,
+    record: (r: { interactionId: string; state: InteractionState }) => void = () => {},
+  ): Result<{ interactionId: string; state: InteractionState }> {
     const rec = this.#store.getInteraction(interactionId);
     if (!rec || rec.turnId !== turnId) return refuse("not_found");
     if (rec.state === "expired") return refuse("interaction_expired");
@@ -64,8 +67,10 @@ export class InteractionBroker {
     if (!turn || !ANSWERABLE.has(turn.state)) return refuse("interaction_closed");
     if ("optionId" in answer && !rec.optionIds.includes(answer.optionId)) return refuse("invalid_params");
     const optionId = "optionId" in answer ? answer.optionId : null;
-    if (!this.#settle(rec, turn.threadId, optionId === null ? "cancelled" : "settled", optionId, "client")) return refuse("interaction_closed");
-    return ok({ interactionId, state: optionId === null ? "cancelled" : "settled" });
+    const state = optionId === null ? "cancelled" : "settled";
+    // The command receipt commits with the settlement, before the agent hears the answer.
+    if (!this.#settle(rec, turn.threadId, state, optionId, "client", () => record({ interactionId, state }))) return refuse("interaction_closed");
+    return ok({ interactionId, state });
   }
 
   /** The host deadline passed: terminal `expired`, the provider gets `cancelled`. */
@@ -96,10 +101,11 @@ export class InteractionBroker {
     return this.#store.listInteractions(turnId).filter((i) => i.state === "pending").length;
   }
 
-  #settle(rec: InteractionRecord, threadId: string, to: Exclude<InteractionState, "pending">, optionId: string | null, decidedBy: "client" | "policy" | "host"): boolean {
+  #settle(rec: InteractionRecord, threadId: string, to: Exclude<InteractionState, "pending">, optionId: string | null, decidedBy: "client" | "policy" | "host", inTx: () => void = () => {}): boolean {
     const done = this.#store.tx(() => {
       if (!this.#store.settleInteraction(rec.id, to, optionId, decidedBy)) return false;
       this.#store.append({ threadId, turnId: rec.turnId, type: "interaction_settled", visibility: "owner", data: { interactionId: rec.id, turnId: rec.turnId, nativeRequestId: rec.nativeRequestId, outcome: to, optionId, decidedBy } });
+      inTx();
       return true;
     });
     if (!done) return false;

@@ -76,21 +76,33 @@ export class TurnEngine {
     return new Promise((resolve) => this.#idle.push(resolve));
   }
 
-  /** Cancels a turn (owner cancel of a lost outcome is handled by resolve). */
-  cancel(turnId: string): Result<{ turnId: string; state: TurnState }> {
+  /**
+   * Cancels a turn (owner cancel of a lost outcome is handled by resolve).
+   * `record` runs inside the transaction of a state change (the command
+   * receipt); the provider hears the cancel only after that commit.
+   */
+  cancel(turnId: string, record: (r: { turnId: string; state: TurnState }) => void = () => {}): Result<{ turnId: string; state: TurnState }> {
     const s = this.#o.store;
     const turn = s.getTurn(turnId);
     if (!turn) return refuse("not_found");
     if (isFinal(turn.state) || turn.state === "cancelling") return ok({ turnId, state: turn.state });
     if (turn.state === "queued" || turn.state === "preparing") {
       // Before the dispatch boundary nothing reached the provider: cancel at once.
-      s.tx(() => { if (s.setTurnState(turnId, [turn.state], "cancelled")) this.#journalState(turn, "cancelled", null); });
-      return ok({ turnId, state: s.getTurn(turnId)?.state ?? "cancelled" });
+      const state = s.tx(() => {
+        if (s.setTurnState(turnId, [turn.state], "cancelled")) this.#journalState(turn, "cancelled", null);
+        const now = s.getTurn(turnId)?.state ?? "cancelled";
+        record({ turnId, state: now });
+        return now;
+      });
+      return ok({ turnId, state });
     }
     if (!LIVE.includes(turn.state)) return refuse("turn_fenced");
-    if (!s.tx(() => s.setTurnState(turnId, LIVE, "cancelling") && this.#journalState(turn, "cancelling", null) !== 0)) {
-      return ok({ turnId, state: s.getTurn(turnId)?.state ?? turn.state });
-    }
+    const changed = s.tx(() => {
+      if (!s.setTurnState(turnId, LIVE, "cancelling") || this.#journalState(turn, "cancelling", null) === 0) return false;
+      record({ turnId, state: "cancelling" });
+      return true;
+    });
+    if (!changed) return ok({ turnId, state: s.getTurn(turnId)?.state ?? turn.state });
     this.broker.closeTurn(turnId, "cancelled");
     const live = this.#live.get(turnId);
     live?.session.cancel();

@@ -51,8 +51,11 @@ export function recoverTurns(store: EngineStore): RecoverySummary {
 /** The outcome an owner may record. */
 export type Resolution = "failed" | "cancelled";
 
-/** turns.resolve (and owner cancel of an inactive lost turn). */
-export function resolveTurn(store: EngineStore, turnId: string, as: unknown, confirmExternalStopped: unknown, actor: string): Result<{ turnId: string; state: Resolution }> {
+/** turns.resolve (and owner cancel of an inactive lost turn); `record` runs inside its transaction. */
+export function resolveTurn(
+  store: EngineStore, turnId: string, as: unknown, confirmExternalStopped: unknown, actor: string,
+  record: (r: { turnId: string; state: Resolution }) => void = () => {},
+): Result<{ turnId: string; state: Resolution }> {
   if (as !== "failed" && as !== "cancelled") return refuse("invalid_params");
   return store.tx(() => {
     const t = store.getTurn(turnId);
@@ -64,6 +67,8 @@ export function resolveTurn(store: EngineStore, turnId: string, as: unknown, con
     journalState(store, t, as, "resolved_by_owner");
     store.append({ threadId: t.threadId, turnId: t.id, type: "turn_resolved", visibility: "owner", data: { from: t.state, as, actor } });
     dropLease(store, t.workspaceId, t.id, t.threadId);
+    // The command receipt commits with the resolution (turns.resolve, owner cancel).
+    record({ turnId: t.id, state: as });
     return ok({ turnId: t.id, state: as });
   });
 }

@@ -1,7 +1,7 @@
 // The turns facade the transport dispatch calls: continue, cancel, resolve,
 // interactions and turn views over one engine and one store (submit enters
 // through the TurnPort, domain/turn-port.ts).
-import { runCommand, type Accepted, type Actor, type CommandDeps } from "./commands.ts";
+import { runCommand, runOperation, type Accepted, type Actor, type CommandDeps, type RecordReceipt } from "./commands.ts";
 import { controllerError, err, type Result as CResult } from "./errors.ts";
 import type { Executor, VcsIdentity } from "./executor-port.ts";
 import type { InteractionAnswer, Timers } from "./interactions.ts";
@@ -38,6 +38,11 @@ export type TurnServiceOptions = {
   /** The native mode each provider requests by default (config `providers.<id>.mode`). */
   providerMode?: (providerId: string) => string | null;
 };
+
+/** How an actor appears in audit rows. */
+function actorName(actor: Actor): string {
+  return `${actor.principal}/${actor.application}`;
+}
 
 function capped(v: number | undefined, def: number, cap: number): number {
   if (v === undefined) return def;
@@ -90,23 +95,40 @@ export class TurnService {
     }, () => this.engine.schedule());
   }
 
-  /** turns.cancel; on a lost-outcome turn the owner's cancel is the confirmation (P-TRN-08). */
-  cancel(turnId: string, actor: string): Result<{ turnId: string; state: TurnState }> {
+  /** turns.cancel; on a lost-outcome turn the owner's cancel is the confirmation (P-TRN-08). `record` as in runOperation. */
+  cancel(turnId: string, actor: string, record?: RecordReceipt): Result<{ turnId: string; state: TurnState }> {
     const t = this.store.getTurn(turnId);
-    if (t && isFencing(t.state)) return this.resolve(turnId, "cancelled", true, actor);
-    return this.engine.cancel(turnId);
+    if (t && isFencing(t.state)) return this.resolve(turnId, "cancelled", true, actor, record);
+    return this.engine.cancel(turnId, record);
   }
 
   /** turns.resolve. */
-  resolve(turnId: string, as: unknown, confirmExternalStopped: unknown, actor: string): Result<{ turnId: string; state: Resolution }> {
-    const r = resolveTurn(this.store, turnId, as, confirmExternalStopped, actor);
+  resolve(turnId: string, as: unknown, confirmExternalStopped: unknown, actor: string, record?: RecordReceipt): Result<{ turnId: string; state: Resolution }> {
+    const r = resolveTurn(this.store, turnId, as, confirmExternalStopped, actor, record);
     if (r.ok) this.engine.schedule();
     return r;
   }
 
   /** interactions.respond. */
-  respond(turnId: string, interactionId: string, answer: InteractionAnswer): Result<{ interactionId: string; state: string }> {
-    return this.engine.broker.respond(turnId, interactionId, answer);
+  respond(turnId: string, interactionId: string, answer: InteractionAnswer, record?: RecordReceipt): Result<{ interactionId: string; state: string }> {
+    return this.engine.broker.respond(turnId, interactionId, answer, record);
+  }
+
+  /** turns.cancel under a command identity: one receipt, the provider cancelled once (issue 25 point 4). */
+  cancelCommand(deps: CommandDeps, actor: Actor, c: { commandId: string; turnId: string }): CResult<Accepted> {
+    return runOperation(deps, actor, "turns.cancel", c.commandId, { turnId: c.turnId }, (record) => toOutcome(this.cancel(c.turnId, actorName(actor), record)));
+  }
+
+  /** turns.resolve under a command identity. */
+  resolveCommand(deps: CommandDeps, actor: Actor, c: { commandId: string; turnId: string; as: unknown; confirmExternalStopped: boolean }): CResult<Accepted> {
+    const input = { turnId: c.turnId, as: c.as ?? null, confirmExternalStopped: c.confirmExternalStopped };
+    return runOperation(deps, actor, "turns.resolve", c.commandId, input, (record) => toOutcome(this.resolve(c.turnId, c.as, c.confirmExternalStopped, actorName(actor), record)));
+  }
+
+  /** interactions.respond under a command identity: the agent hears one answer. */
+  respondCommand(deps: CommandDeps, actor: Actor, c: { commandId: string; turnId: string; interactionId: string; answer: InteractionAnswer }): CResult<Accepted> {
+    const input = { turnId: c.turnId, interactionId: c.interactionId, answer: c.answer };
+    return runOperation(deps, actor, "interactions.respond", c.commandId, input, (record) => toOutcome(this.respond(c.turnId, c.interactionId, c.answer, record)));
   }
 
   /** The view of one turn. */

@@ -11,8 +11,9 @@ import { eventStream } from "./event-stream.ts";
 
 /** Methods that take a command identity. */
 export type CommandMethod = { [M in MethodName]: ParamsOf<M> extends { readonly commandId: string } ? M : never }[MethodName];
+type OmitEach<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** A command's params without its identity (the SDK adds it). */
-export type CommandParams<M extends CommandMethod> = Omit<ParamsOf<M>, "commandId">;
+export type CommandParams<M extends CommandMethod> = OmitEach<ParamsOf<M>, "commandId">;
 
 /** What the typed surface needs from the client. */
 export interface SdkPort {
@@ -77,8 +78,10 @@ export function turnsApi(port: SdkPort) {
   return {
     submit: (threadId: string, input: TurnInput, commandId?: string): Promise<TurnReceipt> => port.command("turns.submit", { threadId, input }, commandId),
     continue: (turnId: string, input: TurnInput, commandId?: string): Promise<TurnReceipt> => port.command("turns.continue", { turnId, input }, commandId),
-    cancel: (turnId: string) => port.call("turns.cancel", { turnId }),
-    resolve: (params: ParamsOf<"turns.resolve">) => port.call("turns.resolve", params),
+    /** Asks the agent to stop, under one command identity. */
+    cancel: (turnId: string, commandId?: string) => port.command("turns.cancel", { turnId }, commandId),
+    /** Records a lost-outcome turn's outcome (owner), under one command identity. */
+    resolve: (params: CommandParams<"turns.resolve">, commandId?: string) => port.command("turns.resolve", params, commandId),
     get,
     /** Resolves with the turn once it is settled (completed, failed, cancelled, interrupted, submission_unknown). */
     wait: async (turnId: string, options: WaitOptions = {}): Promise<Turn> => {
@@ -133,8 +136,8 @@ export function turnsApi(port: SdkPort) {
 export function interactionsApi(port: SdkPort) {
   return {
     /** Answers with one of the offered option ids. */
-    respond: (turnId: string, interactionId: string, optionId: string) => port.call("interactions.respond", { turnId, interactionId, optionId }),
+    respond: (turnId: string, interactionId: string, optionId: string, commandId?: string) => port.command("interactions.respond", { turnId, interactionId, optionId }, commandId),
     /** Cancels the interaction (the agent gets `cancelled`). */
-    cancel: (turnId: string, interactionId: string) => port.call("interactions.respond", { turnId, interactionId, outcome: "cancelled" }),
+    cancel: (turnId: string, interactionId: string, commandId?: string) => port.command("interactions.respond", { turnId, interactionId, outcome: "cancelled" }, commandId),
   };
 }

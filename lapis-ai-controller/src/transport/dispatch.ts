@@ -10,7 +10,6 @@ import type { FrameId } from "./frames.ts";
 import { encodeError, encodeRawResult, encodeResult, RPC, rpcError } from "./frames.ts";
 import { MISC_METHODS } from "./methods-misc.ts";
 import { THREAD_METHODS } from "./methods-threads.ts";
-import { InvalidParams } from "./params.ts";
 import { SUBSCRIPTION_METHODS } from "./subscriptions.ts";
 
 /** Close code sent when a session is revoked, expired or refused. */
@@ -83,10 +82,6 @@ export async function dispatch(
     conn.send(reply.raw !== undefined ? encodeRawResult(id, reply.raw) : encodeResult(id, reply.result));
     reply.after?.();
   } catch (error) {
-    if (error instanceof InvalidParams) {
-      conn.send(encodeError(id, rpcError("invalid_params", false, RPC.invalidParams)));
-      return;
-    }
     // A bug: only the method and a code reach the log, never the exception text.
     deps.log("call.failed", { method, code: "internal_error", kind: error instanceof Error ? error.name : typeof error });
     conn.send(encodeError(id, rpcError("internal_error", true, -32603)));

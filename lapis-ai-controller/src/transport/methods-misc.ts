@@ -1,30 +1,24 @@
-// auth.revoke, commands.get, endpoints.*, turns.submit.
+// auth.revoke, commands.get, endpoints.*, turns.submit. Params arrive
+// validated against the contract (dispatch.ts), read typed as ParamsOf<method>.
 import { checkThread } from "../auth/access.ts";
-import type { EndpointKind } from "../domain/endpoint-registration.ts";
 import { ok } from "../domain/errors.ts";
-import type { Json } from "../domain/records.ts";
 import { fail } from "../domain/protocol-ports.ts";
 import type { Handler } from "./context.ts";
 import { commandRecord, receiptText } from "../domain/commands.ts";
 import { submitTurn } from "../domain/turn-commands.ts";
 import { commandReply } from "./idempotent.ts";
 import { loadThread, requireAttachment } from "./methods-threads.ts";
-import { Params } from "./params.ts";
-import { checkToolDefinitions, type ToolDefinition } from "../domain/contract/tools.ts";
-
-const MAX_TOOLS = 64;
-/** Longest `sourceRef`: it is retained as receipt metadata (journal-rules METADATA_MAX_STRING). */
-const MAX_SOURCE_REF = 256;
+import type { ParamsOf } from "../domain/contract/methods.ts";
+import { checkToolDefinitions } from "../domain/contract/tools.ts";
 
 const revoke: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw);
-  const target = p.optionalId("authSessionId") ?? access.authSessionId;
+  const target = (raw as ParamsOf<"auth.revoke">).authSessionId ?? access.authSessionId;
   if (target !== access.authSessionId) {
-    const other = deps.auth.validate(target);
+    const other = deps.auth.ownerOf(target);
     // Only sessions of the same principal and application are visible.
-    if (!other.ok || other.value.access.principal !== access.principal || other.value.access.application !== access.application) {
-      return fail("not_found");
-    }
+    if (other === undefined || other.principal !== access.principal || other.application !== access.application) return fail("not_found");
+    // Naturally idempotent: revoking a revoked session answers the same, and changes nothing.
+    if (other.revoked) return ok({ result: { authSessionId: target, revoked: true } });
   }
   if (!deps.auth.revoke(target)) return fail("not_found");
   deps.log("auth.revoked", { self: target === access.authSessionId });
@@ -32,21 +26,18 @@ const revoke: Handler = (deps, conn, access, raw) => {
 };
 
 const commandsGet: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw);
-  const commandId = p.id("commandId");
+  const { commandId } = raw as ParamsOf<"commands.get">;
   const record = commandRecord(deps, access, commandId);
   // The stored receipt, in the same bytes as the original acknowledgement.
   return record.ok ? ok({ raw: receiptText(record.value) }) : record;
 };
 
 const register: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw);
-  const endpointId = p.id("endpointId");
-  const kind = p.optionalEnum<EndpointKind>("kind", ["tools", "context", "preparation"]);
-  if (kind === undefined) return fail("invalid_params");
-  const threadId = p.optionalId("threadId") ?? null;
+  const params = raw as ParamsOf<"endpoints.register">;
+  const { endpointId, kind } = params;
+  const threadId = params.threadId ?? null;
   // Shape checked by the contract; descriptions and input schemas are bounded and checked here (issue 25 point 3).
-  const definitions = (raw.tools ?? []) as readonly ToolDefinition[];
+  const definitions = params.tools ?? [];
   if (kind !== "tools" && definitions.length > 0) return fail("invalid_params");
   const checked = checkToolDefinitions(definitions, deps.limits);
   if (!checked.ok) {
@@ -54,7 +45,7 @@ const register: Handler = (deps, conn, access, raw) => {
     return checked;
   }
   const tools = definitions.map((d) => d.name);
-  const readOnlyTools = p.optionalIds("readOnly", MAX_TOOLS) ?? [];
+  const readOnlyTools = [...new Set(params.readOnly ?? [])].sort();
   if (readOnlyTools.some((t) => !tools.includes(t))) return fail("invalid_params");
   if (threadId !== null) {
     const thread = deps.store.threads.get(threadId);
@@ -77,7 +68,7 @@ const register: Handler = (deps, conn, access, raw) => {
       threadId,
       tools,
       toolDefinitions: definitions,
-      capture: p.optionalBoolean("capture") ?? false,
+      capture: params.capture ?? false,
       readOnlyTools,
     },
     (operation, params, timeoutMs) => conn.call("endpoint.invoke", { endpointId, operation, ...params }, timeoutMs),
@@ -87,18 +78,15 @@ const register: Handler = (deps, conn, access, raw) => {
 };
 
 const dispose: Handler = (deps, _conn, access, raw) => {
-  const p = new Params(raw);
-  const endpointId = p.id("endpointId");
-  if (!deps.endpoints.dispose(access, endpointId)) return fail("not_found");
+  const { endpointId } = raw as ParamsOf<"endpoints.dispose">;
+  // Naturally idempotent: the answer states that no such endpoint is live now, whether this call or an earlier one disposed it.
+  deps.endpoints.dispose(access, endpointId);
   return ok({ result: { endpointId, disposed: true } });
 };
 
 const submit: Handler = (deps, conn, access, raw) => {
-  const p = new Params(raw);
-  const commandId = p.id("commandId");
-  const threadId = p.id("threadId");
-  const input = (p.raw("input") ?? null) as Json;
-  const sourceRef = p.optionalRef("sourceRef", MAX_SOURCE_REF);
+  // sourceRef is bounded by the contract (256 characters, the receipt metadata limit; no control characters).
+  const { commandId, threadId, input, sourceRef } = raw as ParamsOf<"turns.submit">;
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   const attached = requireAttachment(conn, threadId);

@@ -1,23 +1,17 @@
 // Engine methods joined to the dispatch table: turns.continue, turns.cancel,
 // turns.resolve, turns.get and interactions.respond. Every call first loads
 // the turn's thread under the caller's principal and application, so another
-// principal's turn reads as not_found (P-TRN-24).
+// principal's turn reads as not_found (P-TRN-24). Params arrive validated
+// against the contract (dispatch.ts) and are read typed as ParamsOf<method>.
 import { ok } from "../domain/errors.ts";
 import type { AccessContext, Outcome } from "../domain/protocol-ports.ts";
 import { fail } from "../domain/protocol-ports.ts";
-import type { Json } from "../domain/records.ts";
 import { toOutcome } from "../domain/turn-result.ts";
 import type { TurnService } from "../domain/turn-service.ts";
 import type { Handler, ProtocolDeps } from "./context.ts";
 import { commandReply } from "./idempotent.ts";
 import { loadThread } from "./methods-threads.ts";
-import { Params } from "./params.ts";
-
-const MAX_OPTION_ID = 256;
-
-function actorOf(access: AccessContext): string {
-  return `${access.principal}/${access.application}`;
-}
+import type { ParamsOf } from "../domain/contract/methods.ts";
 
 function loadTurn(deps: ProtocolDeps, service: TurnService, access: AccessContext, turnId: string): Outcome<{ threadId: string }> {
   const turn = service.store.getTurn(turnId);
@@ -29,38 +23,28 @@ function loadTurn(deps: ProtocolDeps, service: TurnService, access: AccessContex
 /** The engine's handlers over one TurnService. */
 export function turnMethods(service: TurnService): Readonly<Record<string, Handler>> {
   const continueTurn: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw);
-    const commandId = p.id("commandId");
-    const turnId = p.id("turnId");
-    const input = (p.raw("input") ?? null) as Json;
+    const { commandId, turnId, input } = raw as ParamsOf<"turns.continue">;
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
     return commandReply(deps, "turns.continue", service.continue(deps, access, { commandId, turnId, input }));
   };
 
   const cancel: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw);
-    const turnId = p.id("turnId");
+    const { commandId, turnId } = raw as ParamsOf<"turns.cancel">;
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
-    const r = toOutcome(service.cancel(turnId, actorOf(access)));
-    return r.ok ? ok({ result: r.value }) : r;
+    return commandReply(deps, "turns.cancel", service.cancelCommand(deps, access, { commandId, turnId }));
   };
 
   const resolve: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw);
-    const turnId = p.id("turnId");
-    const as = p.raw("as");
-    const confirmed = p.optionalBoolean("confirmExternalStopped") ?? false;
+    const { commandId, turnId, as, confirmExternalStopped = false } = raw as ParamsOf<"turns.resolve">;
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
-    const r = toOutcome(service.resolve(turnId, as, confirmed, actorOf(access)));
-    return r.ok ? ok({ result: r.value }) : r;
+    return commandReply(deps, "turns.resolve", service.resolveCommand(deps, access, { commandId, turnId, as, confirmExternalStopped }));
   };
 
   const get: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw);
-    const turnId = p.id("turnId");
+    const { turnId } = raw as ParamsOf<"turns.get">;
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
     const view = toOutcome(service.turn(turnId));
@@ -73,16 +57,13 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
   };
 
   const respond: Handler = (deps, _conn, access, raw) => {
-    const p = new Params(raw);
-    const turnId = p.id("turnId");
-    const interactionId = p.id("interactionId");
-    const optionId = p.optionalString("optionId", MAX_OPTION_ID);
-    const outcome = p.raw("outcome");
-    if ((optionId === undefined) === (outcome === undefined) || (outcome !== undefined && outcome !== "cancelled")) return fail("invalid_params");
+    // The contract's oneOf: exactly one of optionId and outcome "cancelled".
+    const params = raw as ParamsOf<"interactions.respond">;
+    const { commandId, turnId, interactionId } = params;
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
-    const r = toOutcome(service.respond(turnId, interactionId, optionId !== undefined ? { optionId } : { outcome: "cancelled" }));
-    return r.ok ? ok({ result: r.value }) : r;
+    const answer = "optionId" in params ? { optionId: params.optionId } : { outcome: "cancelled" as const };
+    return commandReply(deps, "interactions.respond", service.respondCommand(deps, access, { commandId, turnId, interactionId, answer }));
   };
 
   return {

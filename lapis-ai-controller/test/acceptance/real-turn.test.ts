@@ -55,7 +55,7 @@ test("P-OPS-02 installed snapshot under Deno: a real codex-acp turn with approva
   const ask = await pending(c, turnId);
   assert.equal(existsSync(file), false, "nothing runs before the decision");
   const allow = ask.optionIds.find((id) => /approved$|allow/.test(id)) ?? ask.optionIds[0];
-  await c.call("interactions.respond", { turnId, interactionId: ask.interactionId, optionId: allow });
+  await c.command("interactions.respond", { turnId, interactionId: ask.interactionId, optionId: allow });
   await waitTurn(c, turnId, ["completed"], 90_000);
   assert.equal(existsSync(file), true, "the approved command wrote the file");
 

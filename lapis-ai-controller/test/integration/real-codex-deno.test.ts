@@ -28,7 +28,7 @@ test("P-PRV-02 P-CAP-08 P-CAP-10 P-ARC-10 real codex-acp under a Deno serve: red
   for (;;) {
     const v = (await c.call("turns.get", { turnId: second })) as { state: string; interactions: { interactionId: string; state: string; optionIds: string[] }[] };
     if (v.state === "completed") break;
-    for (const i of v.interactions.filter((x) => x.state === "pending")) await c.call("interactions.respond", { turnId: second, interactionId: i.interactionId, optionId: "allow_once" });
+    for (const i of v.interactions.filter((x) => x.state === "pending")) await c.command("interactions.respond", { turnId: second, interactionId: i.interactionId, optionId: "allow_once" });
     assert.ok(Date.now() < end, `stuck in ${v.state}`);
     await new Promise((r) => setTimeout(r, 50));
   }

@@ -23,7 +23,7 @@ async function turn(c: ControllerClient, threadId: string, text: string): Promis
     const v = (await c.call("turns.get", { turnId })) as { state: string; interactions: Interaction[] };
     if (["completed", "failed", "cancelled", "interrupted"].includes(v.state)) return v.state;
     for (const i of v.interactions.filter((x) => x.state === "pending")) {
-      await c.call("interactions.respond", { turnId, interactionId: i.interactionId, optionId: i.optionIds.includes("allow_once") ? "allow_once" : (i.optionIds[0] as string) });
+      await c.command("interactions.respond", { turnId, interactionId: i.interactionId, optionId: i.optionIds.includes("allow_once") ? "allow_once" : (i.optionIds[0] as string) });
     }
     if (Date.now() > end) throw new Error(`turn ${turnId} stuck in ${v.state}`);
     await new Promise((r) => setTimeout(r, 50));

@@ -66,7 +66,7 @@ test("real codex-acp + Codex through serve and the SDK", { timeout: 240_000 }, a
     assert.equal((await c.call("turns.get", { turnId }) as { state: string }).state, "waiting");
     assert.equal(existsSync(file), false, "nothing runs before the decision");
     const allow = ask.optionIds.find((id) => /approved$|allow/.test(id)) ?? ask.optionIds[0];
-    await c.call("interactions.respond", { turnId, interactionId: ask.interactionId, optionId: allow });
+    await c.command("interactions.respond", { turnId, interactionId: ask.interactionId, optionId: allow });
     observed.allowDecision = true;
     await waitTurn(c, turnId, ["completed"], 60_000);
     assert.equal(existsSync(file), true, "the approved command wrote the file on disk");
@@ -80,7 +80,7 @@ test("real codex-acp + Codex through serve and the SDK", { timeout: 240_000 }, a
     const ask = await pending(c, turnId);
     const reject = ask.optionIds.find((id) => /^cancel$|abort|reject|denied|decline/.test(id));
     assert.ok(reject, `a reject option among ${ask.optionIds.join(",")}`);
-    await c.call("interactions.respond", { turnId, interactionId: ask.interactionId, optionId: reject });
+    await c.command("interactions.respond", { turnId, interactionId: ask.interactionId, optionId: reject });
     observed.rejectDecision = true;
     await waitTurn(c, turnId, ["completed", "cancelled"], 60_000);
     assert.equal(existsSync(file), false);
@@ -92,7 +92,7 @@ test("real codex-acp + Codex through serve and the SDK", { timeout: 240_000 }, a
     const before = serve.model.requests.length;
     const turnId = String((await c.submitTurn(threadId, { text: "think forever" })).turnId);
     await serve.model.waitForRequests(before + 1, 60_000);
-    const r = (await c.call("turns.cancel", { turnId })) as { state: string };
+    const r = (await c.command("turns.cancel", { turnId })) as { state: string };
     assert.equal(r.state, "cancelling", "an interrupt request alone is not completion");
     await waitTurn(c, turnId, ["cancelled", "interrupted"], 30_000);
     const trail = states(serve.databasePath, turnId);

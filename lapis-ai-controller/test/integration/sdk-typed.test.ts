@@ -4,7 +4,7 @@
 // turns.get requests as a short one (no polling).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ClientError, ControllerClient, type ThreadEventDelivery, type Turn } from "../../src/client.ts";
+import { ClientError, ControllerClient, isEventOf, type ThreadEventDelivery, type Turn } from "../../src/client.ts";
 import { METHOD_NAMES } from "../../src/domain/contract/methods.ts";
 import type { SocketLike } from "../../src/transport/ws-client.ts";
 import { ENGINE_TOKENS, engineServe } from "../support/engine-serve.ts";
@@ -54,13 +54,20 @@ test("P-SDK-01 P-OPS-09 turns.wait and client.events ride on the subscription: t
   const kinds = seen.map((d) => d.event.kind);
   assert.deepEqual(kinds, ["user_prompt", "text", "text", "message_completed", "turn_outcome"]);
   for (let i = 1; i < seen.length; i++) assert.equal(seen[i]!.seq, seen[i - 1]!.seq + 1);
-  const reply = seen.filter((d) => d.event.kind === "text").map((d) => (d.event.payload as { text: string }).text).join("");
+  const reply = seen.map((d) => d.event).filter((e) => isEventOf(e, "text")).map((e) => e.payload?.text ?? "").join("");
   assert.equal(reply, "hello");
-  assert.deepEqual(seen.at(-1)!.event.metadata, { state: "completed", errorCode: null });
+  const outcome = seen.at(-1)!.event;
+  assert.ok(isEventOf(outcome, "turn_outcome"));
+  assert.equal(outcome.metadata.state, "completed");
+  assert.equal(outcome.metadata.errorCode, null);
   // Leaving the loop unsubscribed: the server holds no subscription of this client for the stream.
   const snap = await c.threads.snapshot(threadId);
   assert.equal(snap.busy, false);
   assert.equal(snap.binding.retention, "full");
+  // The binding exactly as the snapshot returns it (applicationRef: null included) is accepted back (D7).
+  const other = await serve.client();
+  t.after(() => other.close());
+  assert.equal((await other.threads.attach(threadId, snap.binding)).threadId, threadId);
   const history = await c.threads.replayAll(threadId);
   assert.deepEqual(history.filter((e) => e.turnId === receipt.turnId).map((e) => e.kind), ["user_prompt", "text", "text", "message_completed", "turn_outcome"]);
   // Waiting on a settled turn answers at once; typed failures carry a ClientErrorCode.

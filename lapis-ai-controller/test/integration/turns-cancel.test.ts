@@ -16,7 +16,7 @@ test("P-TRN-01 P-TRN-02 P-ARC-17 a cancelled turn keeps the workspace until the 
   const a = String((await c.submitTurn(String((await c.createThread({ workspace: "ws-1", provider: "slow" })).threadId), { text: "A" })).turnId);
   await waitTurn(c, a, ["running"]);
   const b = String((await c.submitTurn(String((await c.createThread({ workspace: "ws-1", provider: "quick" })).threadId), { text: "B" })).turnId);
-  assert.deepEqual(await c.call("turns.cancel", { turnId: a }), { turnId: a, state: "cancelling" });
+  assert.deepEqual(await c.command("turns.cancel", { turnId: a }, "cancel-a"), { commandId: "cancel-a", turnId: a, state: "cancelling" });
   await new Promise((r) => setTimeout(r, 400));
   assert.equal((await c.call("turns.get", { turnId: a }) as { state: string }).state, "cancelling", "an interrupt request alone is not completion");
   assert.equal((await c.call("turns.get", { turnId: b }) as { state: string }).state, "queued");

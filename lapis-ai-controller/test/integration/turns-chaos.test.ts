@@ -46,7 +46,7 @@ test("chaos: >=50 turns, 3 workspaces, >=10 SIGKILLs: executed-twice 0, lost 0, 
     for (const k of known) {
       if (k.turnId !== null && LOST.has(await state(c, k.turnId))) {
         // The service died, so its agents (children on its pipes) have exited: external work stopped.
-        await c.call("turns.resolve", { turnId: k.turnId, as: "failed", confirmExternalStopped: true });
+        await c.command("turns.resolve", { turnId: k.turnId, as: "failed", confirmExternalStopped: true });
         resolvedLost += 1;
       }
     }
@@ -78,7 +78,7 @@ test("chaos: >=50 turns, 3 workspaces, >=10 SIGKILLs: executed-twice 0, lost 0, 
       let open = 0;
       for (const k of known) {
         const s = await state(c, k.turnId as string);
-        if (LOST.has(s)) { await c.call("turns.resolve", { turnId: k.turnId, as: "failed", confirmExternalStopped: true }); resolvedLost += 1; }
+        if (LOST.has(s)) { await c.command("turns.resolve", { turnId: k.turnId, as: "failed", confirmExternalStopped: true }); resolvedLost += 1; }
         if (!FINAL.has(s)) open += 1;
       }
       if (open === 0) break;

@@ -61,13 +61,13 @@ test("turns.continue through serve", async (t) => {
     const active = String((await c.submitTurn(await thread(2), { text: "STALL" })).turnId);
     await waitTurn(c, active, ["running"]);
     assert.equal(await code(cont(c, active, "again")), "turn_active");
-    await c.call("turns.cancel", { turnId: active });
+    await c.command("turns.cancel", { turnId: active });
     await waitTurn(c, active, ["cancelled"]);
 
     const asking = String((await c.submitTurn(await thread(2), { text: "ASK" })).turnId);
     await waitTurn(c, asking, ["waiting"]);
     assert.equal(await code(cont(c, asking, "again")), "interaction_pending");
-    await c.call("turns.cancel", { turnId: asking });
+    await c.command("turns.cancel", { turnId: asking });
     await waitTurn(c, asking, ["cancelled", "completed"]);
 
     const open = String((await c.submitTurn(await thread(2), { text: "TOOLOPEN" })).turnId);
@@ -76,7 +76,7 @@ test("turns.continue through serve", async (t) => {
 
     const fenced = String((await c.submitTurn(await thread(3, "stuck"), { text: "FENCE-ME" })).turnId);
     await waitTurn(c, fenced, ["running"]);
-    await c.call("turns.cancel", { turnId: fenced });
+    await c.command("turns.cancel", { turnId: fenced });
     await waitTurn(c, fenced, ["interrupted"]);
     const before = prompts().length;
     assert.equal(await code(cont(c, fenced, "again")), "turn_fenced");
@@ -104,7 +104,7 @@ test("turns.continue through serve", async (t) => {
     await c.attach(th, { retention: "metadata-only" });
     assert.equal(await code(cont(c, prior, "NEW3")), "transcript_unavailable");
     assert.equal((await c.call("turns.get", { turnId: queued }) as { state: string }).state, "queued");
-    await c.call("turns.resolve", { turnId: blocker, as: "failed", confirmExternalStopped: true });
+    await c.command("turns.resolve", { turnId: blocker, as: "failed", confirmExternalStopped: true });
     const failed = (await waitTurn(c, queued, ["failed"])) as { errorCode: string };
     assert.equal(failed.errorCode, "continuation_evidence_unavailable");
     assert.equal(prompts().filter((p) => p.includes("NEW2")).length, 0);

@@ -54,9 +54,9 @@ test("interactions and approval policy through serve", async (t) => {
     assert.equal(readDb(serve.databasePath, "SELECT 1 FROM interactions WHERE turn_id = ? AND state = 'pending'", turnId).length, 2);
     const [a, b] = v.interactions as [Interaction, Interaction];
     assert.deepEqual(a.optionIds, ["allow#once", "deny#once"]);
-    await c.call("interactions.respond", { turnId, interactionId: a.interactionId, optionId: "allow#once" });
+    await c.command("interactions.respond", { turnId, interactionId: a.interactionId, optionId: "allow#once" });
     assert.equal((await view(c, turnId)).state, "waiting");
-    await c.call("interactions.respond", { turnId, interactionId: b.interactionId, optionId: "deny#once" });
+    await c.command("interactions.respond", { turnId, interactionId: b.interactionId, optionId: "deny#once" });
     await waitTurn(c, turnId, ["completed"]);
     const responses = two.log().filter((e) => e.event === "permission_response");
     assert.deepEqual(responses.map((r) => JSON.stringify(r.outcome)).sort(), [
@@ -71,7 +71,7 @@ test("interactions and approval policy through serve", async (t) => {
   });
 
   await t.test("P-TRN-14 answering after the turn ended gives interaction_closed and the state is unchanged", async () => {
-    assert.equal(await code(c.call("interactions.respond", { turnId: firstTurn, interactionId: firstInteraction, optionId: "deny#once" })), "interaction_closed");
+    assert.equal(await code(c.command("interactions.respond", { turnId: firstTurn, interactionId: firstInteraction, optionId: "deny#once" })), "interaction_closed");
     assert.equal((await view(c, firstTurn)).state, "completed");
   });
 
@@ -79,11 +79,11 @@ test("interactions and approval policy through serve", async (t) => {
     const turnId = String((await c.submitTurn(await thread("one", 2), { text: "go" })).turnId);
     const v = await pendingCount(c, turnId, 1);
     const i = v.interactions[0] as Interaction;
-    assert.equal(await code(c.call("interactions.respond", { turnId: firstTurn, interactionId: i.interactionId, optionId: "allow#once" })), "not_found", "a settlement naming another turn is rejected (P-TRN-16)");
+    assert.equal(await code(c.command("interactions.respond", { turnId: firstTurn, interactionId: i.interactionId, optionId: "allow#once" })), "not_found", "a settlement naming another turn is rejected (P-TRN-16)");
     await waitTurn(c, turnId, ["completed"]);
-    assert.equal(await code(c.call("interactions.respond", { turnId, interactionId: i.interactionId, optionId: "allow#once" })), "interaction_expired");
+    assert.equal(await code(c.command("interactions.respond", { turnId, interactionId: i.interactionId, optionId: "allow#once" })), "interaction_expired");
     const again = await serve.client();
-    assert.equal(await code(again.call("interactions.respond", { turnId, interactionId: i.interactionId, optionId: "allow#once" })), "interaction_expired");
+    assert.equal(await code(again.command("interactions.respond", { turnId, interactionId: i.interactionId, optionId: "allow#once" })), "interaction_expired");
     assert.equal(((await view(again, turnId)).interactions[0] as Interaction).state, "expired");
     assert.equal((await view(again, turnId)).interactions.length, 1, "replay opens no new approval");
     again.close();
@@ -114,11 +114,11 @@ test("interactions and approval policy through serve", async (t) => {
     const s = String((await c.submitTurn(await thread("structured", 4, { config: { approvalPolicy: "allow-all" } }), { text: "go" })).turnId);
     const sv = await pendingCount(c, s, 1);
     assert.equal(sv.interactions[0]?.category, "structured_input");
-    await c.call("turns.cancel", { turnId: s });
+    await c.command("turns.cancel", { turnId: s });
     const r = String((await c.submitTurn(await thread("one", 5, { config: { approvalPolicy: "allow-all" }, binding: { restricted: true } }), { text: "go" })).turnId);
     const rv = await pendingCount(c, r, 1);
     assert.equal(rv.state, "waiting");
-    await c.call("turns.cancel", { turnId: r });
+    await c.command("turns.cancel", { turnId: r });
   });
 
   await t.test("P-PRV-18 an unknown agent request gets -32601 and the turn goes on", async () => {

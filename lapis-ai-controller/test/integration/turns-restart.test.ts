@@ -55,16 +55,16 @@ test("P-TRN-04 P-TRN-05 P-TRN-06 P-ARC-13 SIGKILL after the dispatch boundary: s
   assert.equal((await c.call("turns.get", { turnId: second }) as { state: string }).state, "queued", "fenced across a second restart");
   assert.deepEqual(readDb<{ kind: string }>(serve.databasePath, "SELECT kind FROM workspace_leases WHERE workspace_id = 'ws-1'").map((r) => r.kind), ["fence"]);
 
-  assert.equal(await code(c.call("turns.resolve", { turnId, as: "failed" })), "confirmation_required");
+  assert.equal(await code(c.command("turns.resolve", { turnId, as: "failed" })), "confirmation_required");
   const bob = await serve.client("bob");
-  assert.equal(await code(bob.call("turns.resolve", { turnId, as: "failed", confirmExternalStopped: true })), "not_found");
+  assert.equal(await code(bob.command("turns.resolve", { turnId, as: "failed", confirmExternalStopped: true })), "not_found");
   bob.close();
   const noResolve = await serve.client("noresolve");
-  assert.equal(await code(noResolve.call("turns.resolve", { turnId, as: "failed", confirmExternalStopped: true })), "forbidden");
+  assert.equal(await code(noResolve.command("turns.resolve", { turnId, as: "failed", confirmExternalStopped: true })), "forbidden");
   noResolve.close();
 
-  const resolved = await c.call("turns.resolve", { turnId, as: "failed", confirmExternalStopped: true });
-  assert.deepEqual(resolved, { turnId, state: "failed" });
+  const resolved = await c.command("turns.resolve", { turnId, as: "failed", confirmExternalStopped: true }, "resolve-1");
+  assert.deepEqual(resolved, { commandId: "resolve-1", turnId, state: "failed" });
   await waitTurn(c, second, ["completed"]);
   const audit = readDb<{ action: string; subject_id: string; details: string }>(serve.databasePath, "SELECT action, subject_id, details FROM audit WHERE subject_id = ?", turnId);
   assert.equal(audit.length, 1);
@@ -90,7 +90,7 @@ test("P-TRN-08 an owner cancel of a submission_unknown turn resolves it as cance
   c = await serve.client();
   await c.attach(threadId);
   const queued = String((await c.submitTurn(threadId, { text: "AFTER" })).turnId);
-  assert.deepEqual(await c.call("turns.cancel", { turnId }), { turnId, state: "cancelled" });
+  assert.deepEqual(await c.command("turns.cancel", { turnId }, "cancel-lost"), { commandId: "cancel-lost", turnId, state: "cancelled" });
   await waitTurn(c, queued, ["completed"]);
   assert.equal(readDb(serve.databasePath, "SELECT 1 FROM audit WHERE subject_id = ?", turnId).length, 1);
   assert.equal(agent.log().filter((e) => e.event === "prompt" && String(e.text).includes("LOST-ONE")).length, 1);

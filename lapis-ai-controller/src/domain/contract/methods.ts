@@ -20,8 +20,12 @@ export interface MethodContract {
   readonly result: Schema;
   /** Codes this method answers besides the generic ones (`invalid_params`, `unauthorized`, `forbidden`, `internal_error`). */
   readonly errors: readonly ErrorCode[];
-  /** `command`: idempotent on `commandId`; `read`: no effect; `volatile`: an effect that does not survive a restart. */
-  readonly effect: "command" | "read" | "volatile";
+  /**
+   * `command`: idempotent on `commandId` (receipt, lost ack resolved by commands.get); `repeatable`: a mutation
+   * that is naturally idempotent (a repeat answers the same); `read`: no effect; `volatile`: lives with the
+   * connection or the process (a repeat does it once more).
+   */
+  readonly effect: "command" | "repeatable" | "read" | "volatile";
 }
 
 const m = <const P extends Schema, const R extends Schema>(c: { scope: string | null; summary: string; params: P; result: R; errors: readonly ErrorCode[]; effect: MethodContract["effect"] }) => c;
@@ -43,7 +47,7 @@ export const METHODS = {
     errors: ["protocol_unsupported", "already_authenticated"],
   }),
   "auth.revoke": m({
-    scope: "sessions:write", effect: "command", summary: "revokes an AuthSession of the caller (default: its own)",
+    scope: "sessions:write", effect: "repeatable", summary: "revokes an AuthSession of the caller (default: its own); a repeat on the revoked session answers the same",
     params: obj({ authSessionId: id() }),
     result: obj({ authSessionId: id(), revoked: literal(true) }, ["authSessionId", "revoked"]),
     errors: ["not_found"],
@@ -70,7 +74,7 @@ export const METHODS = {
     errors: ["version_conflict", "thread_busy", "not_found", "command_conflict"],
   }),
   "threads.attach": m({
-    scope: "threads:write", effect: "read", summary: "attaches this connection to a thread with a matching binding",
+    scope: "threads:write", effect: "repeatable", summary: "attaches this connection to a thread with a matching binding (no write)",
     params: obj({ threadId: id(), binding: BINDING }, ["threadId"]),
     result: obj({ threadId: id(), configVersion: int(1), lastSeq: int(0) }, ["threadId", "configVersion", "lastSeq"]),
     errors: ["binding_mismatch", "not_found"],
@@ -106,7 +110,7 @@ export const METHODS = {
     errors: ["not_found"],
   }),
   "endpoints.register": m({
-    scope: "endpoints:write", effect: "volatile", summary: "registers a tools, context or preparation endpoint on this connection",
+    scope: "endpoints:write", effect: "repeatable", summary: "registers a tools, context or preparation endpoint on this connection; the same owner and id replaces it",
     params: obj({
       endpointId: id(), kind: oneOfValues(["tools", "context", "preparation"] as const), threadId: id(),
       tools: list(TOOL_DEFINITION, 64, "kind tools only: per tool its name, a description and a JSON Schema for its input"),
@@ -117,10 +121,10 @@ export const METHODS = {
     errors: ["restricted_tools_forbidden", "endpoint_limit", "not_found"],
   }),
   "endpoints.dispose": m({
-    scope: "endpoints:write", effect: "volatile", summary: "revokes an endpoint at once",
+    scope: "endpoints:write", effect: "repeatable", summary: "revokes an endpoint at once; answers disposed also when it was not (or no longer) registered",
     params: obj({ endpointId: id() }, ["endpointId"]),
     result: obj({ endpointId: id(), disposed: literal(true) }, ["endpointId", "disposed"]),
-    errors: ["not_found"],
+    errors: [],
   }),
   "turns.submit": m({
     scope: "turns:write", effect: "command", summary: "queues a turn on an attached thread",
@@ -138,16 +142,16 @@ export const METHODS = {
     errors: ["interaction_pending", "turn_active", "turn_fenced", "tool_effect_unknown", "transcript_unavailable", "not_found", "command_conflict"],
   }),
   "turns.cancel": m({
-    scope: "turns:write", effect: "read", summary: "asks the agent to stop; `cancelling` until it confirms",
-    params: obj({ turnId: id() }, ["turnId"]),
-    result: obj({ turnId: id(), state: TURN_STATE }, ["turnId", "state"]),
-    errors: ["not_found"],
+    scope: "turns:write", effect: "command", summary: "asks the agent to stop: `cancelling` until it confirms; the owner's cancel of a lost-outcome turn resolves it `cancelled` (audited)",
+    params: obj({ commandId: COMMAND_ID, turnId: id() }, ["commandId", "turnId"]),
+    result: obj({ commandId: id(), turnId: id(), state: TURN_STATE }, ["commandId", "turnId", "state"]),
+    errors: ["not_found", "command_conflict"],
   }),
   "turns.resolve": m({
-    scope: "turns:resolve", effect: "read", summary: "records the outcome of a lost-outcome turn (owner; audited)",
-    params: obj({ turnId: id(), as: oneOfValues(["failed", "cancelled"] as const), confirmExternalStopped: bool() }, ["turnId", "as"]),
-    result: obj({ turnId: id(), state: TURN_STATE }, ["turnId", "state"]),
-    errors: ["confirmation_required", "turn_not_resolvable", "not_found"],
+    scope: "turns:resolve", effect: "command", summary: "records the outcome of a lost-outcome turn (owner; an audit row; the fence released)",
+    params: obj({ commandId: COMMAND_ID, turnId: id(), as: oneOfValues(["failed", "cancelled"] as const), confirmExternalStopped: bool() }, ["commandId", "turnId", "as"]),
+    result: obj({ commandId: id(), turnId: id(), state: TURN_STATE }, ["commandId", "turnId", "state"]),
+    errors: ["confirmation_required", "turn_not_resolvable", "not_found", "command_conflict"],
   }),
   "turns.get": m({
     scope: "threads:read", effect: "read", summary: "a turn's state, configuration and interactions",
@@ -156,13 +160,13 @@ export const METHODS = {
     errors: ["not_found"],
   }),
   "interactions.respond": m({
-    scope: "interactions:write", effect: "read", summary: "answers an interaction with an offered option, or cancels it",
+    scope: "interactions:write", effect: "command", summary: "answers an interaction with an offered option (else invalid_params), or cancels it",
     params: oneOf([
-      obj({ turnId: id(), interactionId: id(), optionId: str({ maxLength: 256 }) }, ["turnId", "interactionId", "optionId"]),
-      obj({ turnId: id(), interactionId: id(), outcome: literal("cancelled") }, ["turnId", "interactionId", "outcome"]),
+      obj({ commandId: COMMAND_ID, turnId: id(), interactionId: id(), optionId: str({ maxLength: 256 }) }, ["commandId", "turnId", "interactionId", "optionId"]),
+      obj({ commandId: COMMAND_ID, turnId: id(), interactionId: id(), outcome: literal("cancelled") }, ["commandId", "turnId", "interactionId", "outcome"]),
     ]),
-    result: obj({ interactionId: id(), state: INTERACTION.properties.state }, ["interactionId", "state"]),
-    errors: ["interaction_expired", "interaction_closed", "not_found"],
+    result: obj({ commandId: id(), interactionId: id(), state: INTERACTION.properties.state }, ["commandId", "interactionId", "state"]),
+    errors: ["interaction_expired", "interaction_closed", "not_found", "command_conflict"],
   }),
 } as const satisfies Readonly<Record<string, MethodContract>>;
 

@@ -36,10 +36,10 @@ test("P-OPS-10 params validation: required keys, unknown keys, bounds, enums, ne
   assert.equal(validate(METHODS["threads.snapshot"].params, { threadId: "t", tailLimit: 1001 }), "tailLimit");
   assert.equal(validate(METHODS["threads.snapshot"].params, { threadId: "t", tailLimit: 1.5 }), "tailLimit");
   const respond = METHODS["interactions.respond"].params;
-  assert.equal(validate(respond, { turnId: "t", interactionId: "i", optionId: "allow" }), null);
-  assert.equal(validate(respond, { turnId: "t", interactionId: "i", outcome: "cancelled" }), null);
-  assert.notEqual(validate(respond, { turnId: "t", interactionId: "i", optionId: "allow", outcome: "cancelled" }), null);
-  assert.notEqual(validate(respond, { turnId: "t", interactionId: "i" }), null);
+  assert.equal(validate(respond, { commandId: "c", turnId: "t", interactionId: "i", optionId: "allow" }), null);
+  assert.equal(validate(respond, { commandId: "c", turnId: "t", interactionId: "i", outcome: "cancelled" }), null);
+  assert.notEqual(validate(respond, { commandId: "c", turnId: "t", interactionId: "i", optionId: "allow", outcome: "cancelled" }), null);
+  assert.notEqual(validate(respond, { commandId: "c", turnId: "t", interactionId: "i" }), null);
   assert.equal(validate(METHODS["turns.submit"].params, { commandId: "c", threadId: "t", input: { text: "hi" } }), null);
   assert.equal(validate(METHODS["turns.submit"].params, { commandId: "c", threadId: "t", input: 5 }), "input");
 });
