@@ -106,6 +106,7 @@ try {
   const url = await serve(target.keyEnv);
   say(`serve ready at ${url} in ${secs(t)} s (log ${join(logs, "serve.log")})`);
   say(`ready in ${secs(t0)} s; agent workspace ${join(o.dir, "workspace")}`);
+  say(`check the setup: HOME=${home} CODEX_HOME=${codexHome} ${launcherPath(home)} doctor`);
   if (target.local) say("SmolLM2-135M answers in words but will not drive tools well; bring a real model (--model-url) for approvals and edits.");
   app = spawn(process.execPath, [join(appDir, "chat.mjs")], {
     cwd: appDir,

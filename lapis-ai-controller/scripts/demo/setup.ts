@@ -33,7 +33,8 @@ export type DemoConfig = { readonly home: string; readonly workspace: string; re
 
 /**
  * Adds the demo's agent workspace `main` and provider `codex` to the config the
- * install created (other keys, the token reference included, stay as they are).
+ * install created (other keys, the token reference included, stay as they are;
+ * in the operator's own HOME an existing `main` or `codex` is kept).
  * A demo HOME's service listens on an ephemeral loopback port, so it never
  * collides with an installed service on the default port.
  */
@@ -41,12 +42,17 @@ export function writeControllerConfig(c: DemoConfig): string {
   const path = join(c.home, ".config", "lapis-ai-controller", "config.json");
   const config = JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>;
   mkdirSync(c.workspace, { recursive: true, mode: 0o700 });
-  config.workspaces = { ...(config.workspaces as Record<string, unknown> | undefined), main: c.workspace };
-  config.providers = {
-    ...(config.providers as Record<string, unknown> | undefined),
-    // codex-acp's "read-only" mode is its user-reviewed "Ask for approval" mode: every write is asked.
-    codex: { command: [NODE, CODEX_ACP], mode: "read-only", envAllowlist: ["CODEX_HOME", ...(c.keyEnv === null ? [] : [c.keyEnv])], setupTimeoutMs: 120_000, killGraceMs: 3_000 },
-  };
+  const workspaces = (config.workspaces ?? {}) as Record<string, unknown>;
+  const providers = (config.providers ?? {}) as Record<string, unknown>;
+  // In the operator's own config an existing `main` or `codex` stays as the operator wrote it.
+  const keep = !c.ephemeralPort;
+  if (!keep || workspaces.main === undefined) workspaces.main = c.workspace;
+  // codex-acp's "read-only" mode is its user-reviewed "Ask for approval" mode: every write is asked.
+  if (!keep || providers.codex === undefined) {
+    providers.codex = { command: [NODE, CODEX_ACP], mode: "read-only", envAllowlist: ["CODEX_HOME", ...(c.keyEnv === null ? [] : [c.keyEnv])], setupTimeoutMs: 120_000, killGraceMs: 3_000 };
+  }
+  config.workspaces = workspaces;
+  config.providers = providers;
   if (c.ephemeralPort) config.listen = { host: "127.0.0.1", port: 0 };
   writeFileSync(path, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
   return path;

@@ -42,9 +42,12 @@ function token(): string {
   return r.stdout.trim();
 }
 
-async function quitAndCheck(demo: Demo): Promise<void> {
+async function quitAndCheck(demo: Demo, afterCtrlC = false): Promise<void> {
   demo.type("/quit");
-  assert.equal(await demo.exited, 0, demo.err());
+  const exit = await demo.exited;
+  // A terminal's Ctrl-C reaches npm too: npm keeps running its script, then exits by that signal.
+  if (afterCtrlC) assert.ok(exit === 0 || exit === "SIGINT", String(exit));
+  else assert.equal(exit, 0, demo.err());
   assert.match(demo.out(), /stopped everything it started/);
   // Give the kernel a moment to reap; then nothing the demo started may be alive.
   for (let i = 0; i < 50 && processesOf(dir).length > 0; i++) await new Promise((r) => setTimeout(r, 100));
@@ -101,7 +104,7 @@ test("AIC-DEMO-01 first run: npm run demo answers a prompt with streamed SmolLM2
   const cancelled = await demo.waitFor(/\[(completed|failed|cancelled|interrupted)\]/, TURN_MS);
   assert.equal(cancelled[1], "cancelled", demo.out().slice(-2000));
   client.close();
-  await quitAndCheck(demo);
+  await quitAndCheck(demo, true);
 });
 
 test("AIC-DEMO-02 second run reuses installs, config, workspace and resumes the last thread", { timeout: STARTUP_MS }, async (t: TestContext) => {
@@ -113,7 +116,8 @@ test("AIC-DEMO-02 second run reuses installs, config, workspace and resumes the 
   measured.warmStartMs = Date.now() - started;
   assert.match(demo.out(), /reusing the CLI/);
   assert.match(demo.out(), /reusing the terminal chat/);
-  assert.match(demo.out(), /reusing llama-server/);
+  assert.match(demo.out(), /llama-server installed or reused in/);
+  assert.match(demo.err(), /reusing llama-server/, "the shared install script found its cache");
   demo.type("/threads");
   await demo.waitFor(new RegExp(`\\* 2  ${lastThread}`), 30_000);
   demo.type("/resume 1");
@@ -129,7 +133,7 @@ test("AIC-DEMO-03 approvals asked in the terminal (scripted model via --model-ur
   const escalated = (file: string) => ({ call: { name: "exec_command", arguments: { cmd: `touch ${file}`, sandbox_permissions: "require_escalated", justification: "demo" } } });
   model.push(escalated(approved), { text: ["Created ", "it."] }, escalated(denied), { text: ["Not ", "created."] });
   const demo = startDemo(t, dir, ["--model-url", model.baseUrl, "--model", "scripted-model", "--model-key-env", FAKE_KEY_ENV], { [FAKE_KEY_ENV]: "scripted-not-a-secret" });
-  await demo.waitFor(/resumed thread 1 /, STARTUP_MS);
+  await demo.waitFor(/resumed thread \d /, STARTUP_MS);
   await demo.waitFor(/^> /m, 60_000);
 
   demo.type("create the file");

@@ -31,6 +31,7 @@ export const EVENT_KINDS = {
   message_completed: { summary: "a text or reasoning message ended", metadata: obj({ channel: oneOfValues(["text", "reasoning"] as const), messageId: MESSAGE_ID }, ["channel"]) },
   tool_begin: { summary: "the agent started a tool call", metadata: obj(TOOL_META, ["toolCallId"]), payload: ENVELOPE },
   tool_end: { summary: "a tool call settled", metadata: obj({ ...TOOL_META, settled: bool() }, ["toolCallId", "settled"]), payload: ENVELOPE },
+  diagnostic: { summary: "the agent's own notice (e.g. Codex's \"Model metadata … not found\"): for the application to show, never part of the reply", metadata: obj({ severity: str({ pattern: "^[a-z]{1,16}$" }) }, ["severity"]), payload: TEXT },
   omission: { summary: "an entry redaction could not keep (too large, or its identity was redacted)", metadata: obj({ omittedKind: str(), reason: oneOfValues(["payload_too_large", "identity_redacted"] as const), marker: str() }, ["omittedKind", "reason", "marker"]) },
   thread_created: { summary: "the thread was created", metadata: obj({ configVersion: int(1) }, ["configVersion"]) },
   thread_configured: { summary: "the thread's configuration changed", metadata: obj({ configVersion: int(1) }, ["configVersion"]) },
