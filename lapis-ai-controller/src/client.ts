@@ -238,6 +238,8 @@ export class ControllerClient {
    * `connection_lost` (mutations belong in `command()`).
    */
   async call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    // Not sent yet while a reconnect runs: wait for it (that is no repeat).
+    if (this.#peer === null) await this.#awaitReady();
     let reply = await this.#raw(method, params);
     if (!reply.ok && reply.error.code === "connection_lost" && REPEATABLE_CALLS.has(method) && await this.#awaitReady()) reply = await this.#raw(method, params);
     if (!reply.ok) throw new ClientError(reply.error);

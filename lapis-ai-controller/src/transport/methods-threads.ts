@@ -17,7 +17,7 @@ const CONFIG_KEYS = ["approvalPolicy", "title"];
 const MAX_LIST = 64;
 
 /** Parses a binding; omitted fields stay omitted (the domain gives them their defaults). */
-export function readBinding(p: Params | undefined): BindingInput | undefined {
+function readBinding(p: Params | undefined): BindingInput | undefined {
   if (p === undefined) return undefined;
   return {
     applicationRef: p.optionalId("applicationRef"),

@@ -11,6 +11,12 @@ export interface TcpProxy {
   cut(): void;
   /** Number of client connections accepted so far. */
   readonly accepted: number;
+  /**
+   * Loses the next server-to-client data holding `needle` (a reply whose
+   * request already reached the server): that data is not forwarded and every
+   * connection is cut. Resolves once it happened.
+   */
+  dropReplyWith(needle: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -18,6 +24,14 @@ export interface TcpProxy {
 export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
   const pairs = new Set<[Socket, Socket]>();
   let accepted = 0;
+  let trap: { needle: Buffer; fired: () => void } | null = null;
+  const cutAll = () => {
+    for (const [a, b] of [...pairs]) {
+      a.destroy();
+      b.destroy();
+    }
+    pairs.clear();
+  };
   const server: Server = createServer((client) => {
     accepted++;
     const upstream = createConnection({ host: "127.0.0.1", port: targetPort });
@@ -44,19 +58,28 @@ export async function startTcpProxy(targetPort: number): Promise<TcpProxy> {
       upstream.write(Buffer.from(text.replace(/\r\nhost:[^\r]*/i, `\r\nHost: 127.0.0.1:${targetPort}`), "latin1"));
       head = null;
     });
-    upstream.pipe(client);
+    // The tail of the previous chunk, so a needle split across chunks is still found.
+    let tail: Buffer = Buffer.alloc(0);
+    upstream.on("data", (chunk: Buffer) => {
+      const t = trap;
+      if (t !== null && Buffer.concat([tail, chunk]).includes(t.needle)) {
+        trap = null;
+        cutAll();
+        t.fired();
+        return;
+      }
+      tail = chunk.subarray(Math.max(0, chunk.length - 512));
+      client.write(chunk);
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const address = server.address();
   const port = typeof address === "object" && address !== null ? address.port : 0;
   return {
     url: `ws://127.0.0.1:${port}`,
-    cut() {
-      for (const [a, b] of [...pairs]) {
-        a.destroy();
-        b.destroy();
-      }
-      pairs.clear();
+    cut: cutAll,
+    dropReplyWith(needle) {
+      return new Promise((resolve) => { trap = { needle: Buffer.from(needle, "utf8"), fired: resolve }; });
     },
     get accepted() {
       return accepted;
