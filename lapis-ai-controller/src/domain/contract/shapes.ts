@@ -29,10 +29,10 @@ export const BINDING = obj({
 /** A binding as the service returns it: every field present. */
 export const BINDING_VIEW = obj(BINDING.properties, ["applicationRef", "contextSources", "toolEndpoints", "restricted", "retention"]);
 
-/** Thread configuration as a client sets it (omitted fields keep their value). */
+/** Thread configuration as a client sets it (omitted fields keep their value; a null title, as snapshots return it, keeps it too). */
 export const THREAD_CONFIG = obj({
   approvalPolicy: oneOfValues(APPROVAL_POLICIES),
-  title: str({ maxLength: 200 }),
+  title: nullable(str({ maxLength: 200 })),
 });
 
 /** Scalar metadata of a journal event. */
