@@ -13,18 +13,18 @@ import { awaitTerminal } from "../lib/controller-turns.ts";
 import { type BenchRow, now, report, summary } from "../lib/stats.ts";
 
 type Interaction = { readonly interactionId: string; readonly optionIds: readonly string[] };
-const POLL_MS = 2;
 
-/** Waits for the turn's first pending interaction (interactions are not in the event stream: an application polls turns.get). */
-async function pendingInteraction(client: ControllerClient, turnId: string, deadlineMs: number): Promise<Interaction> {
+/** Waits for the turn's `interaction_requested` event on the thread's subscription, then reads its options. */
+async function pendingInteraction(client: ControllerClient, requested: Map<string, string>, turnId: string, deadlineMs: number): Promise<Interaction> {
   const end = Date.now() + deadlineMs;
-  for (;;) {
-    const turn = await client.turns.get(turnId);
-    const open = turn.interactions.find((i) => i.state === "pending");
-    if (open !== undefined) return open;
-    if (Date.now() > end) throw new Error("no pending interaction");
-    await new Promise((r) => setTimeout(r, POLL_MS));
+  while (!requested.has(turnId)) {
+    if (Date.now() > end) throw new Error("no interaction_requested event");
+    await new Promise((r) => setTimeout(r, 1));
   }
+  const id = requested.get(turnId);
+  const open = (await client.turns.get(turnId)).interactions.find((i) => i.interactionId === id);
+  if (open === undefined) throw new Error("requested interaction not in turns.get");
+  return open;
 }
 
 function escalated(file: string) {
@@ -43,13 +43,15 @@ export async function approvalRows(ctx: BenchContext): Promise<BenchRow[]> {
   const ws = join(serve.dir, "workspaces", "ws0");
   try {
     const threadId = String((await client.createThread({ workspace: "ws0", provider: "codex" })).threadId);
+    const requested = new Map<string, string>();
+    await client.subscribe(threadId, { event(d) { if (d.event.kind === "interaction_requested") requested.set(String(d.event.turnId), String(d.event.metadata.interactionId)); } });
     const ctl: number[] = [];
     const dir: number[] = [];
     for (let i = 0; i <= rounds; i++) {
       model.push(escalated(join(ws, `ctl-${i}.txt`)), { text: [...FIXED_ANSWER] });
       let first = arrivals.length;
       const turnId = String((await client.submitTurn(threadId, { text: `Create file ${i}.` })).turnId);
-      const ask = await pendingInteraction(client, turnId, 60_000);
+      const ask = await pendingInteraction(client, requested, turnId, 60_000);
       const allow = ask.optionIds.find((id) => /approved$|allow/.test(id)) ?? ask.optionIds[0] ?? "";
       await client.interactions.respond(turnId, ask.interactionId, allow);
       const turn = await awaitTerminal(client, turnId, 60_000);

@@ -34,11 +34,14 @@ export class InteractionBroker {
     const id = this.#opts.newId();
     const deadlineAt = this.#store.now() + this.#opts.deadlineMs;
     const rec: InteractionRecord = { id, turnId: turn.id, nativeRequestId: ask.nativeRequestId, category: ask.category, optionIds: ask.options.map((o) => o.optionId), state: "pending", optionId: null, decidedBy: null, deadlineAt };
+    const auto = turn.config.restricted ? null : automaticDecision(approval, ask);
+    const waitsForClient = !(auto && auto.outcome === "selected");
     this.#store.tx(() => {
       this.#store.insertInteraction(rec);
       this.#store.append({ threadId: turn.threadId, turnId: turn.id, type: "interaction_opened", visibility: "owner", data: { interactionId: id, nativeRequestId: ask.nativeRequestId, category: ask.category, toolCallId: ask.toolCallId, options: ask.options, deadlineAt } });
+      // The application learns of a question from its event stream (no polling); the options are in turns.get.
+      if (waitsForClient) this.#store.append({ threadId: turn.threadId, turnId: turn.id, type: "interaction_requested", visibility: "transcript", data: { interactionId: id, category: ask.category, deadlineAt } });
     });
-    const auto = turn.config.restricted ? null : automaticDecision(approval, ask);
     if (auto && auto.outcome === "selected") {
       this.#settle(rec, turn.threadId, "settled", auto.optionId, "policy");
       return Promise.resolve(auto);

@@ -103,11 +103,26 @@ test("interactions and approval policy through serve", async (t) => {
     assert.equal(v.interactions.length, 0);
   });
 
+  let policyTurn = "";
   await t.test("P-TRN-10 allow-all resolves the offered execution approval with its exact id, decidedBy policy", async () => {
     const turnId = String((await c.submitTurn(await thread("one", 2, { config: { approvalPolicy: "allow-all" } }), { text: "go" })).turnId);
     const v = await waitTurn(c, turnId, ["completed"]) as unknown as TurnView;
     assert.equal(v.interactions.length, 1);
     assert.deepEqual({ optionId: v.interactions[0]?.optionId, decidedBy: v.interactions[0]?.decidedBy }, { optionId: "allow#once", decidedBy: "policy" });
+    policyTurn = turnId;
+  });
+
+  await t.test("P-SDK-01 every question that waits for the application is an interaction_requested event in the thread's stream; one the policy answered is not", async () => {
+    const requested = async (turnId: string) => {
+      const { threadId } = (await c.call("turns.get", { turnId })) as { threadId: string };
+      const page = (await c.call("threads.replay", { threadId, afterSeq: 0, limit: 1000 })) as { events: { turnId: string | null; kind: string; metadata: Record<string, unknown> }[] };
+      return page.events.filter((e) => e.turnId === turnId && e.kind === "interaction_requested").map((e) => e.metadata);
+    };
+    const asked = await requested(firstTurn);
+    assert.equal(asked.length, 2);
+    assert.ok(asked.some((m) => m.interactionId === firstInteraction));
+    assert.ok(asked.every((m) => m.category === "execution" && typeof m.deadlineAt === "number"));
+    assert.deepEqual(await requested(policyTurn), []);
   });
 
   await t.test("P-TRN-11 structured input and restricted sessions never inherit automatic approval", async () => {

@@ -58,6 +58,10 @@ function show({ event }) {
   if (event.kind === "tool_begin") say(`· tool: ${envelope.title ?? envelope.command ?? event.metadata.kind ?? "call"}`);
   if (event.kind === "tool_end" && envelope.kind === "edit") say(`· changed: ${(envelope.locations ?? []).join(", ") || envelope.title}`);
   if (event.kind === "diagnostic") say(`· notice (${event.metadata.severity}): ${payload.text ?? ""}`);
+  if (event.kind === "interaction_requested") {
+    turn.asks.push(event.metadata.interactionId);
+    turn.wake();
+  }
 }
 
 function endText() {
@@ -103,23 +107,23 @@ async function approve(turnId, ask) {
 
 /**
  * Runs one turn: text streams through `show`, the outcome comes from
- * `turns.wait` (woken by the turn's outcome event). The protocol has no
- * event for an approval request yet, so pending ones are read with turns.get.
+ * `turns.wait` (woken by the turn's outcome event), and each
+ * `interaction_requested` event asks a question (its options from turns.get).
  */
 async function runTurn(text) {
+  let wake = () => {};
   const { turnId } = await client.turns.submit(threadId, { text });
-  turn = { turnId, cancel: false };
+  turn = { turnId, cancel: false, asks: [], wake: () => wake() };
   let settled = null;
   const outcome = client.turns.wait(turnId, { timeoutMs: 3_600_000 }).then((t) => (settled = t));
-  const asked = new Set();
   while (settled === null) {
-    const view = await client.turns.get(turnId);
-    const ask = view.interactions.find((i) => i.state === "pending" && !asked.has(i.interactionId));
-    if (ask !== undefined) {
-      asked.add(ask.interactionId);
-      await approve(turnId, ask);
+    const asked = turn.asks.shift();
+    if (asked !== undefined) {
+      const ask = (await client.turns.get(turnId)).interactions.find((i) => i.interactionId === asked && i.state === "pending");
+      if (ask !== undefined) await approve(turnId, ask);
+      continue;
     }
-    await Promise.race([outcome, new Promise((r) => setTimeout(r, 250))]);
+    await Promise.race([outcome, new Promise((r) => (wake = r))]);
   }
   const view = await outcome;
   endText();

@@ -2,7 +2,7 @@
 // subscriptions), with their metadata and payload shapes. Owner-journal rows
 // (turn_state, lease_*, interaction_*, …) never reach a client.
 import type { Infer, Schema } from "./schema.ts";
-import { bool, int, list, nullable, obj, oneOfValues, str } from "./schema.ts";
+import { bool, id, int, list, nullable, obj, oneOfValues, str } from "./schema.ts";
 import type { ThreadEvent } from "./sdk-types.ts";
 import { ERROR_CODE, TURN_STATE } from "./shapes.ts";
 
@@ -35,6 +35,7 @@ export const EVENT_KINDS = {
   omission: { summary: "an entry redaction could not keep (too large, or its identity was redacted)", metadata: obj({ omittedKind: str(), reason: oneOfValues(["payload_too_large", "identity_redacted"] as const), marker: str() }, ["omittedKind", "reason", "marker"]) },
   thread_created: { summary: "the thread was created", metadata: obj({ configVersion: int(1) }, ["configVersion"]) },
   thread_configured: { summary: "the thread's configuration changed", metadata: obj({ configVersion: int(1) }, ["configVersion"]) },
+  interaction_requested: { summary: "the agent asks the application a question (an approval or structured input) that waits for interactions.respond; its options are in turns.get", metadata: obj({ interactionId: id(), category: oneOfValues(["execution", "structured_input"] as const), deadlineAt: int(0) }, ["interactionId", "category", "deadlineAt"]) },
   turn_outcome: { summary: "the turn stopped running: completed, failed, cancelled, or a lost outcome (interrupted, submission_unknown) awaiting the owner", metadata: obj({ state: TURN_STATE, errorCode: nullable(ERROR_CODE) }, ["state", "errorCode"]) },
 } as const satisfies Readonly<Record<string, EventKindContract>>;
 
