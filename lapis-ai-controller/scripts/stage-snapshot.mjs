@@ -7,6 +7,7 @@
 //
 // usage: node scripts/stage-snapshot.mjs [--out DIR] [--note TEXT] [--install [install options...]]
 //        node scripts/stage-snapshot.mjs --pack DIR   (the npm tarball of the SDK facades with their .d.ts, P-OPS-03)
+//        node scripts/stage-snapshot.mjs --seed DIR   (the SDK's dependency closure into DIR/node_modules, for an offline install)
 // --note records an operator's release note in the snapshot only (a local
 // override materialized in the snapshot, never in the checkout; P-CLI-08).
 // With --install it then runs the STAGED CLI's `install` under the pinned
@@ -136,6 +137,34 @@ export function pack(dir) {
   return { tarball, sha256: sha256Hex(readFileSync(tarball)) };
 }
 
+/**
+ * Copies the SDK's runtime dependency closure from this package's own
+ * node_modules (what `npm ci` installed) into `appDir/node_modules`, with the
+ * bin links npm made for them, so `npm install --offline` of the tarball
+ * there needs no registry and no cache: a fresh clone installs the chat app
+ * with the network it had for `npm ci`, or none.
+ */
+export function seedModules(appDir) {
+  const closure = dependencyClosure();
+  for (const dir of closure) {
+    const dest = join(appDir, relative(PACKAGE, dir));
+    rmSync(dest, { recursive: true, force: true });
+    copyPackage(dir, dest);
+    const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8"));
+    const bins = typeof pkg.bin === "string" ? [pkg.name.split("/").pop()] : Object.keys(pkg.bin ?? {});
+    const modulesDir = pkg.name.startsWith("@") ? dirname(dirname(dir)) : dirname(dir);
+    for (const bin of bins) {
+      const link = join(modulesDir, ".bin", bin);
+      if (!existsSync(link) || !lstatSync(link).isSymbolicLink()) continue;
+      const target = join(appDir, relative(PACKAGE, link));
+      mkdirSync(dirname(target), { recursive: true });
+      rmSync(target, { force: true });
+      symlinkSync(readlinkSync(link), target);
+    }
+  }
+  return closure.length;
+}
+
 /** Stages the snapshot into `out`; returns its digest. */
 export function stage(out, note) {
   mkdirSync(out, { recursive: true });
@@ -153,6 +182,11 @@ export function stage(out, note) {
 }
 
 function main(argv) {
+  const seedIndex = argv.indexOf("--seed");
+  if (seedIndex !== -1) {
+    process.stdout.write(`${JSON.stringify({ packages: seedModules(resolve(argv[seedIndex + 1])) })}\n`);
+    return 0;
+  }
   const packIndex = argv.indexOf("--pack");
   if (packIndex !== -1) {
     process.stdout.write(`${JSON.stringify(pack(resolve(argv[packIndex + 1])))}\n`);

@@ -10,6 +10,7 @@ import { mkdirSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { startServer, type Server } from "./children.ts";
+import { installEnvironment, runtimeEnvironment } from "./env.ts";
 import { installLlama, LOCAL_CONTEXT, LOCAL_MODEL, startLlama, writeCodexHome, type ModelTarget } from "./model.ts";
 import { parseArgs, USAGE } from "./options.ts";
 import { ensureApp, ensureCli, launcherPath, writeControllerConfig } from "./setup.ts";
@@ -33,8 +34,8 @@ const appDir = join(o.dir, "app");
 const codexHome = join(o.dir, "codex-home");
 for (const d of [o.dir, home, logs]) mkdirSync(d, { recursive: true, mode: 0o700 });
 // Every child carries the demo folder in its environment (how the acceptance test finds leftovers).
-const base: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", LAPIS_AI_CONTROLLER_DEMO: o.dir };
-for (const k of ["LANG", "TERM", "LISA_LLAMA_VENV", "LISA_LLAMA_PYTHON", "LISA_LLAMA_JOBS", "npm_config_cache"]) if (process.env[k] !== undefined) base[k] = process.env[k] as string;
+const base = runtimeEnvironment(process.env, { LAPIS_AI_CONTROLLER_DEMO: o.dir });
+const installs = installEnvironment(process.env, { LAPIS_AI_CONTROLLER_DEMO: o.dir });
 
 const servers: Server[] = [];
 let stopping: Promise<void> | null = null;
@@ -56,7 +57,7 @@ async function model(): Promise<ModelTarget> {
   if (o.model !== null) return { baseUrl: o.model.url, model: o.model.name, keyEnv: o.model.keyEnv, contextWindow: null, local: false };
   const t = performance.now();
   say("installing llama-server and SmolLM2 (cached after the first build; a first build compiles llama.cpp for minutes)");
-  const install = await installLlama({ ...base, HOME: realHome });
+  const install = await installLlama({ ...installs, HOME: realHome });
   say(`llama-server installed or reused in ${secs(t)} s; loading SmolLM2`);
   const t2 = performance.now();
   const llama = await startLlama(install, { ...base, HOME: realHome }, logs);
@@ -67,13 +68,13 @@ async function model(): Promise<ModelTarget> {
 
 async function cli(): Promise<void> {
   const t = performance.now();
-  if (await ensureCli(home, base, o.reinstall)) say(`installed the CLI into ${join(home, ".local")} in ${secs(t)} s`);
+  if (await ensureCli(home, installs, o.reinstall)) say(`installed the CLI into ${join(home, ".local")} in ${secs(t)} s`);
   else say(`reusing the CLI in ${join(home, ".local")} (--reinstall to refresh it)`);
 }
 
 async function chatApp(): Promise<void> {
   const t = performance.now();
-  const installed = await ensureApp(appDir, { ...base, HOME: realHome });
+  const installed = await ensureApp(appDir, { ...installs, HOME: realHome });
   say(`${installed ? "installed" : "reusing"} the terminal chat with the SDK tarball in ${appDir} (${secs(t)} s)`);
 }
 

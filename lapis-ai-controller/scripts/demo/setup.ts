@@ -84,7 +84,10 @@ export async function ensureApp(appDir: string, env: Record<string, string>): Pr
   // A new tarball under the same name and version: npm would keep the old copy and its lock entry.
   rmSync(join(appDir, "package-lock.json"), { force: true });
   rmSync(join(appDir, "node_modules", "lapis-ai-controller"), { recursive: true, force: true });
-  await runShown("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--ignore-scripts", "--loglevel=error"], { env, cwd: appDir, deadlineMs: STEP_DEADLINE_MS });
+  // Every dependency of the tarball is already in this package's node_modules: seeded, the install
+  // needs neither the registry nor the npm cache, and --offline makes a missing one fail at once, by name.
+  await runShown(NODE, ["--no-warnings", join(PACKAGE, "scripts", "stage-snapshot.mjs"), "--seed", appDir], { env, cwd: PACKAGE, deadlineMs: STEP_DEADLINE_MS, captureStdout: true });
+  await runShown("npm", ["install", "--offline", "--no-audit", "--no-fund", "--ignore-scripts", "--loglevel=error"], { env, cwd: appDir, deadlineMs: STEP_DEADLINE_MS });
   writeFileSync(stamp, want);
   return true;
 }

@@ -9,7 +9,7 @@
 // printed as diagnostics (measured, never asserted).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test, type TestContext } from "node:test";
@@ -37,7 +37,7 @@ test.after(() => {
 });
 
 function token(): string {
-  const r = spawnSync(join(demoHome, ".local", "bin", "lapis-ai-controller"), ["token", "show"], { env: { HOME: demoHome, PATH: process.env.PATH ?? "" }, encoding: "utf8", timeout: 60_000 });
+  const r = spawnSync(join(demoHome, ".local", "bin", "lapis-ai-controller"), ["token", "show"], { env: { ...process.env, HOME: demoHome }, encoding: "utf8", timeout: 60_000 });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout.trim();
 }
@@ -66,7 +66,12 @@ test("AIC-DEMO-01 first run: npm run demo answers a prompt with streamed SmolLM2
   const install = spawnSync("bash", [LLAMA_INSTALL], { encoding: "utf8", timeout: 45 * 60_000, stdio: ["ignore", "pipe", "inherit"] });
   assert.equal(install.status, 0, "scripts/llama/install.sh");
   const started = Date.now();
-  const demo = startDemo(t, dir);
+  // The user's own environment, with an npm cache that holds nothing: the chat app's install must not
+  // need the registry after `npm ci` (every dependency of the SDK tarball is in this package's node_modules).
+  const emptyCache = join(dir, "empty-npm-cache");
+  mkdirSync(emptyCache);
+  const demo = startDemo(t, dir, [], { npm_config_cache: emptyCache });
+  await demo.waitFor(/installed the terminal chat/, STARTUP_MS);
   await demo.waitFor(/new thread 1 \(([0-9a-f-]{36})\)/, STARTUP_MS);
   await demo.waitFor(/^> /m, 60_000);
   measured.firstRunMs = Date.now() - started;
