@@ -7,7 +7,8 @@
 // a user that follows redirects does it hop by hop and checks every hop. An
 // address policy is bound to the socket through the Agent's `lookup` (the
 // address that was checked is the address connected to) and `guardHost`
-// decides IP literals, which never reach a lookup.
+// decides IP literals, which never reach a lookup. A request it cannot send
+// (a scheme, a header value) is refused as a value before any socket.
 import type { LookupFunction, Socket } from "node:net";
 import { Agent as HttpAgent, request as httpRequest, type AgentOptions, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions } from "node:http";
 import type { Duplex } from "node:stream";
@@ -31,7 +32,7 @@ export interface HttpClientOptions {
   readonly connections?: number;
   /** Largest accepted response header block, in bytes (Node's default 16 KiB otherwise). */
   readonly maxHeaderSize?: number;
-  /** Cap on any response body, decoded, in bytes (each read may cap lower). */
+  /** Cap on any response body, decoded and raw alike, in bytes (each read may cap lower). */
   readonly maxResponseSize?: number;
   /** Decode gzip, deflate and br bodies (bounded by the decoded size). */
   readonly decompress?: boolean;
