@@ -41,9 +41,9 @@ async function getText(http: HttpClient, url: string): Promise<string> {
 describe("issue 33: a request queued under the connection limit", () => {
   test("issue 33: a request queued for a freed socket gets the headers deadline, not the connect deadline", async (t) => {
     // Each answer takes longer than the connect deadline but well within the headers deadline.
-    const server = await serveHttp((_req, res) => setTimeout(() => res.end("answered"), 300));
+    const server = await serveHttp((_req, res) => setTimeout(() => res.end("answered"), 750));
     t.after(() => server.close());
-    const http = client(t, { connections: 2, connectTimeout: 100, headersTimeout: 10_000 });
+    const http = client(t, { connections: 2, connectTimeout: 250, headersTimeout: 10_000 });
     const answers = await Promise.all(Array.from({ length: 4 }, () => getText(http, server.url)));
     assert.deepEqual(answers, ["answered", "answered", "answered", "answered"]);
     assert.ok(server.connections() <= 2, `saw ${server.connections()} connections`);
