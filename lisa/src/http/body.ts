@@ -1,7 +1,9 @@
 // A response body read within bounds: an idle deadline between chunks, the
 // caller's abort signal, a byte cap counted on the decoded bytes (so a small
-// compressed body cannot expand past it), and gzip/deflate/brotli decoding
-// through node:zlib when the client was asked to decode.
+// compressed body cannot expand past it) and on the raw bytes (so endless
+// input that decodes to nothing cannot stream on), and gzip/deflate/brotli
+// decoding through node:zlib when the client was asked to decode; an encoded
+// body with no bytes at all is an empty body.
 import type { Readable, Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import { err, ok, type Result } from "../errors.ts";
@@ -18,7 +20,7 @@ export interface BodyBytes {
 export interface BodyLimits {
   /** Idle time allowed between two chunks, in ms. */
   readonly idleMs: number;
-  /** Cap on the decoded bytes of every read (the per-read cap may be lower). */
+  /** Cap on the decoded bytes, and on the raw bytes, of every read (the per-read cap may be lower). */
   readonly maxBytes: number;
   /** Decode gzip, deflate and br; when false any non-identity encoding is passed through as is. */
   readonly decompress: boolean;
@@ -130,9 +132,24 @@ export class ResponseBody {
       const onAbort = (): void => fail(new HttpFailure("http_aborted", this.#signal?.reason));
       if (this.#signal?.aborted === true) return onAbort();
       this.#signal?.addEventListener("abort", onAbort, { once: true });
-      // A decoder's output is a derived count; the raw stream's data also proves the peer is alive.
-      if (decoded !== null) raw.on("data", arm);
-      decoded?.on("error", (error: Error) => fail(new HttpFailure("http_network", error)));
+      const whatWasDecoded = (): BodyBytes => ({ bytes: Buffer.concat(chunks, total), truncated: true });
+      if (decoded !== null) {
+        // The raw stream's data also proves the peer is alive, and the raw bytes are capped
+        // too: encoded input that decodes to little (empty gzip members) must not stream on.
+        let rawTotal = 0;
+        raw.on("data", (chunk: Buffer) => {
+          arm();
+          rawTotal += chunk.length;
+          if (rawTotal <= cap) return;
+          if (!truncate) return fail(new HttpFailure("http_body_too_large"));
+          finish(ok(whatWasDecoded()), false);
+        });
+        decoded.on("error", (error: Error) => {
+          // No encoded byte at all (a 204, a Content-Length of 0): an empty body, not a broken stream.
+          if (rawTotal === 0) return finish(ok({ bytes: Buffer.alloc(0), truncated: false }), ended);
+          fail(new HttpFailure("http_network", error));
+        });
+      }
       stream.on("data", (chunk: Buffer) => {
         arm();
         if (total + chunk.length > cap) {

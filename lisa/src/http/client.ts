@@ -7,13 +7,16 @@
 // a user that follows redirects does it hop by hop and checks every hop. An
 // address policy is bound to the socket through the Agent's `lookup` (the
 // address that was checked is the address connected to) and `guardHost`
-// decides IP literals, which never reach a lookup.
-import type { LookupFunction } from "node:net";
-import { Agent as HttpAgent, request as httpRequest, type AgentOptions, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
+// decides IP literals, which never reach a lookup. A request it cannot send
+// (a scheme, a header value) is refused as a value before any socket.
+import type { LookupFunction, Socket } from "node:net";
+import { Agent as HttpAgent, request as httpRequest, type AgentOptions, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type RequestOptions } from "node:http";
 import type { Duplex } from "node:stream";
+import type { TLSSocket } from "node:tls";
 import { err, ok, type Result } from "../errors.ts";
 import { ResponseBody } from "./body.ts";
 import { HttpFailure } from "./failure.ts";
+import { causeWith, checkRequest, refusedByNode } from "./request-check.ts";
 
 /** Settings of one client (names as the undici Agent options they replace). */
 export interface HttpClientOptions {
@@ -29,7 +32,7 @@ export interface HttpClientOptions {
   readonly connections?: number;
   /** Largest accepted response header block, in bytes (Node's default 16 KiB otherwise). */
   readonly maxHeaderSize?: number;
-  /** Cap on any response body, decoded, in bytes (each read may cap lower). */
+  /** Cap on any response body, decoded and raw alike, in bytes (each read may cap lower). */
   readonly maxResponseSize?: number;
   /** Decode gzip, deflate and br bodies (bounded by the decoded size). */
   readonly decompress?: boolean;
@@ -60,6 +63,27 @@ export interface HttpResponse {
 export type HostGuard = (host: string) => Error | null | undefined;
 
 type AgentLike = HttpAgent;
+
+/** One scheme's Agent and the function that sends through it. */
+interface Transport {
+  readonly agent: AgentLike;
+  readonly send: (options: RequestOptions) => ClientRequest;
+  /** True for TLS: a new socket is ready at `secureConnect`, not at `connect`. */
+  readonly secure: boolean;
+}
+
+/** The event a socket still being set up will emit when it is ready to carry the request, or null when it is ready now. */
+function pendingEvent(socket: Socket, secure: boolean): "connect" | "secureConnect" | null {
+  // Node's Agent hands a freed socket to a queued request without setting `reusedSocket`,
+  // so readiness is read off the socket itself: still connecting, or (TLS) not yet through
+  // its handshake (`alpnProtocol` is null until the handshake completes, then a string or false).
+  if (secure) return socket.connecting || (socket as TLSSocket).alpnProtocol === null ? "secureConnect" : null;
+  return socket.connecting ? "connect" : null;
+}
+
+function closedFailure(): HttpFailure {
+  return new HttpFailure("http_network", new Error("client closed"));
+}
 type CreateConnection = (options: Record<string, unknown>, callback: (error: Error | null, socket?: Duplex) => void) => Duplex | undefined;
 
 const IDEMPOTENT = new Set(["GET", "PUT", "DELETE"]);
@@ -89,32 +113,34 @@ export function socketHost(url: URL): string {
 /** A keep-alive HTTP(S) client with deadlines, abort, bounded bodies and an optional address guard. */
 export class HttpClient {
   readonly #options: HttpClientOptions;
-  readonly #http: AgentLike;
-  #https: AgentLike | null = null;
-  #httpsModule: typeof import("node:https") | null = null;
+  readonly #http: Transport;
+  #https: Promise<Transport> | null = null;
   #closed = false;
 
   constructor(options: HttpClientOptions) {
     this.#options = options;
-    this.#http = guarded(new HttpAgent(this.#agentOptions()), options.guardHost);
+    this.#http = { agent: guarded(new HttpAgent(this.#agentOptions()), options.guardHost), send: httpRequest, secure: false };
   }
 
   /** Sends one request; every expected failure is a value, never a throw. */
   async request(request: HttpRequest): Promise<Result<HttpResponse, HttpFailure>> {
+    const invalid = checkRequest(request.url, request.headers);
+    if (invalid !== null) return err(invalid);
     if (request.signal?.aborted === true) return err(new HttpFailure("http_aborted", request.signal.reason));
-    if (this.#closed) return err(new HttpFailure("http_network", new Error("client closed")));
-    const agent = request.url.protocol === "https:" ? await this.#httpsAgent() : this.#http;
-    const first = await this.#exchange(request, agent);
-    if (first.kind === "retry") return (await this.#exchange(request, agent, false)).result;
+    if (this.#closed) return err(closedFailure());
+    const transport = request.url.protocol === "https:" ? await this.#httpsTransport() : this.#http;
+    // The HTTPS transport may have been awaited: the exchange checks the signal again before it sends.
+    if (this.#closed) return err(closedFailure());
+    const first = await this.#exchange(request, transport);
+    if (first.kind === "retry") return (await this.#exchange(request, transport, false)).result;
     return first.result;
   }
 
-  /** Closes every socket, idle or busy; later requests fail. */
-  close(): Promise<void> {
+  /** Closes every socket, idle or busy (also of an HTTPS agent still being built); later requests fail. */
+  async close(): Promise<void> {
     this.#closed = true;
-    this.#http.destroy();
-    this.#https?.destroy();
-    return Promise.resolve();
+    this.#http.agent.destroy();
+    if (this.#https !== null) (await this.#https).agent.destroy();
   }
 
   #agentOptions(): AgentOptions {
@@ -128,36 +154,44 @@ export class HttpClient {
     return options;
   }
 
-  async #httpsAgent(): Promise<AgentLike> {
-    // node:https (and TLS) is loaded only when a user first needs it.
-    if (this.#https === null) {
-      const https = await import("node:https");
-      this.#httpsModule = https;
-      this.#https = guarded(new https.Agent(this.#agentOptions()), this.#options.guardHost);
-    }
+  #httpsTransport(): Promise<Transport> {
+    // node:https (and TLS) is loaded only when a user first needs it, and its Agent is built
+    // once: concurrent first requests share the one promise, so they share the one Agent.
+    this.#https ??= import("node:https").then((https) => ({
+      agent: guarded(new https.Agent(this.#agentOptions()), this.#options.guardHost), send: https.request, secure: true,
+    }));
     return this.#https;
   }
 
-  #exchange(request: HttpRequest, agent: AgentLike, mayRetry = true): Promise<{ kind: "done" | "retry"; result: Result<HttpResponse, HttpFailure> }> {
-    const https = request.url.protocol === "https:" ? this.#httpsModule : null;
+  #exchange(request: HttpRequest, transport: Transport, mayRetry = true): Promise<{ kind: "done" | "retry"; result: Result<HttpResponse, HttpFailure> }> {
     const options = this.#options;
     return new Promise((resolve) => {
       const { url, signal } = request;
+      if (signal?.aborted === true) return resolve({ kind: "done", result: err(new HttpFailure("http_aborted", signal.reason)) });
       const headers: Record<string, string> = { ...request.headers };
       if (request.body !== undefined) headers["content-length"] = String(Buffer.byteLength(request.body));
-      const requestOptions = {
-        agent, protocol: url.protocol, hostname: socketHost(url), port: url.port === "" ? undefined : Number(url.port),
+      const requestOptions: RequestOptions = {
+        agent: transport.agent, protocol: url.protocol, hostname: socketHost(url), port: url.port === "" ? undefined : Number(url.port),
         path: `${url.pathname}${url.search}`, method: request.method, headers,
         ...(options.maxHeaderSize === undefined ? {} : { maxHeaderSize: options.maxHeaderSize }),
       };
-      const outgoing: ClientRequest = https === null ? httpRequest(requestOptions) : https.request(requestOptions);
+      let outgoing: ClientRequest;
+      try {
+        outgoing = transport.send(requestOptions);
+      } catch (error) {
+        return resolve({ kind: "done", result: err(refusedByNode(error)) });
+      }
       let timer: NodeJS.Timeout | undefined;
       let settled = false;
+      // A socket that carried an exchange before (kept alive, or handed over by the Agent's queue).
+      let usedBefore = false;
+      let unwatch = (): void => undefined;
       const release = (): void => signal?.removeEventListener("abort", onAbort);
       const settle = (kind: "done" | "retry", result: Result<HttpResponse, HttpFailure>): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        unwatch();
         if (!result.ok) {
           release();
           outgoing.destroy();
@@ -171,20 +205,37 @@ export class HttpClient {
       };
       const onAbort = (): void => fail(new HttpFailure("http_aborted", signal?.reason));
       signal?.addEventListener("abort", onAbort, { once: true });
-      outgoing.on("socket", (socket) => {
-        if (outgoing.reusedSocket) return deadline(options.headersTimeout, "http_headers_timeout");
+      outgoing.on("socket", (socket: Socket) => {
+        if (settled) return;
+        const event = pendingEvent(socket, transport.secure);
+        if (event === null) {
+          usedBefore = true;
+          return deadline(options.headersTimeout, "http_headers_timeout");
+        }
         deadline(options.connectTimeout, "http_connect_timeout");
-        socket.once(https === null ? "connect" : "secureConnect", () => {
+        const ready = (): void => {
+          unwatch = () => undefined;
           if (!settled) deadline(options.headersTimeout, "http_headers_timeout");
-        });
+        };
+        socket.once(event, ready);
+        unwatch = () => {
+          socket.off(event, ready);
+          unwatch = () => undefined;
+        };
       });
       outgoing.on("response", (response: IncomingMessage) => {
         const limits = { idleMs: options.bodyTimeout, maxBytes: options.maxResponseSize ?? UNLIMITED_BODY, decompress: options.decompress === true };
         settle("done", ok({ status: response.statusCode ?? 0, headers: response.headers, body: new ResponseBody(response, { limits, contentEncoding: response.headers["content-encoding"], signal, release }) }));
       });
+      // A 101 nobody asked for: node:http hands over the socket (or, unheard, just closes the request).
+      outgoing.on("upgrade", (_response: IncomingMessage, socket: Duplex) => {
+        socket.destroy();
+        fail(new HttpFailure("http_protocol_error", causeWith("HTTP_UNEXPECTED_UPGRADE", "the server switched protocols unasked")));
+      });
+      outgoing.on("close", () => fail(new HttpFailure("http_network", causeWith("ECONNRESET", "the request closed before a response"))));
       outgoing.on("error", (error: NodeJS.ErrnoException) => {
-        // A keep-alive socket the server closed just as it was reused: the request never reached it.
-        const stale = outgoing.reusedSocket && STALE_SOCKET_CODES.has(error.code ?? "") && IDEMPOTENT.has(request.method);
+        // A kept-alive socket the server closed just as it was used again: the request never reached it.
+        const stale = (outgoing.reusedSocket || usedBefore) && STALE_SOCKET_CODES.has(error.code ?? "") && IDEMPOTENT.has(request.method);
         if (stale && mayRetry && !settled) {
           release();
           settle("retry", err(new HttpFailure("http_network", error)));

@@ -12,14 +12,21 @@ export type HttpFailureCode =
   | "http_aborted"
   | "http_body_too_large"
   | "http_unsupported_encoding"
+  /** A request node:http cannot send as given (a scheme other than http/https, a header HTTP cannot carry). */
+  | "http_invalid_request"
+  /** A response this client never asked for and cannot use (a 101 switching protocols). */
+  | "http_protocol_error"
   | "http_network";
+
+/** Codes that a retry of the same request cannot change. */
+const FINAL_CODES: ReadonlySet<HttpFailureCode> = new Set(["http_aborted", "http_body_too_large", "http_invalid_request", "http_protocol_error"]);
 
 /** An expected failure of one HTTP exchange (never thrown to callers: returned as a value). */
 export class HttpFailure extends LisaError {
   declare readonly code: HttpFailureCode;
 
   constructor(code: HttpFailureCode, cause?: unknown) {
-    super(code, `HTTP exchange failed: ${code}`, { retryable: code !== "http_aborted" && code !== "http_body_too_large", cause });
+    super(code, `HTTP exchange failed: ${code}`, { retryable: !FINAL_CODES.has(code), cause });
   }
 
   /** True for the three deadline codes. */
