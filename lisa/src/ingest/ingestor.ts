@@ -44,19 +44,22 @@ export class SyncIngestor {
   readonly #store: IngestStore;
   readonly #settings: IngestSettings;
   readonly #log: Logger;
-  readonly #filter: CandidateFilter;
+  readonly #filterFor: (roomId: string) => CandidateFilter;
   readonly #allowed: ReadonlySet<string>;
   readonly #now: () => number;
   readonly #observe: RoomStateObserver;
 
   constructor(deps: {
     sync: SyncPort; store: IngestStore; settings: IngestSettings; log: Logger; now?: () => number; observeRooms?: RoomStateObserver;
+    /** The candidate filter of a room now (the live mention names); the settings' aliases without it. */
+    filterFor?: (roomId: string) => CandidateFilter;
   }) {
     this.#sync = deps.sync;
     this.#store = deps.store;
     this.#settings = deps.settings;
     this.#log = deps.log;
-    this.#filter = candidateFilter(deps.settings.selfUserId, deps.settings.mentionAliases);
+    const fixed = candidateFilter(deps.settings.selfUserId, deps.settings.mentionAliases);
+    this.#filterFor = deps.filterFor ?? (() => fixed);
     this.#allowed = new Set(deps.settings.allowedRoomIds);
     this.#now = deps.now ?? Date.now;
     this.#observe = deps.observeRooms ?? (() => undefined);
@@ -129,9 +132,10 @@ export class SyncIngestor {
       redacted.push(...redactionTargets(events));
       // After Lisa rejoins a room, what was said while she was away is history.
       const rejoin = lastRejoinIndex(events, this.#settings.selfUserId);
+      const filter = this.#filterFor(room.roomId);
       for (const event of events.slice(rejoin + 1)) {
-        if (!isCandidate(event, this.#filter)) {
-          this.#logIgnoredMessageType(event, room.roomId);
+        if (!isCandidate(event, filter)) {
+          this.#logIgnoredMessageType(event, room.roomId, filter);
           continue;
         }
         candidates.push({
@@ -151,14 +155,14 @@ export class SyncIngestor {
 
   // A notice or emote addressed to Lisa is ignored like any other non-invocation, with its reason in the log;
   // so is every encrypted event (Lisa cannot read it, so it may be addressed to her).
-  #logIgnoredMessageType(event: RawEvent, roomId: string): void {
-    if (isEncryptedEvent(event, this.#filter)) {
+  #logIgnoredMessageType(event: RawEvent, roomId: string, filter: CandidateFilter): void {
+    if (isEncryptedEvent(event, filter)) {
       this.#log.info("invocation_ignored", {
         reason: ENCRYPTED_EVENT_REASON, event_type: event.type, invocation_id: invocationHash(event.event_id), room_id_hash: roomHash(roomId),
       });
       return;
     }
-    const msgtype = ignoredMessageType(event, this.#filter);
+    const msgtype = ignoredMessageType(event, filter);
     if (msgtype === null) return;
     this.#log.info("invocation_ignored", {
       reason: "not_text", msgtype, invocation_id: invocationHash(event.event_id), room_id_hash: roomHash(roomId),

@@ -56,7 +56,8 @@ export interface WorkerDeps {
   readonly store: WorkerStore;
   readonly room: RoomWritePort;
   readonly replyTarget: ReplyTargetCheck;
-  readonly matchesAlias: (text: string) => boolean;
+  /** Whether text mentions Lisa by one of the room's names now (aliases, user id, her display name there). */
+  readonly matchesAlias: (roomId: string, text: string) => boolean;
   readonly respond: Responder;
   readonly render: ContentRenderer;
   /** Finds a reply already in the room (by its marker) before a resend under another token. */
@@ -104,7 +105,7 @@ async function processCandidate(
   const event = parseStoredEvent(row.rawEventJson);
   const baselineTsMs = deps.store.roomCursor(row.roomId)?.baselineTsMs ?? null;
   const verdict = await classifyCandidate(event, row.roomId, deps.settings, {
-    matches: deps.matchesAlias, replyTarget: deps.replyTarget, baselineTsMs,
+    matches: (text) => deps.matchesAlias(row.roomId, text), replyTarget: deps.replyTarget, baselineTsMs,
   }, signal);
   if (signal.aborted) {
     deps.store.releaseLease(row.eventId, "shutdown");

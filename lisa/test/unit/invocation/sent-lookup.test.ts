@@ -72,7 +72,7 @@ describe("a stored reply is looked for in the room before a resend under another
       return lookupResult();
     },
     replyTarget: async () => "other",
-    matchesAlias: (text) => /\blisa\b/i.test(text),
+    matchesAlias: (_room, text) => /\blisa\b/i.test(text),
     respond: async () => ok({ markdown: "Indeed.", sources: [] }),
     render: { reply: (draft) => ({ msgtype: "m.text", body: draft.markdown }), fallback: (text) => ({ msgtype: "m.text", body: text }) },
   });

@@ -85,7 +85,7 @@ describe("invocation worker", () => {
     return createInvocationWorker({
       store, room, log, now: clock.now, settings: SETTINGS,
       replyTarget: async () => "other",
-      matchesAlias: (text) => /\blisa\b/i.test(text),
+      matchesAlias: (_room, text) => /\blisa\b/i.test(text),
       respond: async (event, signal) => {
         respondCalls += 1;
         return respond(event, signal);
