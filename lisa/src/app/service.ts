@@ -45,8 +45,11 @@ export interface ServiceDeps {
 }
 
 /**
- * Runs Lisa until shutdown or a fatal error (design 10.1 startup order,
- * 16.3 fault isolation, 16.4 shutdown). Resolves to the exit status.
+ * Runs Lisa until shutdown or a fatal error. Startup goes login, pipeline,
+ * ledger requeue, room diagnosis, then the loops; a failing invocation or
+ * tool never stops the service, only a ledger or authentication failure does;
+ * shutdown stops sync first, then gives running work its grace period.
+ * Resolves to the exit status.
  */
 export async function runService(deps: ServiceDeps): Promise<number> {
   const { config, store } = deps;
@@ -182,7 +185,7 @@ async function runLoops(
   try {
     await runSyncLoop(ingestor, { onCandidates: (rooms) => dispatcher.notify(rooms), onFatal: failFatal }, log, stopAll, counters);
   } finally {
-    // Shutdown (design 16.4): sync has stopped; stop leasing, give active work
+    // Shutdown: sync has stopped; stop leasing, give active work
     // its grace period, then cancel it (workers release leases, clear typing).
     log.info("service_stopping", { grace_seconds: config.runtime.shutdown_grace_seconds });
     summary.stop();

@@ -38,7 +38,7 @@ export type IngestOutcome =
 // successful sync is still considered part of the reconnect window.
 const CLOCK_SKEW_MS = 60_000;
 
-/** Sync ingestion (design 10.1-10.2): baseline, incremental batches, gap recovery, atomic candidate commits. */
+/** Sync ingestion: baseline, incremental batches, gap recovery, atomic candidate commits. */
 export class SyncIngestor {
   readonly #sync: SyncPort;
   readonly #store: IngestStore;
@@ -79,7 +79,7 @@ export class SyncIngestor {
     if (!response.ok) {
       if (response.error.code === "matrix_unknown_pos") {
         // The server forgot our position: start over from a fresh baseline and
-        // never answer what it would replay (design 10.1).
+        // never answer what it would replay.
         this.#log.error("matrix_unknown_pos", { action: "new_baseline" });
         this.#store.resetBaseline();
       }
