@@ -1,7 +1,11 @@
 // `npm run bench`: every benchmark of Lisa's own costs against a baseline
 // measured in the same run, on this machine, against the local fakes.
 // Prints one Markdown table (figure, baseline, ratio, goal) and notes.
-//   node bench/run.ts [--only=a,b] [--quick] [--json=FILE]
+//   node bench/run.ts [--only=a,b] [--quick] [--runs=N] [--invocations=N] [--json=FILE]
+// --runs: independent memory runs whose medians are reported (default 5, --quick 2);
+// --invocations: invocations per memory run (default 1,000, --quick 300).
+// Operator knobs in the environment (MALLOC_ARENA_MAX, NODE_OPTIONS, ... see
+// bench/lib/world.ts) are passed to every child alike.
 // Benchmarks are never timed assertions in tests: this only reports.
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -24,6 +28,12 @@ const has = (name: string): boolean => args.some((a) => a === `--${name}` || a.s
 const quick = has("quick");
 const only = flag("only")?.split(",").filter((n) => n !== "") ?? null;
 const jsonPath = flag("json");
+const positive = (name: string, fallback: number): number => {
+  const value = Number(flag(name) ?? fallback);
+  return Number.isInteger(value) && value > 0 && value <= 10_000 ? value : fallback;
+};
+const memoryRuns = positive("runs", quick ? 2 : 5);
+const memoryInvocations = positive("invocations", quick ? 300 : 1_000);
 
 const observer = new HttpObserver();
 let dist: DistBuild | null = null;
@@ -40,7 +50,10 @@ const BENCHMARKS: readonly Benchmark[] = [
   { name: "startup", run: () => benchStartup(observer, { rounds: quick ? 4 : 12, distEntry: distEntry() }) },
   { name: "invocation", run: () => benchInvocation(observer, { warmup: quick ? 10 : 30, samples: quick ? 40 : 200, history: 60, distEntry: distEntry() }) },
   { name: "footprint", run: () => benchFootprint({ rounds: quick ? 1 : 3 }) },
-  { name: "memory", run: () => benchMemory(observer, { invocations: quick ? 300 : 1_000, rooms: 10, settleMs: 2_000, distEntry: distEntry() }) },
+  {
+    name: "memory",
+    run: () => benchMemory(observer, { invocations: memoryInvocations, rooms: 10, settleMs: 2_000, distEntry: distEntry(), runs: memoryRuns }),
+  },
   {
     name: "burst",
     run: () => benchBurst(observer, { rooms: 20, perRoom: 10, llmDelayMs: 200, maxConcurrentRooms: 3, repetitions: quick ? 1 : 3 }),

@@ -55,11 +55,40 @@ export interface Child {
   stop(graceMs?: number): Promise<void>;
 }
 
+/**
+ * Environment variables an operator may set for Lisa's process (in the
+ * systemd unit or the shell) that change how the runtime uses memory or
+ * threads: glibc malloc's tunables, Node's options, libuv's thread pool. The
+ * bench passes exactly these through from its own environment, to every child
+ * alike (Lisa, the bare Node floor, the minimal bot), so a knob is measured
+ * against a floor that has it too. Nothing else leaks in: no secrets, no HOME.
+ */
+export const OPERATOR_KNOBS: readonly string[] = [
+  "MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_", "GLIBC_TUNABLES",
+  "NODE_OPTIONS", "UV_THREADPOOL_SIZE",
+];
+
+/** The operator knobs set in the bench's environment, by name. */
+export function operatorEnv(source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const knobs: Record<string, string> = {};
+  for (const name of OPERATOR_KNOBS) {
+    const value = source[name];
+    if (value !== undefined && value !== "") knobs[name] = value;
+  }
+  return knobs;
+}
+
+/** `NAME=value ...` of the knobs in effect, or "none", for the report. */
+export function describeKnobs(): string {
+  const knobs = Object.entries(operatorEnv());
+  return knobs.length === 0 ? "none" : knobs.map(([name, value]) => `${name}=${value}`).join(" ");
+}
+
 /** Spawns `args` with the Node 24 binary, draining output as a log collector would. */
 export function spawnNode(args: readonly string[], env: Readonly<Record<string, string>> = {}): Child {
   const child = spawn(NODE, args, {
     cwd: REPO,
-    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...env },
+    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", ...operatorEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let tail = "";

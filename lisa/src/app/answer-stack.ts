@@ -33,7 +33,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-// The thread an event belongs to (design gap filled by the threads issue), or null.
+// The thread an event belongs to, or null.
 function threadOf(event: RawEvent): { rootId: string } | null {
   const relates = event.content["m.relates_to"];
   if (!isRecord(relates) || relates["rel_type"] !== "m.thread" || typeof relates["event_id"] !== "string") return null;

@@ -1,7 +1,8 @@
 import type { AppConfig } from "../config/types.ts";
 import { errorCode } from "../errors.ts";
 import { SyncIngestor } from "../ingest/ingestor.ts";
-import { aliasMatcher, replyTargetCheck } from "../invocation/classify.ts";
+import { changedKeys, LIVE_KEYS } from "../config/diff.ts";
+import { replyTargetCheck } from "../invocation/classify.ts";
 import { RoomDispatcher } from "../invocation/dispatcher.ts";
 import { createSentReplyLookup, DEFAULT_SENT_LOOKUP_LIMITS, type SentReplyLookup } from "../invocation/sent-lookup.ts";
 import { createInvocationWorker } from "../invocation/worker.ts";
@@ -10,7 +11,9 @@ import { isPermanentAuthError } from "../matrix/codes.ts";
 import { createMatrixClient, type MatrixClient } from "../matrix/client.ts";
 import type { RoomWritePort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
+import { MentionNames } from "./mention-names.ts";
 import { createPipeline, type Pipeline } from "./pipeline.ts";
+import type { ConfigReloads } from "./reload.ts";
 import { RoomConditions } from "./room-conditions.ts";
 import { RoomStates } from "../rooms/room-state.ts";
 import { RoomTracker } from "./room-tracker.ts";
@@ -35,13 +38,18 @@ export interface ServiceDeps {
   readonly log: Logger;
   /** Aborted by SIGTERM/SIGINT. */
   readonly shutdown: AbortSignal;
+  /** Reloaded configurations (SIGHUP); without it the configuration is fixed for the run. */
+  readonly reloads?: ConfigReloads;
   /** Overrides for tests (e.g. a pandoc path). */
   readonly pipelineOverrides?: Parameters<typeof createPipeline>[1];
 }
 
 /**
- * Runs Lisa until shutdown or a fatal error (design 10.1 startup order,
- * 16.3 fault isolation, 16.4 shutdown). Resolves to the exit status.
+ * Runs Lisa until shutdown or a fatal error. Startup goes login, pipeline,
+ * ledger requeue, room diagnosis, then the loops; a failing invocation or
+ * tool never stops the service, only a ledger or authentication failure does;
+ * shutdown stops sync first, then gives running work its grace period.
+ * Resolves to the exit status.
  */
 export async function runService(deps: ServiceDeps): Promise<number> {
   const { config, store } = deps;
@@ -82,7 +90,10 @@ export async function runService(deps: ServiceDeps): Promise<number> {
     // From here on each served room's conditions follow its state (a failed diagnosis: the first sync batches).
     const tracker = new RoomTracker(new RoomStates(config.matrix.user_id, served), conditions, roomLog);
     tracker.seed(diagnoses ?? []);
-    const rooms = { served, tracker };
+    const names = new MentionNames(config.matrix.user_id, config.matrix.mention_aliases, log.child({ component: "mentions" }));
+    await names.seed(matrix, served, stopAll);
+    if (stopAll.aborted) return exitStatus;
+    const rooms = { served, tracker, names };
     return await runLoops({ ...deps, log }, tally, matrix, pipeline, stopAll, failFatal, rooms).then(() => exitStatus);
   } catch (error) {
     log.error("service_crashed", { code: errorCode(error) });
@@ -117,7 +128,7 @@ async function loginWithRetry(matrix: MatrixClient, log: Logger, signal: AbortSi
 
 async function runLoops(
   deps: ServiceDeps, tally: EventTally, matrix: MatrixClient, pipeline: Pipeline, stopAll: AbortSignal,
-  failFatal: (code: string, status: number) => void, rooms: { served: readonly string[]; tracker: RoomTracker },
+  failFatal: (code: string, status: number) => void, rooms: { served: readonly string[]; tracker: RoomTracker; names: MentionNames },
 ): Promise<void> {
   const { config, store, log } = deps;
   const served = new Set(rooms.served);
@@ -135,7 +146,7 @@ async function runLoops(
     room: rooms.tracker.watchSends(guardAuth(matrix, failFatal), matrix),
     gate: rooms.tracker.gate,
     replyTarget: replyTargetCheck((id, room) => store.isBotEvent(id, room), matrix, config.matrix.user_id),
-    matchesAlias: aliasMatcher(config.matrix.mention_aliases, config.matrix.user_id),
+    matchesAlias: (roomId, text) => rooms.names.matches(roomId, text),
     respond: pipeline.respond,
     render: pipeline.render,
     sentLookup: guardLookup(createSentReplyLookup(matrix, config.matrix.user_id, {
@@ -150,7 +161,12 @@ async function runLoops(
     settings: { maxConcurrentRooms: config.runtime.max_concurrent_rooms, leaseMs: config.runtime.lease_seconds * 1000, pollIntervalMs: DISPATCH_POLL_MS },
   });
   const ingestor = new SyncIngestor({
-    sync: matrix, store, log: log.child({ component: "sync" }), observeRooms: (batch) => rooms.tracker.observe(batch),
+    sync: matrix, store, log: log.child({ component: "sync" }),
+    observeRooms: (batch) => {
+      rooms.names.observe(batch);
+      rooms.tracker.observe(batch);
+    },
+    filterFor: (roomId) => rooms.names.filter(roomId),
     settings: {
       selfUserId: config.matrix.user_id, allowedRoomIds: rooms.served, mentionAliases: config.matrix.mention_aliases,
       syncTimeoutMs: config.matrix.sync_timeout_ms, timelineLimit: config.matrix.sync_timeline_limit, gapPageLimit: config.matrix.gap_page_limit,
@@ -161,6 +177,7 @@ async function runLoops(
     store.resumeRoomSends(roomId);
     dispatcher.notify([roomId]);
   });
+  const unsubscribe = deps.reloads?.subscribe((next) => applyReload(config, next, rooms.names, log)) ?? (() => undefined);
   const counters: SyncCounters = { successes: 0, failures: 0, lastDelayMs: 0, unknownPositions: 0 };
   const summary = startSummaryLog(store, counters, tally, log);
   dispatcher.start();
@@ -168,13 +185,28 @@ async function runLoops(
   try {
     await runSyncLoop(ingestor, { onCandidates: (rooms) => dispatcher.notify(rooms), onFatal: failFatal }, log, stopAll, counters);
   } finally {
-    // Shutdown (design 16.4): sync has stopped; stop leasing, give active work
+    // Shutdown: sync has stopped; stop leasing, give active work
     // its grace period, then cancel it (workers release leases, clear typing).
     log.info("service_stopping", { grace_seconds: config.runtime.shutdown_grace_seconds });
     summary.stop();
+    unsubscribe();
     await dispatcher.stop(config.runtime.shutdown_grace_seconds * 1000);
     log.info("service_stopped", {});
   }
+}
+
+// A reloaded configuration: the mention aliases apply at once (the next
+// sync batch and the next classification use them); every other changed key
+// is named in the log as waiting for a restart.
+function applyReload(running: AppConfig, next: AppConfig, names: MentionNames, log: Logger): void {
+  const changed = changedKeys(running, next);
+  // Aliases of another account would be wrong for this one: then nothing applies before the restart.
+  const live = next.matrix.user_id === running.matrix.user_id;
+  if (live) names.setAliases(next.matrix.mention_aliases);
+  const applies = (key: string): boolean => live && LIVE_KEYS.has(key);
+  log.info("config_reloaded", {
+    applied: changed.filter(applies).join(","), restart_needed: changed.filter((key) => !applies(key)).join(","),
+  });
 }
 
 // Sends that fail with a permanent authentication error (e.g. the password

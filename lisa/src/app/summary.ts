@@ -9,7 +9,7 @@ export const SUMMARY_INTERVAL_MS = 60_000;
 /** Most per-room queue lines written with one summary. */
 const MAX_ROOM_LINES = 20;
 
-/** Writes a content-free summary line (counts, ages, sync health) every minute (design 17.3). */
+/** Writes a content-free summary line (counts, ages, sync health) every minute. */
 export function startSummaryLog(
   store: Pick<StateStore, "status">, sync: SyncCounters, tally: Pick<EventTally, "drain">, log: Logger, intervalMs = SUMMARY_INTERVAL_MS,
 ): { stop(): void } {

@@ -25,7 +25,7 @@ export interface SyncCounters {
 }
 
 /**
- * The sync task (design 10.2, 10.5, 16.3): one controlled `/sync` after another,
+ * The sync task: one controlled `/sync` after another,
  * each durably committed before the next; expected failures back off and
  * retry, unexpected ones are logged and the loop goes on.
  */

@@ -1,6 +1,6 @@
 import type { LogFields, Logger } from "../log/logger.ts";
 
-// Counters and timings for the periodic summary (design 17.3), derived from
+// Counters and timings for the periodic summary, derived from
 // the structured events every module already logs: no module keeps global
 // counters, and a counted event is always also a logged event.
 

@@ -1,4 +1,4 @@
-// `lisa check` (typescript.md 4): after the configuration validated, probe
+// `lisa check`: after the configuration validated, probe
 // every service Lisa depends on and explain each failure in operator terms.
 // Probes run concurrently, each with its own deadline; none throws, none
 // sends a room message or typing notification, and no secret value can reach

@@ -1,4 +1,4 @@
-/** Process exit statuses of the `lisa` command (typescript.md 4). */
+/** Process exit statuses of the `lisa` command. */
 export const EXIT = {
   ok: 0,
   failure: 1,

@@ -3,7 +3,7 @@ import type { ReplyRef } from "./replies.ts";
 import { cleanText, truncateText } from "./text.ts";
 import type { Turn } from "./types.ts";
 
-// The model-visible `<room_context>` block (design 11.4). Every attribute
+// The model-visible `<room_context>` block. Every attribute
 // value and body is XML-escaped, so room text cannot close or forge elements.
 
 /** Longest display name shown, in code points. */

@@ -1,7 +1,7 @@
 import type { ContextConfig } from "../config/types.ts";
 import type { Turn } from "./types.ts";
 
-// Budgeting in the exact order of design 11.4: events arrive already capped
+// Budgeting, in this order: events arrive already capped
 // at the per-event limit; the invocation is always kept; preceding turns are
 // added newest to oldest while both the event count and character budget
 // remain (stopping at the first that does not fit, so the window stays
@@ -23,7 +23,7 @@ export function eventCap(limits: ContextConfig): number {
   return Math.min(limits.max_event_characters, limits.max_characters);
 }
 
-/** Selects turns under `max_events` and `max_characters` (design 11.4 steps 2-4 and 6). */
+/** Selects turns under `max_events` and `max_characters`. */
 export function selectTurns(invocation: Turn, history: readonly Turn[], root: Turn | null, limits: ContextConfig): Selection {
   let characters = invocation.length;
   let count = 1;

@@ -55,7 +55,7 @@ function rootTurn(root: ThreadRoot | null, options: NormaliseOptions, roomId: st
 
 /**
  * Builds the bounded, escaped `<room_context>` block for an invocation
- * (design 11, typescript.md 3.3, threads). History failures degrade to less
+ * (the thread's root first when the invocation is in a thread). History failures degrade to less
  * context; only an abort or an unusable invocation is an error.
  */
 export async function buildRoomContext(request: ContextRequest): Promise<Result<RoomContext, ContextError>> {

@@ -3,8 +3,7 @@ import type { HistoryPort, RawEvent } from "../matrix/port.ts";
 import type { Logger } from "../log/logger.ts";
 import { abortedError, type ContextError } from "./types.ts";
 
-// Main-timeline history anchored at the invocation (design 11.1, typescript.md
-// 3.3): one `/context` call, then bounded backwards `/messages` pages from its
+// Main-timeline history anchored at the invocation: one `/context` call, then bounded backwards `/messages` pages from its
 // `start` token while the budget still wants older messages.
 
 /** Largest `limit` homeservers honour on `/context` and `/messages`. */

@@ -7,7 +7,7 @@ import type { Turn } from "./types.ts";
 // Formatted bodies seen in recent contexts (about 1 MB of text at most).
 const formattedText = new TextMemo(htmlToText, { maxEntries: 512, maxCharacters: 500_000 });
 
-// Turns raw Matrix events into conversational turns (design 11.2): only
+// Turns raw Matrix events into conversational turns: only
 // m.room.message events become turns; edits and redactions found in the same
 // fetched context are applied to their originals and never shown themselves.
 

@@ -3,11 +3,11 @@ import type { HistoryPort, RawEvent } from "../matrix/port.ts";
 import { countChars, truncateText } from "./text.ts";
 import { abortedError, type ContextError, type Turn } from "./types.ts";
 
-// Reply relationships (design 11.3): a target inside the selected context is
+// Reply relationships: a target inside the selected context is
 // referenced by sequence; otherwise, while depth remains, the target is taken
 // from the fetched context or fetched by id and shown as a short excerpt,
 // following its own reply chain. A visited set stops cycles; excerpts spend
-// only the character budget left after selection (11.4 step 5).
+// only the character budget left after the turns were selected.
 
 /** Longest reply excerpt in code points. */
 export const EXCERPT_MAX_CHARACTERS = 200;

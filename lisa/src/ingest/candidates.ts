@@ -18,7 +18,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Cheap, over-inclusive test for a possible invocation (design 10.2 step 5):
+ * Cheap, over-inclusive test for a possible invocation:
  * a new `m.room.message` `m.text` from someone else that may mention Lisa or
  * replies to something. The classifier decides precisely later.
  */
@@ -27,13 +27,13 @@ export function isCandidate(event: RawEvent, filter: CandidateFilter): boolean {
   return event.content["msgtype"] === "m.text" && mayInvoke(event.content, filter);
 }
 
-/** Message types that look like talking to Lisa but never invoke her (design 10.3 step 3). */
+/** Message types that look like talking to Lisa but never invoke her. */
 const IGNORED_MESSAGE_TYPES: ReadonlySet<string> = new Set(["m.notice", "m.emote"]);
 
 /**
  * The msgtype of a notice or emote from someone else that mentions or replies
- * like a candidate would, else null. Such events are not candidates (design
- * 10.2 step 5 stores `m.text` only); the ingestor logs them as ignored so an
+ * like a candidate would, else null. Such events are not candidates (only
+ * `m.text` is stored); the ingestor logs them as ignored so an
  * operator can see why they got no answer.
  */
 export function ignoredMessageType(event: RawEvent, filter: CandidateFilter): string | null {

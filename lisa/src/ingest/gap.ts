@@ -15,7 +15,7 @@ const PAGE_SIZE = 50;
 
 /**
  * Back-paginates a `limited` room timeline from `prev_batch` until the stored
- * anchor event is found or `pageLimit` pages were read (design 10.2 step 3-4).
+ * anchor event is found or `pageLimit` pages were read.
  */
 export async function recoverGap(
   sync: Pick<SyncPort, "messagesBackwards">,

@@ -38,25 +38,28 @@ export type IngestOutcome =
 // successful sync is still considered part of the reconnect window.
 const CLOCK_SKEW_MS = 60_000;
 
-/** Sync ingestion (design 10.1-10.2): baseline, incremental batches, gap recovery, atomic candidate commits. */
+/** Sync ingestion: baseline, incremental batches, gap recovery, atomic candidate commits. */
 export class SyncIngestor {
   readonly #sync: SyncPort;
   readonly #store: IngestStore;
   readonly #settings: IngestSettings;
   readonly #log: Logger;
-  readonly #filter: CandidateFilter;
+  readonly #filterFor: (roomId: string) => CandidateFilter;
   readonly #allowed: ReadonlySet<string>;
   readonly #now: () => number;
   readonly #observe: RoomStateObserver;
 
   constructor(deps: {
     sync: SyncPort; store: IngestStore; settings: IngestSettings; log: Logger; now?: () => number; observeRooms?: RoomStateObserver;
+    /** The candidate filter of a room now (the live mention names); the settings' aliases without it. */
+    filterFor?: (roomId: string) => CandidateFilter;
   }) {
     this.#sync = deps.sync;
     this.#store = deps.store;
     this.#settings = deps.settings;
     this.#log = deps.log;
-    this.#filter = candidateFilter(deps.settings.selfUserId, deps.settings.mentionAliases);
+    const fixed = candidateFilter(deps.settings.selfUserId, deps.settings.mentionAliases);
+    this.#filterFor = deps.filterFor ?? (() => fixed);
     this.#allowed = new Set(deps.settings.allowedRoomIds);
     this.#now = deps.now ?? Date.now;
     this.#observe = deps.observeRooms ?? (() => undefined);
@@ -76,7 +79,7 @@ export class SyncIngestor {
     if (!response.ok) {
       if (response.error.code === "matrix_unknown_pos") {
         // The server forgot our position: start over from a fresh baseline and
-        // never answer what it would replay (design 10.1).
+        // never answer what it would replay.
         this.#log.error("matrix_unknown_pos", { action: "new_baseline" });
         this.#store.resetBaseline();
       }
@@ -129,9 +132,10 @@ export class SyncIngestor {
       redacted.push(...redactionTargets(events));
       // After Lisa rejoins a room, what was said while she was away is history.
       const rejoin = lastRejoinIndex(events, this.#settings.selfUserId);
+      const filter = this.#filterFor(room.roomId);
       for (const event of events.slice(rejoin + 1)) {
-        if (!isCandidate(event, this.#filter)) {
-          this.#logIgnoredMessageType(event, room.roomId);
+        if (!isCandidate(event, filter)) {
+          this.#logIgnoredMessageType(event, room.roomId, filter);
           continue;
         }
         candidates.push({
@@ -151,14 +155,14 @@ export class SyncIngestor {
 
   // A notice or emote addressed to Lisa is ignored like any other non-invocation, with its reason in the log;
   // so is every encrypted event (Lisa cannot read it, so it may be addressed to her).
-  #logIgnoredMessageType(event: RawEvent, roomId: string): void {
-    if (isEncryptedEvent(event, this.#filter)) {
+  #logIgnoredMessageType(event: RawEvent, roomId: string, filter: CandidateFilter): void {
+    if (isEncryptedEvent(event, filter)) {
       this.#log.info("invocation_ignored", {
         reason: ENCRYPTED_EVENT_REASON, event_type: event.type, invocation_id: invocationHash(event.event_id), room_id_hash: roomHash(roomId),
       });
       return;
     }
-    const msgtype = ignoredMessageType(event, this.#filter);
+    const msgtype = ignoredMessageType(event, filter);
     if (msgtype === null) return;
     this.#log.info("invocation_ignored", {
       reason: "not_text", msgtype, invocation_id: invocationHash(event.event_id), room_id_hash: roomHash(roomId),

@@ -74,8 +74,11 @@ export function parseStoredEvent(rawEventJson: string | null): RawEvent | null {
 }
 
 /**
- * Classifies a durable candidate in exactly the order of design 10.3.
- * `baselineTsMs` is the room's baseline anchor time: older events are history.
+ * Classifies a durable candidate. The checks run in a fixed order (parsable,
+ * allowed room, a message, `m.text`, not her own, not redacted, a body, not
+ * an edit, a well-formed relation, not before the baseline, then a mention
+ * before a reply to her), and the first that fails names the reason, so one
+ * event always gets the same verdict. `baselineTsMs` is the room's baseline anchor time: older events are history.
  */
 export async function classifyCandidate(
   event: RawEvent | null,
@@ -121,7 +124,7 @@ function mentionsLisa(content: Readonly<Record<string, unknown>>, selfUserId: st
   return matches(text);
 }
 
-/** Reply verification (design 10.3): the ledger's bot events first, then the event from the server. */
+/** Reply verification: the ledger's bot events first, then the event from the server. */
 export function replyTargetCheck(
   isBotEvent: (eventId: string, roomId: string) => boolean,
   history: Pick<HistoryPort, "event">,

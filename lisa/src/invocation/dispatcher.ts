@@ -11,7 +11,7 @@ export type DispatcherStore = Pick<StateStore, "roomsWithWork" | "nextForRoom" |
 /**
  * Processes one leased work item to a durable state; must not throw for
  * expected failures. `releasePermit` hands the room's permit back early, once
- * the reply is durable (design 4.1): sending it needs no permit, but the room
+ * the reply is durable: sending it needs no permit, but the room
  * stays serial because its loop waits for the handler.
  */
 export type WorkHandler = (item: WorkItem, signal: AbortSignal, releasePermit: () => void) => Promise<void>;
@@ -27,7 +27,7 @@ export interface DispatcherSettings {
 const CRASH_RETRY_MS = 5_000;
 
 // Ledger failures that mean the database itself is unusable: continuing could
-// duplicate or lose replies, so the service must stop (design 16.3).
+// duplicate or lose replies, so the service must stop.
 const FATAL_STATE_CODES = new Set(["state_corrupt", "state_io_failed", "state_disk_full", "state_readonly", "state_closed"]);
 
 /** True when a thrown value says the ledger can no longer be trusted. */
@@ -36,7 +36,7 @@ export function isFatalStateError(error: unknown): boolean {
 }
 
 /**
- * Per-room serial queues with a global limit on active rooms (design 4.1).
+ * Per-room serial queues with a global limit on active rooms.
  * SQLite is the queue: a room loop leases the room's oldest due row, handles
  * it, and repeats; an idle room has no loop and holds no permit.
  */
@@ -106,7 +106,7 @@ export class RoomDispatcher {
   }
 
   /**
-   * Graceful stop (design 16.4): no new leases, active work gets `graceMs`,
+   * Graceful stop: no new leases, active work gets `graceMs`,
    * then the work signal is aborted and every loop is awaited.
    */
   async stop(graceMs: number): Promise<void> {

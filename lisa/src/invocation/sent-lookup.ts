@@ -5,7 +5,7 @@ import type { ForwardHistoryPort, RawEvent } from "../matrix/port.ts";
 // Exactly-once independent of the server's transaction-id scope: every reply
 // carries its invocation's transaction id in a namespaced content field, and a
 // stored reply about to be resent under another access token than an earlier
-// attempt is first looked for in the room (design 9.2; Dendrite scopes txn ids
+// attempt is first looked for in the room (Dendrite scopes txn ids
 // to the access token, so the txn id alone does not deduplicate there).
 
 /** Content key of the marker: the invocation's Matrix transaction id. */

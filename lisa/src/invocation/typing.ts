@@ -10,7 +10,7 @@ export const TYPING_REFRESH_MS = 20_000;
 const CLEAR_DEADLINE_MS = 5_000;
 
 /**
- * A renewable typing notification for one room (design 10.4): starts when
+ * A renewable typing notification for one room: starts when
  * work starts, refreshes every 20 s, and is cleared in every exit path.
  * Failures are logged and never fail the invocation.
  */

@@ -56,7 +56,8 @@ export interface WorkerDeps {
   readonly store: WorkerStore;
   readonly room: RoomWritePort;
   readonly replyTarget: ReplyTargetCheck;
-  readonly matchesAlias: (text: string) => boolean;
+  /** Whether text mentions Lisa by one of the room's names now (aliases, user id, her display name there). */
+  readonly matchesAlias: (roomId: string, text: string) => boolean;
   readonly respond: Responder;
   readonly render: ContentRenderer;
   /** Finds a reply already in the room (by its marker) before a resend under another token. */
@@ -68,7 +69,7 @@ export interface WorkerDeps {
   readonly gate?: RoomGateCheck;
 }
 
-/** Builds the handler that takes one leased work item to a durable state (design 9, 16.2). */
+/** Builds the handler that takes one leased work item to a durable state. */
 export function createInvocationWorker(deps: WorkerDeps): (item: WorkItem, signal: AbortSignal, releasePermit?: () => void) => Promise<void> {
   const now = deps.now ?? Date.now;
   const tracking: SendTracking = { failures: new Map(), tokens: new Map() };
@@ -88,7 +89,7 @@ export function createInvocationWorker(deps: WorkerDeps): (item: WorkItem, signa
     try {
       const ready = await processCandidate(deps, item.invocation, signal, log, now, typing);
       // The reply is durable (ready_to_send) or the candidate is decided: the
-      // permit may serve another room while this one sends (design 4.1).
+      // permit may serve another room while this one sends.
       releasePermit();
       if (ready !== null) await send(ready, signal, log, true);
     } finally {
@@ -104,7 +105,7 @@ async function processCandidate(
   const event = parseStoredEvent(row.rawEventJson);
   const baselineTsMs = deps.store.roomCursor(row.roomId)?.baselineTsMs ?? null;
   const verdict = await classifyCandidate(event, row.roomId, deps.settings, {
-    matches: deps.matchesAlias, replyTarget: deps.replyTarget, baselineTsMs,
+    matches: (text) => deps.matchesAlias(row.roomId, text), replyTarget: deps.replyTarget, baselineTsMs,
   }, signal);
   if (signal.aborted) {
     deps.store.releaseLease(row.eventId, "shutdown");
@@ -172,7 +173,7 @@ async function respondSafely(respond: Responder, event: RawEvent, signal: AbortS
   }
 }
 
-/** The configured in-character error for a failure code (design 16.2). */
+/** The configured in-character error for a failure code. */
 export function fallbackText(settings: Pick<WorkerSettings, "genericError" | "overloadError">, code: string): string {
   if (OVERLOAD_CODES.has(code)) return settings.overloadError;
   return settings.genericError.split("{error_code}").join(code);

@@ -1,5 +1,5 @@
-// The OpenAI-compatible chat-completions client (design 12.1, typescript.md
-// 3.2). It owns its own HttpClient (keep-alive sockets), so no headers, cookies or credentials
+// The OpenAI-compatible chat-completions client: one POST per request, never
+// retried blindly, tolerant of what self-hosted servers send. It owns its own HttpClient (keep-alive sockets), so no headers, cookies or credentials
 // are shared with the Matrix, search or web clients. It logs codes, status
 // classes, durations and retry delays only: never bodies, prompts or the key.
 

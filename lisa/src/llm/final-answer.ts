@@ -1,4 +1,4 @@
-// The final-answer contract (design 12.4, typescript.md 3.2): a tolerant
+// The final-answer contract: a tolerant
 // parser of `{"markdown": ..., "source_urls": [...]}` (fenced or with prose
 // around it), host verification of every source against the invocation's
 // registry, and the plain-text rule for answers that used no web results.

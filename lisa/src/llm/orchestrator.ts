@@ -1,6 +1,7 @@
-// The per-invocation tool loop (design 12.3) and final-answer contract (12.4).
+// The per-invocation tool loop and the final-answer contract (the model ends
+// with one JSON answer whose sources the host verifies).
 //
-// Decisions beyond the design's text, all host-enforced:
+// Rules the host enforces:
 // - Every LLM request counts as an iteration (repair and correction included).
 // - The last permitted request offers no tools, so the model has to answer;
 //   a tool request when no tools were offered stops with `invocation_limit`.

@@ -1,4 +1,4 @@
-// Prompt layers (design 7.3, 12.2): host capability and security policy
+// Prompt layers: host capability and security policy
 // first, then the operator persona (delimited), then the response contract
 // and Matrix formatting guidance; the user message carries the room context.
 // The prompt only informs the model: every capability is enforced in code.

@@ -1,5 +1,5 @@
 // Turns a validated completion into an LlmTurn, tolerating what self-hosted
-// servers really send (typescript.md 3.2): tool calls without `id`/`type`,
+// servers really send: tool calls without `id`/`type`,
 // object `arguments`, tool calls printed as JSON text in `content`
 // (Hermes/Qwen `<tool_call>` tags, Mistral `[TOOL_CALLS]`, bare JSON), any
 // `finish_reason` (the presence of tool calls decides), and hidden reasoning

@@ -1,4 +1,4 @@
-// Runs one batch of model tool calls (design 12.3 steps 5-10): the batch is
+// Runs one batch of model tool calls: the batch is
 // rejected as a whole when it would exceed `max_tool_calls`; otherwise each
 // call runs sequentially in model order through the session, invalid and
 // failed calls included in the count, and every call id gets its `tool`

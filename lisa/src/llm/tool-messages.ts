@@ -1,6 +1,6 @@
 // What the model sees of a tool call's outcome. Failures use the bounded,
-// non-sensitive JSON of design 13.4; successes carry a fixed host preamble
-// marking the content as untrusted data (design 12.2). Internal errors and
+// non-sensitive JSON `{ok: false, code, message, retryable}`; successes carry a fixed host preamble
+// marking the content as untrusted data. Internal errors and
 // stack traces never reach the model.
 
 import type { ToolResult } from "../tools/port.ts";
@@ -23,7 +23,7 @@ const HOST_ERROR_MESSAGES: Readonly<Record<HostToolErrorCode, string>> = {
   tool_failed: "The tool failed unexpectedly.",
 };
 
-/** The 13.4 error JSON for a host-generated failure. */
+/** The failure JSON (`ok: false`, code, message, retryable) for a host-generated failure. */
 export function hostToolError(code: HostToolErrorCode): string {
   return errorJson(code, HOST_ERROR_MESSAGES[code], false);
 }
@@ -33,7 +33,7 @@ function errorJson(code: string, message: string, retryable: boolean): string {
   return JSON.stringify({ ok: false, code, message: bounded, retryable });
 }
 
-// A session may already have rendered its failure as the 13.4 JSON; take its
+// A session may already have rendered its failure as the failure JSON; take its
 // message from there instead of nesting JSON inside JSON.
 function failureMessageOf(content: string): string {
   try {
@@ -50,7 +50,7 @@ function failureMessageOf(content: string): string {
 
 /**
  * The `tool` message content for one session result. Failures: the bounded
- * 13.4 JSON. Successes: the host preamble plus the session's content (which
+ * failure JSON. Successes: the host preamble plus the session's content (which
  * the port promises is bounded and wrapped); `metadata` is for the host only.
  */
 export function toolResultContent(result: ToolResult): string {

@@ -1,6 +1,6 @@
 // The one link policy shared by the HTML and plain renderers and the sanitizer.
 
-/** Schemes permitted in ordinary answer links (design 15.1). */
+/** Schemes permitted in ordinary answer links. */
 export const ANSWER_LINK_SCHEMES: readonly string[] = ["http", "https", "matrix"];
 
 /** Longest link target kept, in characters. */

@@ -3,7 +3,7 @@ import type { Token } from "markdown-it";
 import { safeLink } from "./links.ts";
 import { escapeHtml } from "./text.ts";
 
-// Model text is untrusted Markdown (design 15.1). Raw HTML is disabled, so any
+// Model text is untrusted Markdown. Raw HTML is disabled, so any
 // tag the model writes stays text. Linkify is off: Matrix clients linkify bare
 // URLs themselves, and Lisa never turns a bare domain into a link it did not
 // mean. Soft line breaks render as <br>, as in Matrix composers.

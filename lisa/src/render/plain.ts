@@ -1,7 +1,7 @@
 import type { Token } from "markdown-it";
 import { safeLink } from "./links.ts";
 
-// The plain `body` is built from the parsed token stream (design 15.1 step 6),
+// The plain `body` is built from the parsed token stream,
 // never by stripping HTML: paragraphs, headings, quotes, lists, code and
 // tables keep their layout; emphasis markers are dropped; links read
 // "label (target)".

@@ -5,7 +5,7 @@ import { sanitizeMatrixHtml } from "./sanitize.ts";
 import { renderSources, type SourceInput } from "./sources.ts";
 import { cleanText, countChars, escapeHtml, truncate } from "./text.ts";
 
-// Builds the complete `m.room.message` content of an answer (design 15). The
+// Builds the complete `m.room.message` content of an answer. The
 // payload is persisted and later sent verbatim, so it is bounded here: the
 // Markdown is capped at the response limit and, if the rendered event would
 // still be too large, cut further before rendering again.

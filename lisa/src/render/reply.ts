@@ -1,7 +1,6 @@
 import { cleanText, escapeHtml, singleLine, truncate } from "./text.ts";
 
-// The rich-reply parts of every outgoing message (design 15.2, typescript.md
-// 4): the quoted fallback in both formats, the relation that always targets
+// The rich-reply parts of every outgoing message: the quoted fallback in both formats, the relation that always targets
 // the invoking event (inside its thread when there is one), and the mention
 // of the invoker.
 

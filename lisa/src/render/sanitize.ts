@@ -1,9 +1,8 @@
 import sanitizeHtml from "sanitize-html";
 import { ANSWER_LINK_SCHEMES } from "./links.ts";
 
-// Allowlist of Matrix's permitted HTML subset (client-server spec, "m.room.message
-// msgtypes"), without images. `s` is the spec's successor of `strike`; both are
-// kept. Unknown tags are discarded keeping their text; script/style and other
+// Allowlist of the HTML subset Matrix clients accept in `formatted_body`,
+// without images. `s` is the newer name of `strike`; both are kept. Unknown tags are discarded keeping their text; script/style and other
 // non-text tags are dropped with their content.
 
 /** Tags Lisa may emit in `formatted_body`. */

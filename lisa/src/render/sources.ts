@@ -1,7 +1,7 @@
 import { safeLink } from "./links.ts";
 import { escapeHtml, singleLine, truncate } from "./text.ts";
 
-// The host-generated sources section (design 15.3), appended in both formats.
+// The host-generated sources section, appended in both formats.
 // URLs come only from the caller's source registry; only http(s) survive.
 // Duplicates (ignoring fragments) collapse in first-use order; count and
 // title lengths are capped so citations cannot bypass the response bound.

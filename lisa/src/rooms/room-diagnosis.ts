@@ -59,14 +59,18 @@ function record(value: unknown): Readonly<Record<string, unknown>> {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
-/** The version a create event states (version "1" when absent, as the spec says). */
+/** The version a create event states (version "1" when absent: Matrix's rule for old rooms). */
 export function roomVersionOf(create: StateEvent | null): string | null {
   if (create === null) return null;
   const version = create.content["room_version"];
   return typeof version === "string" && version.length > 0 ? version : "1";
 }
 
-/** Whether `userId` may send `m.room.message` under the room's power levels (spec: 10.x power levels). */
+/**
+ * Whether `userId` may send `m.room.message` under the room's power levels:
+ * her level (`users`, else `users_default`, else 0) against the level the
+ * event type needs (`events`, else `events_default`, else 0).
+ */
 export function messagePower(userId: string, powerLevels: StateEvent | null, create: StateEvent | null): PowerFacts {
   const creators = new Set<string>();
   if (create?.sender !== null && create?.sender !== undefined) creators.add(create.sender);

@@ -1,6 +1,6 @@
 import type { StatusSummary } from "./types.ts";
 
-/** Thresholds of the degraded state (design.md 17.3), in milliseconds. */
+/** Thresholds of the degraded state, in milliseconds. */
 export interface HealthThresholds {
   readonly syncMaxAgeMs: number;
   readonly readyToSendMaxAgeMs: number;

@@ -8,8 +8,8 @@ export interface Migration {
 }
 
 // Ordered list: a future schema change is a new entry with the next version,
-// never an edit of an applied one. Version 1 is design.md 9.1 plus
-// room_cursors.baseline_ts_ms (typescript.md 4) and sync_state.last_success_ms.
+// never an edit of an applied one. Version 1 is the ledger's first schema,
+// room_cursors.baseline_ts_ms and sync_state.last_success_ms included.
 /** Every migration this code knows, in version order. */
 export const MIGRATIONS: readonly Migration[] = [
   {

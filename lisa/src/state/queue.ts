@@ -9,7 +9,7 @@ import { isInteger } from "./validate.ts";
 // a live lease blocks every later row of that room until it moves on, with one
 // exception: a stored reply whose send FAILED and waits for its retry does not
 // block, so a reply the server keeps rejecting never stalls later invocations
-// of its room (design 16.2); it is retried when its backoff ends. For
+// of its room; it is retried when its backoff ends. For
 // every pending status `available_at_ms` is the time the head becomes
 // actionable: a candidate's backoff, a processing lease's expiry, a ready
 // reply's send backoff or send-lease expiry.

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 
 /**
- * Deterministic Matrix send transaction id of an invocation (design.md 9.2):
+ * Deterministic Matrix send transaction id of an invocation:
  * unique across rooms and free of readable identifiers.
  */
 export function matrixTransactionId(roomId: string, eventId: string): string {

@@ -1,7 +1,7 @@
-// Public shapes of the durable state ledger (design.md 9). All times are
+// Public shapes of the durable state ledger. All times are
 // milliseconds; server times (origin_server_ts) are named as such.
 
-/** Every invocation status, in lifecycle order (design.md 9.1). */
+/** Every invocation status, in lifecycle order. */
 export const INVOCATION_STATUSES = ["candidate", "processing", "ready_to_send", "sent", "ignored"] as const;
 /** One invocation status. */
 export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
@@ -133,7 +133,7 @@ export interface RoomConditionSummary extends RoomConditionRow {
   readonly ageMs: number;
 }
 
-/** Content-free health summary of the ledger (design.md 17.3). */
+/** Content-free health summary of the ledger. */
 export interface StatusSummary {
   /** `absent` when a read-only open found no database file yet. */
   readonly database: "present" | "absent";

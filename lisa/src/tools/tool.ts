@@ -20,7 +20,7 @@ export interface ToolSuccess {
   readonly metadata: Readonly<Record<string, unknown>>;
   /** Sources to register once the result is actually returned to the model. */
   readonly sources: readonly SourceEntry[];
-  /** Whether the result carries web material (design 12.4). */
+  /** Whether the result carries web material. */
   readonly material: boolean;
 }
 

@@ -6,7 +6,7 @@ import { textArgument } from "./arguments.ts";
 import { querySearxng, type SearchHit } from "./searxng.ts";
 import { defineTool, type Tool } from "./tool.ts";
 
-/** Longest search query accepted, in code points (design 13.1). */
+/** Longest search query accepted, in code points. */
 export const QUERY_MAX_CHARACTERS = 500;
 // Agent teardown on top of the search client's own total deadline.
 const DEADLINE_GRACE_MS = 1_000;

@@ -1,4 +1,4 @@
-// The web address policy (typescript.md 4): by default a model-selected URL
+// The web address policy: by default a model-selected URL
 // may only reach public addresses. The decision is made on the addresses a
 // connection will really use: IP literals directly, names after DNS
 // resolution inside the connector, on every connection (first request and

@@ -1,6 +1,6 @@
-// The bounded, policy-checked downloader for model-selected URLs (design
-// 13.2, 14; typescript.md 4). Redirects are followed by hand so that every
-// hop is re-validated and re-checked against the address policy.
+// The bounded, policy-checked downloader for model-selected URLs: size,
+// duration and redirect count are capped, and redirects are followed by hand
+// so that every hop is re-validated and re-checked against the address policy.
 import { isIP } from "node:net";
 import type { WebConfig } from "../config/types.ts";
 import { err, ok, type Result } from "../errors.ts";

@@ -1,4 +1,4 @@
-// URL validation for model-selected web addresses (design 14.2). The raw text
+// URL validation for model-selected web addresses. The raw text
 // is checked first because the WHATWG parser silently repairs much of what we
 // want to refuse (stray whitespace, backslashes, empty user information).
 import { isIP } from "node:net";
@@ -53,7 +53,7 @@ function hasValidPort(url: URL): boolean {
 }
 
 /**
- * Validates a model-selected URL (design 14.2): absolute http/https only, a
+ * Validates a model-selected URL: absolute http/https only, a
  * valid host and port, no user information, no control characters or
  * whitespace, no malformed percent escapes. Returns the parsed URL with its
  * fragment removed; the host is IDNA-normalised and IPv6 literals serialised.

@@ -1,4 +1,4 @@
-// A protocol-faithful in-memory Matrix homeserver for tests (typescript.md 7):
+// A protocol-faithful in-memory Matrix homeserver for tests:
 // node:http on 127.0.0.1:0, three profiles (synapse, continuwuity, dendrite; see fake-homeserver/traits.ts), scripted
 // faults, and observation helpers. Tests drive the human side directly and
 // let the client under test speak HTTP.

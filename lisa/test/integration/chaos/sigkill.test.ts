@@ -2,7 +2,7 @@
 // stream of invocations and ordinary events flows through three rooms, and
 // restarted each time. An oracle over the rooms' timelines then demands
 // exactly one reply per invocation, none to anything else and none to the
-// history that predates the first start (design 9, 16.4, 19.4; typescript.md 7).
+// history that predates the first start.
 // The schedule comes from a seeded PRNG: set LISA_CHAOS_SEED to replay one;
 // LISA_CHAOS_PROFILE picks the homeserver profile (default continuwuity, what
 // users run; the acceptance suite kills Lisa against a real Synapse).

@@ -22,7 +22,7 @@ function messagesOf(request: RecordedRequest | undefined): Array<{ role: string;
   return ((request?.body as { messages?: Array<{ role: string; content: string }> } | undefined)?.messages ?? []);
 }
 
-describe("the PRD user journey", () => {
+describe("the operator's user journey", () => {
   let world: World;
   let lisa: InProcessLisa;
   let invoking1 = "";

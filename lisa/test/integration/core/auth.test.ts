@@ -1,5 +1,4 @@
-// The authentication lifecycle end to end (design 10.1, 10.5, 19.4;
-// typescript.md 3.3): token refresh, password re-login with the same device
+// The authentication lifecycle end to end: token refresh, password re-login with the same device
 // and no replacement baseline, and the permanent failures that stop Lisa with
 // exit status 78 without sending anything.
 import assert from "node:assert/strict";

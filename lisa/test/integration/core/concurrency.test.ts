@@ -1,4 +1,4 @@
-// Room concurrency end to end (design 4.1, 16.4, 19.1): a room is strictly
+// Room concurrency end to end: a room is strictly
 // serial, rooms overlap up to max_concurrent_rooms, idle rooms hold no
 // permit, nothing queued is lost, and a stop mid-request cleans up. The
 // scripted LLM measures overlap itself: every message carries a room tag and

@@ -1,4 +1,4 @@
-// Failure handling end to end (design 10.4, 10.5, 16.2, 19.4): rate limits,
+// Failure handling end to end: rate limits,
 // typing, LLM outages and rejected or failing sends each still lead to
 // exactly one reply, and never to a second "send failed" message.
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// Which events invoke Lisa and which never do (design 10.1-10.3, 19.4), end
+// Which events invoke Lisa and which never do, end
 // to end against the fake homeserver in both profiles. Negative cases are
 // proven with a later "sentinel" mention: rooms are FIFO, so once it is
 // answered every earlier event of its room has been decided.

@@ -1,4 +1,4 @@
-// Sync and send recovery (design 9.2, 10.1, 10.2, 19.4): limited timelines,
+// Sync and send recovery: limited timelines,
 // repeated sync responses, lost send responses and a forgotten sync position
 // never lose or duplicate a reply.
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
 // Restart from every invocation state produces at most one Matrix event
-// (design 9.1, 9.2, 16.4, 19.4). States are crafted directly in the ledger
+//. States are crafted directly in the ledger
 // while Lisa is stopped, or reached for real (a stop during an LLM request,
 // a send whose acceptance never reached Lisa).
 import assert from "node:assert/strict";

@@ -1,5 +1,5 @@
-// Exactly once independent of the server's transaction-id scope (design 9.2;
-// issue 20, item 3). Dendrite deduplicates a txn id per access token, so a
+// Exactly once independent of the server's transaction-id scope (issue 20,
+// item 3). Dendrite deduplicates a txn id per access token, so a
 // reply resent under a renewed token (after a refused token, or after a
 // restart's new login) would be posted twice on the txn id alone. Lisa marks
 // each reply with its txn id and looks for it in the room before such a resend.

@@ -1,5 +1,5 @@
 // Accounts, devices and tokens: password login, refresh, whoami, logout, and
-// access-token validation with each profile's lifecycle (typescript.md 3.3).
+// access-token validation with each profile's lifecycle.
 
 import { randomBytes } from "node:crypto";
 import { errorReply, isObject, okReply } from "./reply.ts";

@@ -1,6 +1,6 @@
 // The parts of a Matrix sync filter the fake honours. Synapse honours room
 // lists, timeline type/sender filters, `timeline.limit` and lazy loading;
-// Continuwuity honours only `timeline.limit` and lazy loading (typescript.md 3.3).
+// Continuwuity honours only `timeline.limit` and lazy loading.
 
 import { isObject } from "./reply.ts";
 import type { StoredEvent } from "./store.ts";

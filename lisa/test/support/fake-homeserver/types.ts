@@ -1,7 +1,7 @@
 // Public types of the fake homeserver (test support). The wire shapes follow the
 // Matrix client-server API; the options and observation records are ours.
 
-/** Which real server's documented quirks the fake reproduces (typescript.md 3.3). */
+/** Which real server's documented quirks the fake reproduces. */
 export type HomeserverProfile = "synapse" | "continuwuity" | "dendrite";
 
 /** Options of `startFakeHomeserver`. */

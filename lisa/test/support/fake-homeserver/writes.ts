@@ -35,7 +35,7 @@ export class WriteEndpoints {
 
   /**
    * Synapse scopes a transaction to (device, request path); Continuwuity to
-   * (user, device, txnId) with no room check (typescript.md 3.3); Dendrite to
+   * (user, device, txnId) with no room check; Dendrite to
    * (access token, request path), so a new login's token repeats nothing.
    */
   private transactionKey(session: Session, roomId: string, eventType: string, txnId: string): string {

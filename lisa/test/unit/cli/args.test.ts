@@ -1,4 +1,4 @@
-// parseCommand: the command-line contract of typescript.md 5.
+// parseCommand: the command-line contract (commands, flags, usage errors with exit status 2).
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";

@@ -104,7 +104,7 @@ describe("deploy/lisa.service", () => {
     assert.equal(directive("RestartPreventExitStatus"), "78");
   });
 
-  test("carries the hardening of design 18.2", () => {
+  test("carries the service hardening", () => {
     const expected: Record<string, string> = {
       NoNewPrivileges: "true", PrivateTmp: "true", ProtectSystem: "strict", ProtectHome: "true", RestrictSUIDSGID: "true",
       LockPersonality: "true", ProtectKernelTunables: "true", ProtectControlGroups: "true", RestrictNamespaces: "true",

@@ -1,4 +1,4 @@
-// The cheap candidate filter (design 10.2 step 5): over-inclusive for
+// The cheap candidate filter: over-inclusive for
 // possible invocations, but never a notice, another event type or Lisa's own
 // message. The classifier decides precisely later.
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// Limited-timeline recovery (design 10.2 steps 3-4): back-paginate from
+// Limited-timeline recovery: back-paginate from
 // prev_batch to the stored anchor within a page bound, merge recovered and
 // sync events by id in server order, and keep nothing at or before the anchor.
 import assert from "node:assert/strict";

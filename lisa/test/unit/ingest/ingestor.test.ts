@@ -1,5 +1,5 @@
 // The sync ingestor against a scripted SyncPort and a real SQLite ledger
-// (design 10.1-10.2): baseline, atomic candidate commits, the local
+//: baseline, atomic candidate commits, the local
 // allowlist, repeated responses, M_UNKNOWN_POS and limited timelines.
 import assert from "node:assert/strict";
 import { afterEach, beforeEach, describe, test } from "node:test";

@@ -38,7 +38,7 @@ function harness() {
     room: { sendMessage: async () => ok("$sent"), setTyping: async () => ok(undefined), tokenGeneration: () => 1 },
     sentLookup: async () => ok(null),
     replyTarget: async () => "other",
-    matchesAlias: aliasMatcher(["Lisa"], LISA),
+    matchesAlias: (() => { const matches = aliasMatcher(["Lisa"], LISA); return (_room: string, text: string) => matches(text); })(),
     respond: async () => { responded += 1; return ok({ markdown: "answer", sources: [] }); },
     render: { reply: (d) => ({ body: d.markdown }), fallback: (text) => ({ body: text }) },
     settings,

@@ -1,4 +1,4 @@
-// RoomDispatcher concurrency (design 4.1, 16.3, 16.4, 19.1) over a real
+// RoomDispatcher concurrency over a real
 // SQLite ledger: strict per-room serialisation, a global limit on active
 // rooms, no permit for idle rooms, nothing lost from a backlog, graceful stop,
 // crash isolation and oldest-first resumption.

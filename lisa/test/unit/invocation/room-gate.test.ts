@@ -90,7 +90,7 @@ describe("issue 26: a blocking room condition stops work before the LLM", () => 
     return createInvocationWorker({
       store, room, log, now: clock.now, settings: SETTINGS, gate,
       replyTarget: async () => "other",
-      matchesAlias: (text) => /\blisa\b/i.test(text),
+      matchesAlias: (_room, text) => /\blisa\b/i.test(text),
       respond: async (event) => {
         asked.push(event.event_id);
         return ok({ markdown: `answer to ${event.event_id}`, sources: [] });

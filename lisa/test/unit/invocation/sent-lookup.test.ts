@@ -1,5 +1,5 @@
 // Exactly-once independent of the server's transaction-id scope (issue 20,
-// item 3; design 9.2): each reply carries its transaction id as a marker, and
+// item 3): each reply carries its transaction id as a marker, and
 // a stored reply resent under another access token than an earlier attempt is
 // first looked for in the room. Dendrite scopes txn ids to the access token,
 // so a resend after a new login would otherwise post the reply twice.
@@ -72,7 +72,7 @@ describe("a stored reply is looked for in the room before a resend under another
       return lookupResult();
     },
     replyTarget: async () => "other",
-    matchesAlias: (text) => /\blisa\b/i.test(text),
+    matchesAlias: (_room, text) => /\blisa\b/i.test(text),
     respond: async () => ok({ markdown: "Indeed.", sources: [] }),
     render: { reply: (draft) => ({ msgtype: "m.text", body: draft.markdown }), fallback: (text) => ({ msgtype: "m.text", body: text }) },
   });

@@ -1,5 +1,4 @@
-// The invocation worker's single error boundary (design 9.2, 10.4, 16.2,
-// 16.4) over a real ledger with fake room, responder and renderer ports:
+// The invocation worker's single error boundary over a real ledger with fake room, responder and renderer ports:
 // classify, type, answer or fall back, persist the exact payload, send it
 // under the deterministic transaction id, and hand the lease back on shutdown.
 import assert from "node:assert/strict";
@@ -85,7 +84,7 @@ describe("invocation worker", () => {
     return createInvocationWorker({
       store, room, log, now: clock.now, settings: SETTINGS,
       replyTarget: async () => "other",
-      matchesAlias: (text) => /\blisa\b/i.test(text),
+      matchesAlias: (_room, text) => /\blisa\b/i.test(text),
       respond: async (event, signal) => {
         respondCalls += 1;
         return respond(event, signal);
@@ -124,7 +123,7 @@ describe("invocation worker", () => {
     assert.ok(store.isBotEvent("$reply1:example.org", ROOM));
   });
 
-  test("the permit is handed back once the reply is durable, before it is sent (design 4.1)", async () => {
+  test("the permit is handed back once the reply is durable, before it is sent", async () => {
     const event = mention(11);
     const seen: string[] = [];
     const releasePermit = (): void => {

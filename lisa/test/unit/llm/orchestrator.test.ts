@@ -95,7 +95,7 @@ describe("tool loop", () => {
     assert.deepEqual(order, ["fetch", "search"]);
   });
 
-  test("a tool failure reaches the model as the 13.4 error JSON and the model can still answer", async () => {
+  test("a tool failure reaches the model as the failure JSON and the model can still answer", async () => {
     const session = fakeToolSession({ fetch_web_page: () => ({ result: failedResult("download_too_large", "The page exceeded the configured download-size limit.") }) });
     const { result, server } = await runAnswerer([
       toolCallsReply([{ name: "fetch_web_page", arguments: { url: ARTICLE } }]),

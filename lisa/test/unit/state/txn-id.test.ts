@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { matrixTransactionId } from "../../../src/state/txn-id.ts";
 
-test("transaction id matches the fixed design vector", () => {
+test("transaction id matches its fixed vector", () => {
   // Computed once with: printf '!room:example.org\0$event1:example.org' | openssl dgst -sha256 -binary | base64url
   assert.equal(matrixTransactionId("!room:example.org", "$event1:example.org"), "lisa_g9sowpF2kjhO84pQGcBSgcK5D5XMl2mv");
 });

@@ -32,7 +32,7 @@ describe("tool registry", () => {
 });
 
 describe("argument validation before execution", () => {
-  test("rejects an unknown tool name such as shell with a design 13.4 failure", async () => {
+  test("rejects an unknown tool name such as shell with the failure JSON", async () => {
     const { session, lines } = openSession(config);
     const result = await session.execute("shell", JSON.stringify({ command: "cat /etc/passwd" }), NEVER);
     assert.equal(result.ok, false);

@@ -74,7 +74,7 @@ export function call(session: ToolSession, name: string, args: unknown, signal: 
   return session.execute(name, JSON.stringify(args), signal);
 }
 
-/** The parsed design 13.4 failure JSON of a failed result. */
+/** The parsed failure JSON (`ok: false`, code, message, retryable) of a failed result. */
 export function failureJson(result: ToolResult): { ok: boolean; code: string; message: string; retryable: boolean } {
   return JSON.parse(result.content) as { ok: boolean; code: string; message: string; retryable: boolean };
 }

@@ -63,7 +63,7 @@ describe("untrusted wrapper", () => {
     }
   });
 
-  test("failure content is the design 13.4 JSON shape", () => {
+  test("failure content is the failure JSON shape", () => {
     const json = JSON.parse(failureContent(new ToolExecutionError("timeout", "Too slow.", { retryable: true }), 500));
     assert.deepEqual(json, { ok: false, code: "timeout", message: "Too slow.", retryable: true });
   });

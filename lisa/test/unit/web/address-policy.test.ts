@@ -78,7 +78,7 @@ describe("address classification", () => {
   });
 });
 
-// Every probe the design names, as the host a URL would carry after WHATWG parsing.
+// Every kind of non-public address (loopback, private, link-local, mapped, odd notations), as the host a URL would carry after WHATWG parsing.
 const PROBES: readonly string[] = [
   "http://127.0.0.1/",
   "http://[::1]/",
