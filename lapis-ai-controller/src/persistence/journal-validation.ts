@@ -1,25 +1,21 @@
 // The journal's startup validation at SQLite's speed. The journal is the one
 // table that grows with use (1M rows in a long-lived install), and reading
-// every row into a JS object costs ~40x a `quick_check`. So SQLite first
-// proves rows valid with a predicate that is strictly narrower than the JS
-// rules (each clause implies its JS check; anything unusual, e.g. a NUL or a
-// long string, simply fails it), and only the rows it cannot prove are read
-// and judged by the JS validator, which stays the one definition of valid.
+// every row into a JS object costs ~40x a `quick_check`. So one pass of SQLite
+// proves rows valid with a predicate whose every clause implies its JS check
+// (anything unusual, e.g. a NUL or a long string, simply fails it); the short
+// text facts of a row (kind, message id, metadata) are judged by the JS rules
+// themselves through one SQL function that remembers the last verdict. Only
+// the rows not proven are read and judged by the JS validator, which stays
+// the one definition of valid.
 import type { DatabaseSync } from "node:sqlite";
 import { JOURNAL_VISIBILITIES, PAYLOAD_STATES } from "../domain/records.ts";
-import { validMetadata } from "./journal-rules.ts";
+import { validKind, validMetadata } from "./journal-rules.ts";
 import type { Row } from "./rows.ts";
+import { shortTextOrNull } from "./validators.ts";
 
 const MAX_SAFE = "9007199254740991";
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
-/** Text without NUL (GLOB and length() stop at the first NUL) of 1..max UTF-8 bytes (so <= max UTF-16 units). */
-const plainText = (c: string, max: number) =>
-  `(typeof(${c}) = 'text' AND instr(${c}, char(0)) = 0 AND octet_length(${c}) BETWEEN 1 AND ${max})`;
-/** Text without NUL (json_valid, like GLOB, stops at the first NUL; JSON.parse does not). */
-const nulFreeText = (c: string) => `(typeof(${c}) = 'text' AND instr(${c}, char(0)) = 0)`;
 const safeCount = (c: string) => `(typeof(${c}) = 'integer' AND ${c} >= 0 AND ${c} <= ${MAX_SAFE})`;
-/** Metadata is judged by the JS rule itself (validMetadata), called from SQL on the one column. */
-const METADATA = `(metadata = '{}' OR (${nulFreeText("metadata")} AND aic_valid_metadata(metadata) = 1))`;
 
 /** The rows SQLite proves valid: every clause implies the matching JS check of record-validation.ts. */
 const SURELY_VALID = [
@@ -27,16 +23,37 @@ const SURELY_VALID = [
   // thread_id and turn_id are judged once per distinct value (journalIdsValid), not per row.
   `(seq IS NULL OR ${safeCount("seq")})`,
   `visibility IN (${list(JOURNAL_VISIBILITIES)})`,
-  // journal-rules.ts KIND_PATTERN: /^[a-z][a-z0-9_]{0,63}$/
-  `(${plainText("kind", 64)} AND kind GLOB '[a-z]*' AND kind NOT GLOB '*[^a-z0-9_]*')`,
-  `(message_id IS NULL OR ${plainText("message_id", 1_024)})`,
   `payload_state IN (${list(PAYLOAD_STATES)})`,
-  `(payload IS NULL OR (${nulFreeText("payload")} AND json_valid(payload)))`,
-  METADATA,
   safeCount("created_at"),
   `((visibility = 'transcript') = (seq IS NOT NULL))`,
   `((payload_state = 'stored') = (payload IS NOT NULL))`,
+  // json_valid stops at the first NUL; JSON.parse does not.
+  `(payload IS NULL OR (typeof(payload) = 'text' AND instr(payload, char(0)) = 0 AND json_valid(payload)))`,
+  // kind (KIND_PATTERN), message_id (shortTextOrNull) and metadata (validMetadata): the JS rules themselves, which
+  // see the whole text (node:sqlite hands a function the full value, NULs included) and check its type.
+  `aic_row_facts(kind, message_id, metadata) = 1`,
 ].join("\n  AND ");
+
+/**
+ * Judges a row's kind, message id and metadata with the JS rules. Consecutive
+ * rows mostly repeat all three (the chunks of one message share its kind and
+ * `messageId`), so the last verdict is kept: the rules are pure functions of
+ * the texts, and skipping JSON.parse for a repeat is most of their cost.
+ */
+function rowFactsJudge(): (kind: unknown, messageId: unknown, metadata: unknown) => number {
+  let last: readonly unknown[] = [];
+  let lastVerdict = 0;
+  return (kind, messageId, metadata) => {
+    if (kind === last[0] && messageId === last[1] && metadata === last[2]) return lastVerdict;
+    let verdict = 0;
+    if (validKind(kind) && shortTextOrNull(messageId) && typeof metadata === "string") {
+      try { verdict = metadata === "{}" || validMetadata(JSON.parse(metadata)) ? 1 : 0; } catch { verdict = 0; }
+    }
+    last = [kind, messageId, metadata];
+    lastVerdict = verdict;
+    return verdict;
+  };
+}
 
 /** The journal's columns, checked once for the whole table instead of per row. */
 export function journalColumnsAre(db: DatabaseSync, expected: readonly string[]): boolean {
@@ -44,12 +61,9 @@ export function journalColumnsAre(db: DatabaseSync, expected: readonly string[])
   return names.length === expected.length && expected.every((c) => names.includes(c));
 }
 
-/** Journal rows SQLite could not prove valid; the caller judges each with the JS rules. */
+/** Journal rows SQLite could not prove valid, in one pass over the table; the caller judges each with the JS rules. */
 export function journalRowsToCheck(db: DatabaseSync): Iterable<Row> {
-  db.function("aic_valid_metadata", { deterministic: true }, (text: unknown) => {
-    if (typeof text !== "string") return 0;
-    try { return validMetadata(JSON.parse(text)) ? 1 : 0; } catch { return 0; }
-  });
+  db.function("aic_row_facts", { deterministic: true }, rowFactsJudge());
   return db.prepare(`SELECT * FROM journal WHERE NOT (${SURELY_VALID})`).iterate() as Iterable<Row>;
 }
 
@@ -60,11 +74,27 @@ export function journalIdsValid(db: DatabaseSync, validThread: (v: unknown) => b
   return true;
 }
 
-/** Transcript sequences contiguous from 1 per thread, and payload placement matching the thread's retention. */
+/** The journal's UNIQUE (thread_id, seq) constraint is in force: a unique, non-partial index on exactly those columns. */
+function uniqueSequenceIndex(db: DatabaseSync): boolean {
+  const indexes = db.prepare("SELECT name FROM pragma_index_list('journal') WHERE \"unique\" = 1 AND partial = 0").all() as Row[];
+  return indexes.some((index) => {
+    const columns = (db.prepare("SELECT name FROM pragma_index_info(?) ORDER BY seqno").all(String(index.name)) as Row[]).map((r) => r.name);
+    return columns.length === 2 && columns[0] === "thread_id" && columns[1] === "seq";
+  });
+}
+
+/**
+ * Transcript sequences contiguous from 1 per thread, and payload placement
+ * matching the thread's retention. With (thread_id, seq) unique, a thread's
+ * n transcript rows are exactly 1..n when their least seq is 1 and their
+ * greatest is n, so count, min and max per thread are read from that index
+ * alone (no temporary b-tree for a distinct count).
+ */
 export function journalSequencesConsistent(db: DatabaseSync): boolean {
-  const gap = db.prepare(`SELECT 1 FROM (SELECT count(*) AS n, count(DISTINCT seq) AS d, min(seq) AS lo, max(seq) AS hi
+  if (!uniqueSequenceIndex(db)) return false;
+  const gap = db.prepare(`SELECT 1 FROM (SELECT count(*) AS n, min(seq) AS lo, max(seq) AS hi
       FROM journal WHERE seq IS NOT NULL AND thread_id IN (SELECT thread_id FROM threads) GROUP BY thread_id)
-    WHERE n != d OR lo != 1 OR hi != n LIMIT 1`).get();
+    WHERE lo != 1 OR hi != n LIMIT 1`).get();
   if (gap !== undefined) return false;
   const misplaced = db.prepare(`SELECT 1 FROM journal j JOIN threads t ON t.thread_id = j.thread_id
     WHERE j.seq IS NOT NULL AND ((t.retention = 'metadata-only' AND j.payload_state = 'stored') OR (t.retention = 'full' AND j.payload_state = 'volatile'))

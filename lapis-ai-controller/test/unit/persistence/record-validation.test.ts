@@ -81,6 +81,33 @@ test("P-STO-06 a stored payload in a metadata-only thread fails startup (payload
   assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "journal" });
 });
 
+test("P-STO-06 a journal without its UNIQUE (thread_id, seq) constraint fails startup, even when count, min and max of its sequence look contiguous", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  corrupt(path, `ALTER TABLE journal RENAME TO journal_old;
+    CREATE TABLE journal (journal_id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL REFERENCES threads(thread_id), turn_id TEXT REFERENCES turns(turn_id),
+      seq INTEGER, visibility TEXT NOT NULL, kind TEXT NOT NULL, message_id TEXT, payload_state TEXT NOT NULL, payload TEXT,
+      metadata TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT;
+    INSERT INTO journal SELECT * FROM journal_old;
+    DROP TABLE journal_old;
+    INSERT INTO journal (thread_id, turn_id, seq, visibility, kind, message_id, payload_state, payload, metadata, created_at)
+      VALUES ('thread-1', 'turn-1', 3, 'transcript', 'agent_message', NULL, 'stored', '{"text":"${CANARY}"}', '{}', 1000);
+    UPDATE journal SET seq = 1 WHERE seq = 2;`);
+  const opened = openSqliteStore({ path });
+  assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "journal" });
+});
+
+test("P-STO-05 after startup validation the schema's CHECK constraints are enforced on writes again", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  const opened = openSqliteStore({ path });
+  assert.ok(opened.ok);
+  t.after(() => opened.value.close());
+  const db = opened.value.handle.db;
+  assert.equal((db.prepare("PRAGMA ignore_check_constraints").get() as { ignore_check_constraints: number }).ignore_check_constraints, 0);
+  assert.throws(() => db.prepare("UPDATE turns SET state = 'not_a_state'").run(), /CHECK constraint failed/);
+});
+
 test("P-STO-06 schema_version=999 fails startup with storage_version_unsupported", (t) => {
   const path = join(tempDir(t), "controller.sqlite");
   seedEveryTable(path);
