@@ -126,7 +126,10 @@ export interface MemoryRecordStore {
   /** The preimages of one record, oldest first. */
   preimages(partition: string, id: string): Promise<MemoryResult<RecordPreimage[]>>;
   exclusions(partition: string): Promise<MemoryResult<ExclusionEntry[]>>;
+  /** Adds an entry (an entry with the same sha256 already listed is kept as it is). */
   addExclusion(partition: string, entry: ExclusionEntry): Promise<MemoryResult<void>>;
+  /** Removes the entry of `sha256` (undoing a forget); removing an absent entry is not an error. */
+  removeExclusion(partition: string, sha256: string): Promise<MemoryResult<void>>;
   /** Takes the named maintenance lease for `ttlMs`, or `memory_lease_held` (retryable) while another holder has it. */
   acquireLease(name: string, holder: string, ttlMs: number): Promise<MemoryResult<MaintenanceLease>>;
 }
