@@ -30,6 +30,7 @@ import { turnMethods } from "./transport/methods-turns.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
 import { applicationToolHost } from "./capture/capture-port.ts";
 import { applicationContextPort } from "./capture/context-port.ts";
+import { memoryRecall, withMemoryRecall } from "./capture/memory-recall.ts";
 import { bindingOf } from "./domain/protocol-ports.ts";
 import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
 import { ToolBridge } from "./execution/tool-bridge.ts";
@@ -151,10 +152,11 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     store: estore, executor, workspaces: aliases.roots, limits: config.limits, newId: randomUUID,
     vcsIdentity: (id) => vcs.get(id) ?? null, providerMode: (id) => modes.get(id) ?? null,
     // A thread's declared context sources, in its owner's scope (issue 25 point 1).
-    prepareTurn: applicationContextPort(() => tools.registry, (threadId) => {
+    // Recall from the thread's memory endpoint runs beside it, in the same window (issue 30).
+    prepareTurn: withMemoryRecall(applicationContextPort(() => tools.registry, (threadId) => {
       const t = store.threads.get(threadId);
       return t === undefined ? null : { principal: t.principal, application: t.application, contextSources: bindingOf(t).contextSources };
-    }, config.context),
+    }, config.context), memoryRecall(() => tools.registry, (threadId) => store.threads.get(threadId) ?? null, config.memory), config.context.contextDeadlineMs),
   });
   // Recovery now, before any external work; scheduling once tools and endpoints can be reached.
   turns.recover();

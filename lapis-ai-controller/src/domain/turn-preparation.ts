@@ -5,6 +5,7 @@
 // stable code and the turn is never dispatched.
 import type { ErrorCode } from "./errors.ts";
 import type { ContextBlock } from "./executor-port.ts";
+import type { MemoryRecallRecord } from "./memory-journal.ts";
 
 /** What the engine tells the port about the turn being prepared. */
 export type PreparationRequest = {
@@ -17,7 +18,7 @@ export type PreparationRequest = {
 
 /** Context to give the agent, in binding order; or the code that fails the turn (a veto carries the application's code). */
 export type PreparationResult =
-  | { readonly ok: true; readonly context: readonly ContextBlock[] }
+  | { readonly ok: true; readonly context: readonly ContextBlock[]; readonly memory?: MemoryRecallRecord }
   | { readonly ok: false; readonly code: ErrorCode; readonly vetoCode?: string };
 
 /** Prepares one turn; it settles by its own deadline. */
