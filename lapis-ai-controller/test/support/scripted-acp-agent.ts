@@ -2,9 +2,11 @@
 // SDK's agent side whose behaviour each test scripts through a JSON file named
 // named by argv[2]; everything it receives is appended to the NDJSON log named
 // by argv[3] so tests can count prompts across restarts.
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 /** One scripted action inside a prompt turn. */
 export type AgentStep =
@@ -20,7 +22,11 @@ export type AgentStep =
   | { unknownRequest: string }
   | { foreignSessionUpdate: string }
   | { sayEnv: string[] }
-  | { stderr: string };
+  | { stderr: string }
+  | { mcpLoop: McpLoop };
+
+/** Calls the session's MCP tools in turn, round after round, until `untilFile` exists (at most `maxRounds`). */
+export type McpLoop = { calls: { tool: string; args: Record<string, unknown> }[]; untilFile: string; maxRounds: number };
 
 /** A permission request the agent sends to the client. */
 export type PermissionAsk = { toolCallId: string; title?: string; kind?: string; options: { optionId: string; name?: string; kind: string }[] };
@@ -67,6 +73,25 @@ if (script.crashAtStart !== undefined) process.exit(script.crashAtStart);
 const modeIds = script.modeIds ?? ["read-only", "agent", "workspace-write"];
 let sessionCounter = 0;
 const cancels = new Map<string, () => void>();
+const mcpServers = new Map<string, { url: string; headers: Record<string, string> }>();
+
+async function mcpLoop(sessionId: string, loop: McpLoop, cancelled: AbortSignal): Promise<void> {
+  const server = mcpServers.get(sessionId);
+  if (server === undefined) { log({ event: "mcp_error", code: "no_server" }); return; }
+  const mcp = new Client({ name: "scripted-acp-agent", version: "0.0.0-test" });
+  await mcp.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }));
+  try {
+    for (let round = 0; round < loop.maxRounds && !cancelled.aborted && !existsSync(loop.untilFile); round++) {
+      for (const call of loop.calls) {
+        const r = await mcp.callTool({ name: call.tool, arguments: call.args }, undefined, { timeout: 60_000 });
+        const text = ((r.content ?? []) as { text?: string }[]).map((c) => c.text ?? "").join("").slice(0, 200);
+        log({ event: "mcp_result", tool: call.tool, isError: r.isError === true, text });
+      }
+    }
+  } finally {
+    await mcp.close();
+  }
+}
 
 function reopenedModes(): acp.SessionModeState | null {
   return script.modes === "absent" ? null : { currentModeId: modeIds[0] ?? "default", availableModes: modeIds.map((id) => ({ id, name: id })) };
@@ -121,6 +146,8 @@ async function runTurn(client: acp.AgentContext, sessionId: string, steps: Agent
       await client.notify(acp.methods.client.session.update, { sessionId: "foreign-session", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.foreignSessionUpdate } } });
     } else if ("stderr" in step) {
       process.stderr.write(`${step.stderr}\n`);
+    } else if ("mcpLoop" in step) {
+      await mcpLoop(sessionId, step.mcpLoop, cancelled);
     } else if ("sayEnv" in step) {
       await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.sayEnv.map((k) => `${k}=${process.env[k] ?? ""}`).join(";") } });
     }
@@ -150,6 +177,9 @@ const app = acp.agent({ name: "scripted-acp-agent" })
     sessionCounter += 1;
     const sessionId = `scripted-${process.pid}-${sessionCounter}`;
     log({ event: "session_new", sessionId, cwd: params.cwd, mcpServers: params.mcpServers.length });
+    for (const m of params.mcpServers) {
+      if ("url" in m && "headers" in m) mcpServers.set(sessionId, { url: m.url, headers: Object.fromEntries(m.headers.map((h) => [h.name, h.value])) });
+    }
     const modes = script.modes === "absent" ? null : { currentModeId: modeIds[0] ?? "default", availableModes: modeIds.map((id) => ({ id, name: id })) };
     return { sessionId, modes };
   })
