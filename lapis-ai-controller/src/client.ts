@@ -16,6 +16,9 @@ import { defaultSocketFactory, RpcPeer } from "./transport/ws-client.ts";
 import { operationHandler, type PreparationHandlers } from "./domain/turn-preparation.ts";
 
 export type { ContextAnswer, PreparationAnswer, PreparationHandlers, TurnPreparationRequest } from "./domain/turn-preparation.ts";
+import { memorySettingsOf, type MemoryHandlers } from "./domain/memory-handlers.ts";
+export type { MemoryHandlers, MemoryRequest } from "./domain/memory-handlers.ts";
+export type { EvidenceLocation, MemoryCandidate, MemoryEnvelope, MemorySettings } from "./domain/contract/memory.ts";
 
 // The typed SDK surface: contract types and values (sdk/exports.ts).
 export * from "./sdk/exports.ts";
@@ -77,8 +80,10 @@ export interface ToolSpec {
 /** An endpoint registration kept for re-registration under the same identity. */
 export interface EndpointSpec extends PreparationHandlers {
   readonly endpointId: string;
-  readonly kind: "tools" | "context" | "preparation";
+  readonly kind: "tools" | "context" | "preparation" | "memory";
   readonly threadId?: string;
+  /** Kind memory: the recall, search and evidence handlers, with the thread's profile and budget. */
+  readonly memory?: MemoryHandlers;
   readonly tools?: Readonly<Record<string, ToolSpec>>;
   /** Registers a capture port on a tools endpoint: `handle` answers capture.begin ({ack:true}) and capture.finish. */
   readonly capture?: boolean;
@@ -368,6 +373,7 @@ export class ControllerClient {
     }
     if (spec.capture !== undefined) params.capture = spec.capture;
     if (spec.readOnly !== undefined) params.readOnly = [...spec.readOnly];
+    if (spec.memory !== undefined) params.memory = memorySettingsOf(spec.memory);
     return this.#raw("endpoints.register", params);
   }
 

@@ -30,6 +30,9 @@ import { turnMethods } from "./transport/methods-turns.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
 import { applicationToolHost } from "./capture/capture-port.ts";
 import { applicationContextPort } from "./capture/context-port.ts";
+import { memoryRecall, withMemoryRecall } from "./capture/memory-recall.ts";
+import { memoryToolHost, withMemoryTools } from "./capture/memory-tools.ts";
+import type { MemoryLimits } from "./domain/memory-budget.ts";
 import { bindingOf } from "./domain/protocol-ports.ts";
 import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
 import { ToolBridge } from "./execution/tool-bridge.ts";
@@ -104,6 +107,8 @@ interface EngineParts {
   readonly capture: CaptureParts;
   /** Application tools: the MCP bridge and the registry it reads, both set once the transport runs. */
   readonly tools: { bridge: ToolBridge | null; registry: EndpointRegistry | null };
+  /** Memory limits (config `limits.turns`) for recall and the read tools (issue 30). */
+  readonly memory: MemoryLimits;
 }
 
 /**
@@ -151,14 +156,15 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     store: estore, executor, workspaces: aliases.roots, limits: config.limits, newId: randomUUID,
     vcsIdentity: (id) => vcs.get(id) ?? null, providerMode: (id) => modes.get(id) ?? null,
     // A thread's declared context sources, in its owner's scope (issue 25 point 1).
-    prepareTurn: applicationContextPort(() => tools.registry, (threadId) => {
+    // Recall from the thread's memory endpoint runs beside it, in the same window (issue 30).
+    prepareTurn: withMemoryRecall(applicationContextPort(() => tools.registry, (threadId) => {
       const t = store.threads.get(threadId);
       return t === undefined ? null : { principal: t.principal, application: t.application, contextSources: bindingOf(t).contextSources };
-    }, config.context),
+    }, config.context), memoryRecall(() => tools.registry, (threadId) => store.threads.get(threadId) ?? null, config.memory), config.context.contextDeadlineMs),
   });
   // Recovery now, before any external work; scheduling once tools and endpoints can be reached.
   turns.recover();
-  return ok({ turns, hub, capture, tools, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
+  return ok({ turns, hub, capture, tools, memory: config.memory, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
 }
 
 /** A step run after the store is open and validated; a failure stops startup. */
@@ -256,7 +262,9 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
   if (parts !== null && protocol !== null) {
     parts.tools.registry = protocol.endpoints;
     const registry = parts.tools;
-    parts.tools.bridge = await ToolBridge.start(applicationToolHost(() => registry.registry, parts.capture.toolCallMs));
+    // The memory read tools are composed beside the application's (issue 30).
+    const memoryTools = memoryToolHost(() => registry.registry, (threadId) => store.threads.get(threadId) ?? null, parts.capture.redactor, parts.memory, parts.capture.toolCallMs);
+    parts.tools.bridge = await ToolBridge.start(withMemoryTools(applicationToolHost(() => registry.registry, parts.capture.toolCallMs), memoryTools));
   }
   parts?.turns.engine.schedule();
   const pragmas = store.pragmas();

@@ -28,7 +28,7 @@ function capped(value: number | undefined, fallback: number, cap: number): numbe
 }
 
 /** The port keeps its own deadline whatever the connection's call does. */
-function withDeadline(call: Promise<Outcome<unknown>>, ms: number): Promise<Outcome<unknown>> {
+export function withDeadline(call: Promise<Outcome<unknown>>, ms: number): Promise<Outcome<unknown>> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<Outcome<unknown>>((resolve) => { timer = setTimeout(() => resolve(fail("endpoint_timeout", true)), ms); });
   return Promise.race([call, late]).finally(() => clearTimeout(timer));

@@ -1,13 +1,15 @@
 // Volatile application endpoints (tools, context, preparation), keyed by
 // principal and application. Disposal and disconnect revoke at once; only the
 // endpoint identity is ever persisted (P-ARC-23, P-API-08, AIC-API-004d).
+import type { ENDPOINT_KINDS } from "./contract/methods.ts";
+import type { MemorySettings } from "./contract/memory.ts";
 import type { ToolDefinition } from "./contract/tools.ts";
 import type { ControllerError, ErrorCode } from "./errors.ts";
 import type { Outcome } from "./protocol-ports.ts";
 import { fail } from "./protocol-ports.ts";
 
 /** Kinds of endpoint an application may register. */
-export type EndpointKind = "tools" | "context" | "preparation";
+export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
 
 /** Who owns an endpoint: server-derived, never client-supplied. */
 export interface EndpointOwner {
@@ -30,6 +32,8 @@ export interface EndpointRegistration extends EndpointOwner {
   readonly capture: boolean;
   /** Tools the application declared read-only; every other tool is mutating (issue 15). */
   readonly readOnlyTools?: readonly string[];
+  /** Kind memory: the thread's profile and budget as registered (capped when applied). */
+  readonly memory?: MemorySettings;
 }
 
 interface Entry {
@@ -126,6 +130,16 @@ export class EndpointRegistry {
   /** Finds the tool endpoint for a thread's owner; another owner's tool is never visible. */
   findTool(owner: EndpointOwner, threadId: string, tool: string): EndpointRegistration | undefined {
     return this.list(owner, threadId).find((r) => r.kind === "tools" && r.tools.includes(tool));
+  }
+
+  /**
+   * The memory endpoint serving a thread of this owner: one registered for that
+   * thread wins over an unscoped one; among several, the lowest endpoint id.
+   */
+  findMemory(owner: EndpointOwner, threadId: string): EndpointRegistration | undefined {
+    const candidates = this.list(owner, threadId).filter((r) => r.kind === "memory");
+    candidates.sort((a, b) => Number(a.threadId === null) - Number(b.threadId === null) || (a.endpointId < b.endpointId ? -1 : 1));
+    return candidates[0];
   }
 
   /** Invokes an owner's endpoint; fails closed when missing, revoked, disconnected or late. */

@@ -99,6 +99,12 @@ export const ERROR_CODES = [
   "preparation_vetoed",
   // memory (R2, reserved)
   "candidate_rejected",
+  // memory endpoints: recall and the read tools (issue 30)
+  "candidate_invalid",
+  "memory_failed",
+  "memory_invalid",
+  "evidence_unauthorized",
+  "evidence_location_invalid",
   // catch-all for a failure that has no better code; still payload-free
   "internal_error",
 ] as const;

@@ -6,6 +6,7 @@ import type { VcsIdentity } from "./executor-port.ts";
 import type { Json } from "./records.ts";
 import type { TurnLimits } from "./turn-service.ts";
 import { CONTEXT_LIMIT_CAPS, CONTEXT_LIMIT_DEFAULTS, type ContextLimits } from "./turn-preparation.ts";
+import { MEMORY_LIMIT_CAPS, MEMORY_LIMIT_DEFAULTS, type MemoryLimits } from "./memory-budget.ts";
 import type { WorkspaceIdentity } from "./workspace-lease.ts";
 
 /** One configured provider, before the executor adapts it. */
@@ -24,9 +25,9 @@ export type ProviderDefinition = {
 };
 
 /** The engine configuration. */
-export type EngineConfig = { workspaces: WorkspaceIdentity[]; providers: ProviderDefinition[]; limits: Partial<TurnLimits>; context: Partial<ContextLimits> };
+export type EngineConfig = { workspaces: WorkspaceIdentity[]; providers: ProviderDefinition[]; limits: Partial<TurnLimits>; context: Partial<ContextLimits>; memory: MemoryLimits };
 
-const TURN_KEYS = ["cancelConfirmMs", "interactionDeadlineMs", "contextDeadlineMs", "contextMaxChars"];
+const TURN_KEYS = ["cancelConfirmMs", "interactionDeadlineMs", "contextDeadlineMs", "contextMaxChars", "memoryMaxTokens", "memoryMaxCandidates"];
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -120,6 +121,7 @@ export function parseEngineConfig(sections: Readonly<Record<string, Json>>): Res
     }
     const limits: Partial<TurnLimits> = {};
     const context: Partial<ContextLimits> = {};
+    const memory: MemoryLimits = { ...MEMORY_LIMIT_DEFAULTS };
     const l = sections.limits === undefined ? undefined : obj(sections.limits, "limits").turns;
     if (l !== undefined) {
       const t = obj(l, "limits.turns");
@@ -129,8 +131,9 @@ export function parseEngineConfig(sections: Readonly<Record<string, Json>>): Res
       for (const k of ["contextDeadlineMs", "contextMaxChars"] as const) {
         if (t[k] !== undefined) context[k] = int(t[k], `limits.turns.${k}`, CONTEXT_LIMIT_DEFAULTS[k], CONTEXT_LIMIT_CAPS[k]);
       }
+      for (const k of ["memoryMaxTokens", "memoryMaxCandidates"] as const) memory[k] = int(t[k], `limits.turns.${k}`, MEMORY_LIMIT_DEFAULTS[k], MEMORY_LIMIT_CAPS[k]);
     }
-    return ok({ workspaces, providers, limits, context });
+    return ok({ workspaces, providers, limits, context, memory });
   } catch (e) {
     if (e instanceof Bad) return err(controllerError("config_invalid", { where: e.message }));
     throw e;

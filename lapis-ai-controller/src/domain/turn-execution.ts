@@ -7,6 +7,7 @@ import { InteractionBroker, type Timers } from "./interactions.ts";
 import { recordContinuity } from "./session-continuity.ts";
 import { captureEvent } from "./transcript-capture.ts";
 import type { PreparationPort } from "./turn-preparation.ts";
+import { recordRecall } from "./memory-journal.ts";
 import { isFinal, type TurnState } from "./turn-state.ts";
 import { ok, refuse, type Result } from "./turn-result.ts";
 import type { TurnRecord, EngineStore } from "./turn-store-port.ts";
@@ -174,6 +175,8 @@ export class TurnEngine {
       s.setProviderSession(turn.threadId, turn.config.providerId, session.nativeSessionId, setup.bindingKey);
       if (!s.setTurnState(turn.id, ["preparing"], "dispatched")) { dropLease(s, turn.workspaceId, turn.id, turn.threadId); return false; }
       recordContinuity(s, turn, setup.continuity);
+      // Which memory ids reach the agent: ids and counts only (P-MEM-02).
+      if (prepared.memory !== undefined) recordRecall((e) => s.append(e), turn.threadId, turn.id, prepared.memory);
       this.#journalState(turn, "dispatched", null);
       return true;
     });

@@ -5,6 +5,8 @@
 // stable code and the turn is never dispatched.
 import type { ErrorCode } from "./errors.ts";
 import type { ContextBlock } from "./executor-port.ts";
+import type { MemoryRecallRecord } from "./memory-journal.ts";
+import { memoryOperationHandler, type MemoryHandlers } from "./memory-handlers.ts";
 
 /** What the engine tells the port about the turn being prepared. */
 export type PreparationRequest = {
@@ -17,7 +19,7 @@ export type PreparationRequest = {
 
 /** Context to give the agent, in binding order; or the code that fails the turn (a veto carries the application's code). */
 export type PreparationResult =
-  | { readonly ok: true; readonly context: readonly ContextBlock[] }
+  | { readonly ok: true; readonly context: readonly ContextBlock[]; readonly memory?: MemoryRecallRecord }
   | { readonly ok: false; readonly code: ErrorCode; readonly vetoCode?: string };
 
 /** Prepares one turn; it settles by its own deadline. */
@@ -59,8 +61,10 @@ export interface PreparationHandlers {
 /** A generic operation handler (capture callbacks). */
 export type OperationHandler = (operation: string, params: Record<string, unknown>) => unknown | Promise<unknown>;
 
-/** The handler for an `endpoint.invoke` operation other than `tool`: `context`, `prepare`, else the generic one. */
-export function operationHandler(spec: PreparationHandlers & { readonly handle?: OperationHandler }, operation: string): ((params: Record<string, unknown>) => Promise<unknown>) | undefined {
+/** The handler for an `endpoint.invoke` operation other than `tool`: a memory operation, `context`, `prepare`, else the generic one. */
+export function operationHandler(spec: PreparationHandlers & { readonly handle?: OperationHandler; readonly memory?: MemoryHandlers }, operation: string): ((params: Record<string, unknown>) => Promise<unknown>) | undefined {
+  const memory = memoryOperationHandler(spec.memory, operation);
+  if (memory !== undefined) return memory;
   const handler = operation === "context" ? spec.context : operation === "prepare" ? spec.prepare : undefined;
   if (handler !== undefined) return async (params) => handler(preparationRequest(params));
   const generic = spec.handle;

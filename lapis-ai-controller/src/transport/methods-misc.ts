@@ -39,6 +39,7 @@ const register: Handler = (deps, conn, access, raw) => {
   // Shape checked by the contract; descriptions and input schemas are bounded and checked here (issue 25 point 3).
   const definitions = params.tools ?? [];
   if (kind !== "tools" && definitions.length > 0) return fail("invalid_params");
+  if (kind !== "memory" && params.memory !== undefined) return fail("invalid_params");
   const checked = checkToolDefinitions(definitions, deps.limits);
   if (!checked.ok) {
     deps.log("endpoint.register_refused", { code: checked.error.code, where: checked.error.where ?? "" });
@@ -70,6 +71,7 @@ const register: Handler = (deps, conn, access, raw) => {
       toolDefinitions: definitions,
       capture: params.capture ?? false,
       readOnlyTools,
+      ...(kind === "memory" ? { memory: params.memory ?? {} } : {}),
     },
     (operation, params, timeoutMs) => conn.call("endpoint.invoke", { endpointId, operation, ...params }, timeoutMs),
   );

@@ -5,6 +5,7 @@
 import { appendFileSync, readFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { connectBridge } from "./mcp-client.ts";
 
 /** One scripted action inside a prompt turn. */
 export type AgentStep =
@@ -20,7 +21,9 @@ export type AgentStep =
   | { unknownRequest: string }
   | { foreignSessionUpdate: string }
   | { sayEnv: string[] }
-  | { stderr: string };
+  | { stderr: string }
+  /** Plays an MCP client of the session's first HTTP MCP server (the controller's tool bridge): lists its tools, then makes the calls; each result is logged. */
+  | { mcp: { calls: { name: string; args: Record<string, unknown> }[] } };
 
 /** A permission request the agent sends to the client. */
 export type PermissionAsk = { toolCallId: string; title?: string; kind?: string; options: { optionId: string; name?: string; kind: string }[] };
@@ -54,6 +57,21 @@ export type AgentScript = {
 const scriptPath = process.argv[2];
 const script: AgentScript = scriptPath ? (JSON.parse(readFileSync(scriptPath, "utf8")) as AgentScript) : {};
 const logPath = process.argv[3];
+
+/** The MCP servers each session was given (session/new, resume, load). */
+const sessionServers = new Map<string, acp.McpServer[]>();
+
+async function playMcp(sessionId: string, calls: { name: string; args: Record<string, unknown> }[]): Promise<void> {
+  const server = (sessionServers.get(sessionId) ?? []).find((s) => "type" in s && s.type === "http") as { url: string; headers: { name: string; value: string }[] } | undefined;
+  if (server === undefined) { log({ event: "mcp_none" }); return; }
+  const bridge = await connectBridge(server.url, server.headers);
+  try {
+    log({ event: "mcp_list", tools: await bridge.listTools() });
+    for (const c of calls) log({ event: "mcp_call", name: c.name, ...(await bridge.callTool(c.name, c.args)) });
+  } finally {
+    await bridge.close();
+  }
+}
 
 function log(entry: Record<string, unknown>): void {
   if (logPath) appendFileSync(logPath, `${JSON.stringify({ pid: process.pid, ...entry })}\n`);
@@ -121,6 +139,8 @@ async function runTurn(client: acp.AgentContext, sessionId: string, steps: Agent
       await client.notify(acp.methods.client.session.update, { sessionId: "foreign-session", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.foreignSessionUpdate } } });
     } else if ("stderr" in step) {
       process.stderr.write(`${step.stderr}\n`);
+    } else if ("mcp" in step) {
+      await playMcp(sessionId, step.mcp.calls);
     } else if ("sayEnv" in step) {
       await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.sayEnv.map((k) => `${k}=${process.env[k] ?? ""}`).join(";") } });
     }
@@ -136,11 +156,13 @@ const app = acp.agent({ name: "scripted-acp-agent" })
   })
   .onRequest(acp.methods.agent.session.resume, ({ params }) => {
     log({ event: "session_resume", sessionId: params.sessionId, cwd: params.cwd });
+    sessionServers.set(params.sessionId, params.mcpServers ?? []);
     if (script.reopen === "reject") throw acp.RequestError.resourceNotFound(params.sessionId);
     return { modes: reopenedModes() };
   })
   .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
     log({ event: "session_load", sessionId: params.sessionId, cwd: params.cwd });
+    sessionServers.set(params.sessionId, params.mcpServers ?? []);
     if (script.reopen === "reject") throw acp.RequestError.resourceNotFound(params.sessionId);
     // A loading agent replays the conversation before it answers.
     await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "REPLAYED-HISTORY" } } });
@@ -150,6 +172,7 @@ const app = acp.agent({ name: "scripted-acp-agent" })
     sessionCounter += 1;
     const sessionId = `scripted-${process.pid}-${sessionCounter}`;
     log({ event: "session_new", sessionId, cwd: params.cwd, mcpServers: params.mcpServers.length });
+    sessionServers.set(sessionId, params.mcpServers);
     const modes = script.modes === "absent" ? null : { currentModeId: modeIds[0] ?? "default", availableModes: modeIds.map((id) => ({ id, name: id })) };
     return { sessionId, modes };
   })

@@ -7,9 +7,13 @@ import type { ErrorCode } from "../errors.ts";
 import type { Infer, Schema } from "./schema.ts";
 import { bool, id, int, list, literal, mapOf, nullable, obj, oneOf, oneOfValues, str, anyJson } from "./schema.ts";
 import { TOOL_DEFINITION } from "./tools.ts";
+import { MEMORY_SETTINGS } from "./memory.ts";
 import {
   BINDING, ERROR_CODE, EVENT, INTERACTION, REPLAY_PAGE, SNAPSHOT, THREAD_CONFIG, THREAD_RECEIPT, TURN, TURN_INPUT, TURN_RECEIPT, TURN_STATE,
 } from "./shapes.ts";
+
+/** Kinds of endpoint an application may register. */
+export const ENDPOINT_KINDS = ["tools", "context", "preparation", "memory"] as const;
 
 /** One method of the contract. */
 export interface MethodContract {
@@ -110,14 +114,15 @@ export const METHODS = {
     errors: ["not_found"],
   }),
   "endpoints.register": m({
-    scope: "endpoints:write", effect: "repeatable", summary: "registers a tools, context or preparation endpoint on this connection; the same owner and id replaces it",
+    scope: "endpoints:write", effect: "repeatable", summary: "registers a tools, context, preparation or memory endpoint on this connection; the same owner and id replaces it",
     params: obj({
-      endpointId: id(), kind: oneOfValues(["tools", "context", "preparation"] as const), threadId: id(),
+      endpointId: id(), kind: oneOfValues(ENDPOINT_KINDS), threadId: id(),
       tools: list(TOOL_DEFINITION, 64, "kind tools only: per tool its name, a description and a JSON Schema for its input"),
       capture: bool("send capture.begin / capture.finish around each tool call"),
       readOnly: list(id(), 64, "tool names that only read (a subset of tools)"),
+      memory: MEMORY_SETTINGS,
     }, ["endpointId", "kind"]),
-    result: obj({ endpointId: id(), kind: oneOfValues(["tools", "context", "preparation"] as const), threadId: nullable(id()), tools: list(id(), 64) }, ["endpointId", "kind", "threadId", "tools"]),
+    result: obj({ endpointId: id(), kind: oneOfValues(ENDPOINT_KINDS), threadId: nullable(id()), tools: list(id(), 64) }, ["endpointId", "kind", "threadId", "tools"]),
     errors: ["restricted_tools_forbidden", "endpoint_limit", "not_found"],
   }),
   "endpoints.dispose": m({

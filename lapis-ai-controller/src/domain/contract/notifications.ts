@@ -4,6 +4,7 @@
 import type { Infer, Schema } from "./schema.ts";
 import { anyJson, bool, id, int, literal, mapOf, nullable, obj, oneOf, oneOfValues, str } from "./schema.ts";
 import { ERROR_CODE, EVENT } from "./shapes.ts";
+import { EVIDENCE_LOCATION, MEMORY_ENVELOPE, MEMORY_OPERATION_NAMES } from "./memory.ts";
 
 /** One server notification. */
 export interface NotificationContract {
@@ -32,11 +33,11 @@ export type NotificationName = keyof typeof NOTIFICATIONS;
 export type NotificationParams<N extends NotificationName> = Infer<(typeof NOTIFICATIONS)[N]["params"]>;
 
 /** The operations of `endpoint.invoke`. */
-export const ENDPOINT_OPERATIONS = ["tool", "capture.begin", "capture.finish", "context", "preparation"] as const;
+export const ENDPOINT_OPERATIONS = ["tool", "capture.begin", "capture.finish", "context", "preparation", ...MEMORY_OPERATION_NAMES] as const;
 
 /** The service's request to the connection that registered an endpoint. */
 export const ENDPOINT_INVOKE = {
-  summary: "calls a registered endpoint: a tool with validated arguments, or a capture, context or preparation callback",
+  summary: "calls a registered endpoint: a tool with validated arguments, a capture, context or preparation callback, or a memory operation (always with the server-built `access` envelope)",
   params: obj({
     endpointId: id(),
     operation: oneOfValues(ENDPOINT_OPERATIONS),
@@ -46,6 +47,11 @@ export const ENDPOINT_INVOKE = {
     invocationId: id(),
     mutating: bool(),
     ok: bool(),
+    access: MEMORY_ENVELOPE,
+    query: str({ description: "memory.search: the agent's query" }),
+    limit: int(1, 64),
+    id: id("memory.authorize / memory.read: the memory id"),
+    location: EVIDENCE_LOCATION,
   }, ["endpointId", "operation"]),
   result: anyJson("the tool result (text or JSON), or the callback's answer (capture.begin: {ack:true})"),
 } as const;
