@@ -76,7 +76,7 @@ test("memory read tools through serve", async (t) => {
   await c.registerEndpoint({ endpointId: "mem-tools", kind: "memory", threadId: aliceThread, memory });
   const envelope = { principal: "alice", application: "notes", thread: aliceThread, workspace: "ws-1", restricted: false };
 
-  await t.test("P-MEM-02 P-ARC-21 P-API-09 AIC-API-004c memory_search is listed and callable; identity fields the agent adds are dropped and the endpoint gets the server envelope", async () => {
+  await t.test("P-ARC-20 P-MEM-02 P-ARC-21 P-API-09 AIC-API-004c memory_search is listed and callable; identity fields the agent adds are dropped and the endpoint gets the server envelope", async () => {
     seen.length = 0;
     const r = await turn(c, aliceThread, "SEARCH now");
     assert.deepEqual(r.tools, ["memory_search", "memory_read"]);

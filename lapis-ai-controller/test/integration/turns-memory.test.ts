@@ -44,7 +44,7 @@ test("memory recall through serve", async (t) => {
     return rows > 0 || files.some((f) => readFileSync(f).includes(needle));
   };
 
-  await t.test("P-ARC-21 P-MEM-02 P-API-09 AIC-API-004c candidates reach the agent ahead of the prompt, tagged with their ids; the endpoint gets only the server-built envelope; the ids, never the text, are recorded", async () => {
+  await t.test("P-ARC-20 P-ARC-21 P-MEM-02 P-API-09 AIC-API-004c candidates reach the agent ahead of the prompt, tagged with their ids; the endpoint gets only the server-built envelope; the ids, never the text, are recorded", async () => {
     const threadId = await thread(1);
     const seen: { access: MemoryEnvelope; prompt: string; limit: number; keys: string[] }[] = [];
     await c.registerEndpoint({
