@@ -40,7 +40,8 @@ test("memory read tools through serve", async (t) => {
   await serve.start();
   const c = await serve.client();
   const bob = await serve.client("bob");
-  t.after(() => { c.close(); bob.close(); });
+  const mail = await serve.client("mail");
+  t.after(() => { c.close(); bob.close(); mail.close(); });
   const thread = async (client: typeof c, ws: number, binding: Record<string, unknown> = {}) =>
     String((await client.createThread({ workspace: `ws-${ws}`, provider: "scripted", config: { approvalPolicy: "allow-all" }, binding })).threadId);
   let mark = 0;
@@ -130,20 +131,22 @@ test("memory read tools through serve", async (t) => {
     await c.disposeEndpoint("mem-restricted");
   });
 
-  await t.test("P-API-09 AIC-API-004c another principal never sees, queries or receives alice's memory; a client-sent principal is refused at registration", async () => {
-    // Alice's unscoped memory endpoint serves every thread of alice's, never bob's.
+  await t.test("P-API-09 AIC-API-004c another principal or application never sees, queries or receives alice's memory; a client-sent principal is refused at registration", async () => {
+    // Alice's unscoped memory endpoint serves every thread of alice's notes application, never bob's nor alice's mail.
     await c.registerEndpoint({ endpointId: "mem-alice-all", kind: "memory", memory: { ...memory, recall: () => { seen.push({ op: "recall", access: envelope, detail: "" }); return [cand("alice-1", "ALICE-ONLY")]; } } });
-    const bobThread = await thread(bob, 3);
-    seen.length = 0;
-    const listed = await turn(bob, bobThread, "LIST bob");
-    assert.deepEqual(listed.tools ?? [], [], "bob's agent lists no memory tool");
-    const searched = await turn(bob, bobThread, "SEARCH bob");
-    assert.deepEqual(searched.results, [{ isError: true, text: "tool_not_found" }]);
-    assert.ok(!listed.prompt.includes("ALICE-ONLY") && !searched.prompt.includes("ALICE-ONLY"));
-    assert.deepEqual(seen, [], "alice's handlers are never called for bob");
-    // Bob cannot hang a memory endpoint on alice's thread, nor claim another identity.
-    await assert.rejects(bob.registerEndpoint({ endpointId: "mem-bob-on-alice", kind: "memory", threadId: aliceThread, memory }), /not_found|forbidden/);
-    await assert.rejects(bob.call("endpoints.register", { endpointId: "mem-claim", kind: "memory", principal: "alice", application: "notes" }), /invalid_params/);
+    for (const [other, ws] of [[bob, 3], [mail, 4]] as const) {
+      const otherThread = await thread(other, ws);
+      seen.length = 0;
+      const listed = await turn(other, otherThread, "LIST other");
+      assert.deepEqual(listed.tools ?? [], [], "the other owner's agent lists no memory tool");
+      const searched = await turn(other, otherThread, "SEARCH other");
+      assert.deepEqual(searched.results, [{ isError: true, text: "tool_not_found" }]);
+      assert.ok(!listed.prompt.includes("ALICE-ONLY") && !searched.prompt.includes("ALICE-ONLY"));
+      assert.deepEqual(seen, [], "alice's handlers are never called for another owner");
+      // Nobody else can hang a memory endpoint on alice's thread, nor claim another identity.
+      await assert.rejects(other.registerEndpoint({ endpointId: "mem-on-alice", kind: "memory", threadId: aliceThread, memory }), /not_found|forbidden/);
+      await assert.rejects(other.call("endpoints.register", { endpointId: "mem-claim", kind: "memory", principal: "alice", application: "notes" }), /invalid_params/);
+    }
     await c.disposeEndpoint("mem-alice-all");
   });
 
