@@ -95,7 +95,10 @@ test("memory read tools through serve", async (t) => {
     assert.deepEqual(seen.map((s) => [s.op, s.detail]), [["authorize", "READ-ARG-CANARY-ID"], ["read", "vault/EVIDENCE-PATH-CANARY.md"]]);
     assert.ok(seen.every((s) => JSON.stringify(s.access) === JSON.stringify(envelope)));
     assert.equal(dbHas("lapis-app-tools/memory_read"), true, "the tool call itself is journaled (its envelope, not its input)");
-    for (const needle of ["READ-ARG-CANARY-ID", "EVIDENCE-PATH-CANARY", "READ-TEXT-CANARY", "SEARCH-HIT-TEXT"]) assert.equal(dbHas(needle), false, needle);
+    for (const needle of ["READ-ARG-CANARY-ID", "EVIDENCE-PATH-CANARY", "READ-TEXT-CANARY", "SEARCH-HIT-TEXT"]) {
+      assert.equal(dbHas(needle), false, needle);
+      assert.equal(serve.stderr().includes(needle), false, `${needle} in the service log`);
+    }
   });
 
   await t.test("P-MEM-16 a redacted or transformed evidence location fails closed evidence_location_invalid and is never read; a refusal is evidence_unauthorized", async () => {
