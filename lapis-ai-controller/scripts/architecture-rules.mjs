@@ -46,7 +46,10 @@ export const IMPORT_MATRIX = {
   auth: ["domain"],
   capture: ["domain"],
   execution: ["domain"],
-  memory: ["domain", "capture"],
+  // memory/: a library the package exports; it runs in the application's process over ports the
+  // application supplies, so it takes only domain types and node: built-ins (never app, transport,
+  // service, cli, execution, persistence, capture code).
+  memory: ["domain"],
   transport: ["domain", "auth"],
   cli: ["domain", "auth", "transport", "persistence", "root:client"],
   // sdk/: the typed SDK surface behind client.ts (issue 25), browser-safe: domain only.
@@ -61,6 +64,14 @@ export const IMPORT_MATRIX = {
   "root:index": ["root:client", "root:runtime", "root:managed", "root:contracts", "root:service", "domain"],
 };
 
+/**
+ * Sub-folders that are closed to each other inside their module: a file under
+ * one may not import a file under another (the two memory profiles share only
+ * the files directly under src/memory/). A shared file under the module root
+ * may not import a profile either, except the module's index.ts facade.
+ */
+export const SEPARATE_SUBFOLDERS = [{ module: "memory", folders: ["lapis", "group"], facade: "index.ts" }];
+
 /** Files with a narrower allowance than their module (they ship in the browser SDK). */
 export const FILE_MATRIX = {
   "transport/ws-client.ts": ["transport/frames.ts", "domain"],
@@ -68,7 +79,8 @@ export const FILE_MATRIX = {
 
 /** Bare packages confined to some folders (plan 4.6 package rules); test/support/ may use them too. */
 export const CONFINED_PACKAGES = [
-  { pattern: /^node:sqlite$/, folders: ["persistence"] },
+  // The group memory profile keeps its lexical index in SQLite (FTS5); nothing else in memory/ may.
+  { pattern: /^node:sqlite$/, folders: ["persistence", "memory/group"] },
   { pattern: /^ws(\/|$)/, folders: ["transport"] },
   { pattern: /^node:worker_threads$/, folders: ["capture"] },
   { pattern: /^@agentclientprotocol\/sdk(\/|$)/, folders: ["execution"], support: true },

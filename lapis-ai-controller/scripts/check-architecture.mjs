@@ -12,7 +12,7 @@ import { builtinModules } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import {
   CONFINED_PACKAGES, FILE_MATRIX, FORBIDDEN_PACKAGES, IMPORT_MATRIX, PRODUCTION_BUDGET, REQUIRED_FILES,
-  ROOT_ENTRIES, ROOT_FILES, RUNTIME_SHIM, SOURCE_FOLDERS, STALE_MARGIN, TEST_BUDGET,
+  ROOT_ENTRIES, ROOT_FILES, RUNTIME_SHIM, SEPARATE_SUBFOLDERS, SOURCE_FOLDERS, STALE_MARGIN, TEST_BUDGET,
 } from "./architecture-rules.mjs";
 
 const CODE_EXTENSIONS = /\.(ts|mts|mjs|js|cjs)$/;
@@ -127,6 +127,20 @@ function readBaseline(root, report) {
   }
 }
 
+/** Inside one module: a separate sub-folder may not reach another (SEPARATE_SUBFOLDERS). */
+function checkSubfolders(report, file, line, specifier, fromRelative, toRelative) {
+  const [module, fromSub] = fromRelative.split("/");
+  const toParts = toRelative.split("/");
+  for (const rule of SEPARATE_SUBFOLDERS) {
+    if (rule.module !== module || toParts.length < 3 || !rule.folders.includes(toParts[1])) continue;
+    const fromSeparate = fromRelative.split("/").length >= 3 && rule.folders.includes(fromSub);
+    if (fromSeparate && fromSub === toParts[1]) return undefined;
+    if (!fromSeparate && fromRelative === `${module}/${rule.facade}`) return undefined;
+    return report(file, line, "import-matrix", `src/${module}/${toParts[1]}/ is closed to ${fromSeparate ? `src/${module}/${fromSub}/` : `src/${fromRelative}`} (${specifier})`);
+  }
+  return undefined;
+}
+
 function checkSpecifier(ctx, file, line, specifier) {
   const { root, report, dependencies, devDependencies } = ctx;
   const inSrc = file.startsWith("src/");
@@ -148,7 +162,7 @@ function checkSpecifier(ctx, file, line, specifier) {
       if (toRelative === fromRelative || allows(fileRule, toModule, toRelative)) return undefined;
       return report(file, line, "import-matrix", `${fromRelative} may import only ${fileRule.join(", ")} (${specifier})`);
     }
-    if (toModule === fromModule) return undefined;
+    if (toModule === fromModule) return checkSubfolders(report, file, line, specifier, fromRelative, toRelative);
     const allowed = IMPORT_MATRIX[fromModule];
     if (allowed === undefined) return undefined; // reported by the layout rule
     if (allows(allowed, toModule, toRelative)) return undefined;
@@ -163,8 +177,7 @@ function checkSpecifier(ctx, file, line, specifier) {
   }
   for (const rule of CONFINED_PACKAGES) {
     if (!rule.pattern.test(specifier)) continue;
-    const folder = file.split("/")[1] ?? "";
-    const ok = inSrc ? rule.folders.includes(folder) : !rule.support || inSupport;
+    const ok = inSrc ? rule.folders.some((f) => file.startsWith(`src/${f}/`)) : !rule.support || inSupport;
     if (!ok) return report(file, line, "package-rule", `${specifier} may be imported only under ${rule.folders.map((f) => `src/${f}/`).join(", ")}${rule.support ? " and test/support/" : ""}`);
   }
   if (specifier.startsWith("node:")) {

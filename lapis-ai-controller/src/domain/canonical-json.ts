@@ -1,36 +1,71 @@
 // Canonical JSON: object keys sorted, no whitespace. Used for command input
-// identity and transcript hashes, so the same value always gives one text.
+// identity and transcript hashes, so the same value always gives one text,
+// and by the contract validator as the identity of a value in a set (enum,
+// const, uniqueItems). The walk keeps its own stack, so a value nested
+// deeper than the call stack allows still serializes.
 
-/** Serializes a JSON value canonically; non-JSON values (functions, cycles) throw. */
+/** Serializes a JSON value canonically; non-JSON values (functions, cycles, non-finite numbers) throw. */
 export function canonicalJson(value: unknown): string {
-  return write(value, new Set());
+  const out = serialize(value);
+  if (typeof out !== "string") throw new TypeError(`canonicalJson: ${out.bad}`);
+  return out;
 }
 
-function write(value: unknown, seen: Set<object>): string {
-  if (value === null) return "null";
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return JSON.stringify(value);
-    case "number":
-      if (!Number.isFinite(value)) throw new TypeError("canonicalJson: non-finite number");
-      return JSON.stringify(value);
-    case "object":
-      break;
-    default:
-      throw new TypeError(`canonicalJson: unsupported ${typeof value}`);
+/** The canonical JSON of `value`, or undefined when it is not a JSON value (never throws). */
+export function canonicalKey(value: unknown): string | undefined {
+  const out = serialize(value);
+  return typeof out === "string" ? out : undefined;
+}
+
+// A task is a value still to write, a literal to emit, or the end of an open object or array.
+type Task = { readonly v: unknown } | { readonly lit: string } | { readonly close: object };
+
+function serialize(root: unknown): string | { readonly bad: string } {
+  const parts: string[] = [];
+  const open = new Set<object>();
+  const stack: Task[] = [{ v: root }];
+  for (let task = stack.pop(); task !== undefined; task = stack.pop()) {
+    if ("lit" in task) { parts.push(task.lit); continue; }
+    if ("close" in task) { open.delete(task.close); continue; }
+    const value = task.v;
+    if (value === null) { parts.push("null"); continue; }
+    switch (typeof value) {
+      case "string":
+      case "boolean":
+        parts.push(JSON.stringify(value));
+        continue;
+      case "number":
+        if (!Number.isFinite(value)) return { bad: "non-finite number" };
+        parts.push(JSON.stringify(value));
+        continue;
+      case "object":
+        break;
+      default:
+        return { bad: `unsupported ${typeof value}` };
+    }
+    const object = value as object;
+    if (open.has(object)) return { bad: "cycle" };
+    open.add(object);
+    stack.push({ close: object });
+    if (Array.isArray(object)) {
+      stack.push({ lit: "]" });
+      for (let i = object.length - 1; i >= 0; i--) {
+        const item: unknown = object[i];
+        stack.push({ v: item === undefined ? null : item });
+        if (i > 0) stack.push({ lit: "," });
+      }
+      parts.push("[");
+    } else {
+      const record = object as Record<string, unknown>;
+      const keys = Object.keys(record).filter((k) => record[k] !== undefined).sort();
+      stack.push({ lit: "}" });
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const key = keys[i] as string;
+        stack.push({ v: record[key] });
+        stack.push({ lit: `${i > 0 ? "," : ""}${JSON.stringify(key)}:` });
+      }
+      parts.push("{");
+    }
   }
-  const object = value as object;
-  if (seen.has(object)) throw new TypeError("canonicalJson: cycle");
-  seen.add(object);
-  let out: string;
-  if (Array.isArray(object)) {
-    out = `[${object.map((item) => write(item === undefined ? null : item, seen)).join(",")}]`;
-  } else {
-    const record = object as Record<string, unknown>;
-    const keys = Object.keys(record).filter((k) => record[k] !== undefined).sort();
-    out = `{${keys.map((k) => `${JSON.stringify(k)}:${write(record[k], seen)}`).join(",")}}`;
-  }
-  seen.delete(object);
-  return out;
+  return parts.join("");
 }

@@ -3,8 +3,10 @@
 // within bounds. Our own rather than a library: the subset is small, the same
 // code runs in the service, the bridge and the browser-safe SDK, it compiles
 // no code from schemas (no `new Function`), and its cost is bounded by the
-// caps below. A failure names a key path, never a value.
-import type { JsonValue, Schema, SchemaType } from "./schema.ts";
+// caps below; enum, const and uniqueItems are set lookups (json-sets.ts),
+// linear in the value. A failure names a key path, never a value.
+import { allDistinct, enumSet, equalsConst, type KeyCache } from "./json-sets.ts";
+import type { Schema, SchemaType } from "./schema.ts";
 
 const TYPES: ReadonlySet<string> = new Set(["object", "array", "string", "integer", "number", "boolean", "null"]);
 const patterns = new Map<string, RegExp | null>();
@@ -38,15 +40,6 @@ function typeMatches(type: SchemaType, value: unknown): boolean {
   }
 }
 
-/** Deep JSON equality (enum, const, uniqueItems). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
-  if (!isObject(a) || !isObject(b)) return false;
-  const keys = Object.keys(a);
-  return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
-}
-
 const join = (path: string, key: string): string => (path === "" ? key.slice(0, 64) : `${path}.${key.slice(0, 64)}`);
 
 function codePoints(s: string): number {
@@ -62,22 +55,20 @@ function checkString(schema: Schema, value: string, path: string): string | null
   return null;
 }
 
-function checkArray(schema: Schema, value: readonly unknown[], path: string): string | null {
+function checkArray(schema: Schema, value: readonly unknown[], path: string, cache: KeyCache): string | null {
   if (schema.maxItems !== undefined && value.length > schema.maxItems) return path;
   if (schema.minItems !== undefined && value.length < schema.minItems) return path;
   if (schema.items !== undefined) {
     for (let i = 0; i < value.length; i++) {
-      const failed = validate(schema.items, value[i], `${path}[${i}]`);
+      const failed = check(schema.items, value[i], `${path}[${i}]`, cache);
       if (failed !== null) return failed;
     }
   }
-  if (schema.uniqueItems === true) {
-    for (let i = 0; i < value.length; i++) for (let j = i + 1; j < value.length; j++) if (jsonEqual(value[i], value[j])) return path;
-  }
+  if (schema.uniqueItems === true && !allDistinct(value, cache)) return path;
   return null;
 }
 
-function checkObject(schema: Schema, value: { readonly [key: string]: unknown }, path: string): string | null {
+function checkObject(schema: Schema, value: { readonly [key: string]: unknown }, path: string, cache: KeyCache): string | null {
   const keys = Object.keys(value);
   if (schema.maxProperties !== undefined && keys.length > schema.maxProperties) return path;
   for (const key of schema.required ?? []) if (!Object.hasOwn(value, key) || value[key] === undefined) return join(path, key);
@@ -86,7 +77,7 @@ function checkObject(schema: Schema, value: { readonly [key: string]: unknown },
     const sub = declared ?? schema.additionalProperties;
     if (sub === false) return join(path, key);
     if (sub === undefined || sub === true || value[key] === undefined) continue;
-    const failed = validate(sub, value[key], join(path, key));
+    const failed = check(sub, value[key], join(path, key), cache);
     if (failed !== null) return failed;
   }
   return null;
@@ -94,17 +85,21 @@ function checkObject(schema: Schema, value: { readonly [key: string]: unknown },
 
 /** Validates `value` against `schema`; returns null, or the key path of the first failure ("" for the root). */
 export function validate(schema: Schema, value: unknown, path = ""): string | null {
-  if (schema.const !== undefined && !jsonEqual(schema.const, value)) return path;
-  if (schema.enum !== undefined && !schema.enum.some((e) => jsonEqual(e, value))) return path;
+  return check(schema, value, path, new WeakMap());
+}
+
+function check(schema: Schema, value: unknown, path: string, cache: KeyCache): string | null {
+  if (schema.const !== undefined && !equalsConst(schema.const, value, cache)) return path;
+  if (schema.enum !== undefined && !enumSet(schema.enum).has(value, cache)) return path;
   if (schema.type !== undefined) {
     const types = typeof schema.type === "string" ? [schema.type] : schema.type;
     if (!types.some((t) => typeMatches(t, value))) return path;
   }
-  if (schema.anyOf !== undefined && !schema.anyOf.some((s) => validate(s, value, path) === null)) return path;
-  if (schema.oneOf !== undefined && schema.oneOf.filter((s) => validate(s, value, path) === null).length !== 1) return path;
+  if (schema.anyOf !== undefined && !schema.anyOf.some((s) => check(s, value, path, cache) === null)) return path;
+  if (schema.oneOf !== undefined && schema.oneOf.filter((s) => check(s, value, path, cache) === null).length !== 1) return path;
   if (typeof value === "string") return checkString(schema, value, path);
-  if (Array.isArray(value)) return checkArray(schema, value, path);
-  if (isObject(value)) return checkObject(schema, value, path);
+  if (Array.isArray(value)) return checkArray(schema, value, path, cache);
+  if (isObject(value)) return checkObject(schema, value, path, cache);
   if (typeof value === "number") {
     if (schema.minimum !== undefined && value < schema.minimum) return path;
     if (schema.maximum !== undefined && value > schema.maximum) return path;

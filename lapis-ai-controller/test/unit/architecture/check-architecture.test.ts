@@ -156,7 +156,7 @@ test("P-ARC-12 P-MEM-05 P-MEM-11 package rules: confined built-ins and packages,
   put(root, "test/unit/a.test.ts", 'import { client } from "@agentclientprotocol/sdk";\nexport const x = client;\n');
   check(root, { updateBaseline: true });
   assert.deepEqual(rules(root), [
-    "src/domain/errors.ts:1:package-rule: node:sqlite may be imported only under src/persistence/",
+    "src/domain/errors.ts:1:package-rule: node:sqlite may be imported only under src/persistence/, src/memory/group/",
     "src/domain/errors.ts:2:package-rule: ws may be imported only under src/transport/",
     "src/domain/errors.ts:3:forbidden-package: consuming-app, vault/UI and nostr packages are never imported (@lapismd/lapis-notes/app)",
     "src/domain/errors.ts:4:forbidden-package: consuming-app, vault/UI and nostr packages are never imported (nostr-tools)",

@@ -1,0 +1,67 @@
+// The two vault record stores pass the port contract (P-MEM-01); the
+// Markdown-files store keeps its guarantees across store instances and
+// processes over one directory (P-MEM-04: preimages, exclusions, leases).
+import assert from "node:assert/strict";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { MarkdownFilesStore } from "../../../src/memory/lapis/files-store.ts";
+import { InMemoryRecordStore } from "../../../src/memory/lapis/memory-store.ts";
+import { episodeDoc, record, recordStoreContract } from "../../support/memory-store-contract.ts";
+import { tempDir } from "../../support/temp.ts";
+
+recordStoreContract("in-memory store", (_t, now) => new InMemoryRecordStore({ now }));
+recordStoreContract("Markdown-files store", (t, now) => new MarkdownFilesStore(tempDir(t, "aic-mem-"), { now }));
+
+test("P-MEM-04 the files store lays records, preimages and exclusions out as documented, with no temporary files left", async (t) => {
+  const root = tempDir(t, "aic-mem-");
+  const store = new MarkdownFilesStore(root);
+  await store.put(record("user", "ep-1", 1, "one"), 0);
+  await store.put(record("user", "ep-1", 2, "two"), 1);
+  await store.addExclusion("user", { sha256: "c".repeat(64), recordId: "ep-1", at: "2026-03-01T00:00:00.000Z" });
+  assert.equal(readFileSync(join(root, "user", "records", "ep-1.md"), "utf8"), episodeDoc("ep-1", 2, "two"));
+  assert.equal(readFileSync(join(root, "user", "preimages", "ep-1", "1.md"), "utf8"), episodeDoc("ep-1", 1, "one"));
+  assert.equal(readFileSync(join(root, "user", "exclusions.txt"), "utf8"), `# memory exclusions, schema 1\n${"c".repeat(64)} ep-1 2026-03-01T00:00:00.000Z\n`);
+  assert.deepEqual(readdirSync(join(root, "user", "records")), ["ep-1.md"]);
+  assert.deepEqual(readdirSync(join(root, "user", "preimages", "ep-1")), ["1.md"]);
+  assert.deepEqual(readdirSync(join(root, "user")).sort(), ["exclusions.txt", "preimages", "records"]);
+});
+
+test("P-MEM-04 two files stores over one directory: one writer of a revision wins, the other conflicts", async (t) => {
+  const root = tempDir(t, "aic-mem-");
+  const a = new MarkdownFilesStore(root);
+  const b = new MarkdownFilesStore(root);
+  assert.ok((await a.put(record("user", "ep-1", 1, "one"), 0)).ok);
+  assert.deepEqual(await b.put(record("user", "ep-1", 1, "other"), 0), { ok: false, error: { code: "memory_revision_conflict", retryable: false } });
+  const results = await Promise.all([a.put(record("user", "ep-1", 2, "from a"), 1), b.put(record("user", "ep-1", 2, "from b"), 1)]);
+  assert.deepEqual(results.map((r) => r.ok).sort(), [false, true]);
+  const winner = results[0]!.ok ? "from a" : "from b";
+  assert.deepEqual(await b.get("user", "ep-1"), { ok: true, value: record("user", "ep-1", 2, winner) });
+  assert.deepEqual(await a.preimages("user", "ep-1"), { ok: true, value: [{ revision: 1, content: episodeDoc("ep-1", 1, "one") }] });
+});
+
+test("P-MEM-04 a preimage left by a crashed writer blocks the revision until it is old, then is reused", async (t) => {
+  const root = tempDir(t, "aic-mem-");
+  let clock = Date.now();
+  const store = new MarkdownFilesStore(root, { now: () => clock, limits: { orphanAfterMs: 60_000 } });
+  await store.put(record("user", "ep-1", 1, "one"), 0);
+  // The crashed writer created the preimage of revision 1 but never renamed its new revision in.
+  mkdirSync(join(root, "user", "preimages", "ep-1"), { recursive: true });
+  writeFileSync(join(root, "user", "preimages", "ep-1", "1.md"), episodeDoc("ep-1", 1, "one"));
+  assert.deepEqual(await store.put(record("user", "ep-1", 2, "two"), 1), { ok: false, error: { code: "memory_revision_conflict", retryable: false } });
+  clock += 61_000;
+  assert.ok((await store.put(record("user", "ep-1", 2, "two"), 1)).ok);
+});
+
+test("P-MEM-04 the files store reads an unparsable record as revision 0 and refuses oversized documents", async (t) => {
+  const root = tempDir(t, "aic-mem-");
+  const store = new MarkdownFilesStore(root, { limits: { maxRecordBytes: 1024 } });
+  mkdirSync(join(root, "user", "records"), { recursive: true });
+  writeFileSync(join(root, "user", "records", "ep-bad.md"), "not a document\n");
+  writeFileSync(join(root, "user", "records", "notes.txt"), "ignored: not a record file\n");
+  assert.deepEqual(await store.get("user", "ep-bad"), { ok: true, value: { partition: "user", id: "ep-bad", revision: 0, content: "not a document\n" } });
+  assert.deepEqual(await store.put(record("user", "ep-big", 1, "x".repeat(2000)), 0), { ok: false, error: { code: "memory_limit_exceeded", retryable: false } });
+  writeFileSync(join(root, "user", "records", "ep-huge.md"), "y".repeat(2000));
+  assert.deepEqual(await store.list("user"), { ok: false, error: { code: "memory_limit_exceeded", retryable: false } });
+  assert.throws(() => new MarkdownFilesStore(root, { limits: { maxRecordBytes: 10 * 1024 * 1024 } }), RangeError);
+});
