@@ -8,7 +8,7 @@ import { parseEngineConfig } from "../../../src/domain/turn-config.ts";
 import type { Executor, SessionSetup } from "../../../src/execution/executor.ts";
 import { currentLaunchHost } from "../../../src/execution/acp-launch.ts";
 import { resolveCodexLaunch } from "../../../src/execution/codex-launch.ts";
-import { bridgeConfig, sandboxFor, threadConfig, BRIDGE_TOKEN_ENV } from "../../../src/execution/codex-executor.ts";
+import { bridgeConfig, sandboxFor, threadConfig, BRIDGE_TOKEN_ENV, CodexExecutor } from "../../../src/execution/codex-executor.ts";
 import { ProviderRouter, resolveProviderLaunch } from "../../../src/execution/provider-executors.ts";
 
 const setup = (over: Partial<SessionSetup> = {}): SessionSetup => ({ sessionKey: "k", providerId: "n", cwd: "/tmp", restricted: false, requestedMode: null, vcsIdentity: null, envGrants: {}, ...over });
@@ -83,4 +83,13 @@ test("P-PRV-01 the router sends each setup to its provider's executor and closes
   assert.deepEqual(seen, ["acp:a", "native:n"]);
   await router.close();
   assert.equal(closed, 2);
+});
+
+test("P-PRV-14 the bridge's reserved env name in a grant or an allowlist fails before anything launches", async () => {
+  const provider = { id: "n", launch: { command: ["/nonexistent/never-run"] }, envAllowlist: [], setupTimeoutMs: 1_000, killGraceMs: 1_000 };
+  const ex = new CodexExecutor({ providers: [provider], host: currentLaunchHost(), env: {}, tmpRoot: "/tmp" });
+  assert.deepEqual(await ex.prepare(setup({ envGrants: { [BRIDGE_TOKEN_ENV]: "x" } })), { ok: false, code: "mcp_env_reserved" });
+  const listed = new CodexExecutor({ providers: [{ ...provider, envAllowlist: [BRIDGE_TOKEN_ENV] }], host: currentLaunchHost(), env: {}, tmpRoot: "/tmp" });
+  assert.deepEqual(await listed.prepare(setup()), { ok: false, code: "mcp_env_reserved" });
+  assert.equal(ex.spawnCount + listed.spawnCount, 0, "nothing was spawned");
 });
