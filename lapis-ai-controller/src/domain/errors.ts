@@ -91,6 +91,9 @@ export const ERROR_CODES = [
   "restricted_tools_forbidden",
   "capture_rejected",
   "scanner_unavailable",
+  // native Codex executor (issue 31)
+  "mcp_env_reserved",
+  "provider_busy",
   // context and preparation endpoints (issue 25 point 1)
   "context_failed",
   "context_invalid",
