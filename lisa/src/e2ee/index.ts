@@ -34,6 +34,30 @@ export interface Encryption {
   close(): void;
 }
 
+/**
+ * The identity keys in the crypto store, for `lisa check`: opens the store
+ * under `lock`, reads the account's public keys, closes it. Sends nothing.
+ */
+export async function readStoredIdentity(deps: Omit<EncryptionDeps, "http" | "signal">): Promise<Result<IdentityKeys, E2eeError>> {
+  const store = await openCryptoStore(deps.lock, deps.databasePath, deps.passphrase);
+  if (!store.ok) return store;
+  try {
+    const started = await E2eeDevice.start({ userId: deps.userId, deviceId: deps.deviceId, store: store.value, http: NO_REQUESTS, log: deps.log });
+    if (!started.ok) return started;
+    const keys = started.value.identityKeys();
+    started.value.close();
+    return ok(keys);
+  } finally {
+    store.value.close();
+  }
+}
+
+const NO_REQUESTS: CryptoRequestPort = {
+  cryptoRequest: () => {
+    throw new Error("reading the stored identity sends no request");
+  },
+};
+
 /** Opens the crypto store, starts the device and sends its first requests (key upload); a failed send is retried by the next sync. */
 export async function startEncryption(deps: EncryptionDeps): Promise<Result<Encryption, E2eeError>> {
   const store = await openCryptoStore(deps.lock, deps.databasePath, deps.passphrase);

@@ -2,7 +2,9 @@
 // homeserver, Lisa as a child process with `e2ee.enabled`: after two starts
 // the server holds this device's keys, equal to the identity keys in her
 // crypto store, and her one-time keys (another member can claim one), and the
-// second start is the same device (same keys, nothing new generated).
+// second start is the same device (same keys, nothing new generated);
+// `lisa check` says the store opens, the keys match, and what to compare in
+// Element, and names a wrong passphrase.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -10,7 +12,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { after, before, describe, test } from "node:test";
 import { parse } from "smol-toml";
-import { type AcceptanceWorld, assertNoCanary, homeserverLabel, homeserversUnderTest, startAcceptanceWorld } from "../support/acceptance-world.ts";
+import {
+  type AcceptanceWorld, assertNoCanary, homeserverLabel, homeserversUnderTest, runLisaCli, startAcceptanceWorld,
+} from "../support/acceptance-world.ts";
 import { LISA_DEVICE, LISA_ID } from "../support/acceptance/world.ts";
 import { CANARY } from "../support/config.ts";
 
@@ -75,6 +79,28 @@ for (const kind of homeserversUnderTest()) {
       assert.match(ids[0] ?? "", /^signed_curve25519:/);
       assert.notEqual((claimed[ids[0] ?? ""] as { fallback?: boolean } | undefined)?.fallback, true, "a one-time key, not the fallback key");
       await assertNoCanary(world);
+    });
+
+    test("issue 33: lisa check says the crypto store opens, this device's keys match the server's, and how to verify it from Element", async () => {
+      const local = await storedIdentityKeys(world.configPath);
+      const check = await runLisaCli(["check", "--config", world.configPath], world.env);
+      const line = check.stdout.split("\n").find((l) => l.startsWith("e2ee: ")) ?? "";
+      assert.match(line, /^e2ee: ok \(the crypto store opens and device LISATEST's keys on the homeserver match it/, check.stdout + check.stderr);
+      const grouped = local.ed25519.match(/.{1,4}/g)?.join(" ") ?? "";
+      assert.ok(line.includes(grouped), "the session key as Element groups it");
+      for (const secret of Object.values(CANARY)) assert.ok(!(check.stdout + check.stderr).includes(secret), "no secret in the check's output");
+      const wrong = await runLisaCli(["check", "--config", world.configPath], { ...world.env, LISA_E2EE_STORE_PASSPHRASE: "not the passphrase" });
+      assert.match(wrong.stderr, /^e2ee: FAILED \[crypto_store_passphrase_wrong\] e2ee\.store_passphrase does not open/m, wrong.stdout + wrong.stderr);
+      assert.notEqual(wrong.code, 0);
+      assert.ok(!(wrong.stdout + wrong.stderr).includes("not the passphrase"), "the wrong value is not printed either");
+      assert.deepEqual(await storedIdentityKeys(world.configPath), local, "the check changed nothing");
+      world.lisa.start();
+      await world.lisa.waitForLog("service_started", { timeoutMs: 120_000 });
+      const whileRunning = await runLisaCli(["check", "--config", world.configPath], world.env);
+      await world.lisa.stop();
+      const runningLine = whileRunning.stdout.split("\n").find((l) => l.startsWith("e2ee: ")) ?? "";
+      assert.match(runningLine, /^e2ee: ok \(Lisa is running, so her crypto store was not opened/, whileRunning.stdout + whileRunning.stderr);
+      assert.ok(runningLine.includes(grouped), "the server's session key is shown while she runs");
     });
   });
 }
