@@ -1,7 +1,8 @@
 // `npm run bench` (serve on Node) and `deno task bench` (serve on Deno): every
 // row of the controller's cost table beside its same-run baseline, ratio and
 // goal. `--quick` is CI's smoke (fewer turns, smaller sizes); `--only=` picks
-// rows by name: turns, approval, workspaces, replay, fanout, startup, memory.
+// rows by name: turns, approval, workspaces, replay, fanout, startup, memory,
+// validation.
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
 import { parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
@@ -11,6 +12,7 @@ import { memoryRows } from "./rows/memory.ts";
 import { replayRows } from "./rows/replay.ts";
 import { startupRows } from "./rows/startup.ts";
 import { turnRows } from "./rows/turns.ts";
+import { validationRows } from "./rows/validation.ts";
 import { workspaceRows } from "./rows/workspaces.ts";
 
 const ROWS: Record<string, (ctx: { quick: boolean; runtime: "node" | "deno" }) => Promise<BenchRow[]>> = {
@@ -21,6 +23,7 @@ const ROWS: Record<string, (ctx: { quick: boolean; runtime: "node" | "deno" }) =
   replay: replayRows,
   startup: startupRows,
   memory: memoryRows,
+  validation: validationRows,
 };
 
 const args = parseArgs(process.argv.slice(2));

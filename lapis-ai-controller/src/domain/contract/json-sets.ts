@@ -77,6 +77,12 @@ export function equalsConst(constant: unknown, value: unknown, cache: KeyCache):
 
 /** True when every item of `items` is distinct under JSON equality. */
 export function allDistinct(items: readonly unknown[], cache: KeyCache): boolean {
+  // All finite numbers (the common large case): sorted, a duplicate sits next to its twin (-0 beside 0).
+  if (items.every((x) => typeof x === "number" && Number.isFinite(x))) {
+    const sorted = Float64Array.from(items as readonly number[]).sort();
+    for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return false;
+    return true;
+  }
   const seen = new JsonSet();
   for (const item of items) {
     if (!seen.add(item, cache)) {

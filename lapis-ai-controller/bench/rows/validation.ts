@@ -1,0 +1,58 @@
+// Row 8: validating one tool call's arguments, in-process (the same code the
+// bridge runs inside serve), for the costliest schemas the subset allows,
+// each with an argument filling the 1 MiB body and failing only at its last
+// item (test/support/worst-schemas.ts). The baseline is JSON.parse of the
+// same argument text in the same run: the cost of merely reading the body.
+// Both are CPU time of this process (the work is CPU-bound and the machine
+// may be shared, which would inflate wall time); wall time is in the note.
+import { checkToolDefinitions, TOOL_LIMIT_DEFAULTS } from "../../src/domain/contract/tools.ts";
+import { explain } from "../../src/domain/contract/validate.ts";
+import { worstCases } from "../../test/support/worst-schemas.ts";
+import type { BenchContext } from "../lib/context.ts";
+import { type BenchRow, now, report, summary } from "../lib/stats.ts";
+
+/** The goal: validating costs at most this many JSON.parse calls of the same text. */
+const GOAL_RATIO = 10;
+
+/** CPU milliseconds `f` takes in this process. */
+function cpuMs(f: () => void): number {
+  const before = process.cpuUsage();
+  f();
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000;
+}
+
+/** Runs row 8. */
+export async function validationRows(ctx: BenchContext): Promise<BenchRow[]> {
+  const repeats = ctx.quick ? 3 : 9;
+  const rows: BenchRow[] = [];
+  for (const c of worstCases()) {
+    const registered = checkToolDefinitions([{ name: c.name, description: c.description, inputSchema: c.schema }], TOOL_LIMIT_DEFAULTS);
+    if (!registered.ok) throw new Error(`${c.name}: the worst case is not allowed (${registered.error.rule})`);
+    const text = JSON.stringify(c.failing);
+    const parse: number[] = [];
+    const check: number[] = [];
+    const wall: number[] = [];
+    for (let i = 0; i < repeats + 1; i++) {
+      let args: unknown;
+      parse.push(cpuMs(() => { args = JSON.parse(text); }));
+      let failed: ReturnType<typeof explain> = null;
+      const t0 = now();
+      check.push(cpuMs(() => { failed = explain(c.schema, args); }));
+      wall.push(now() - t0);
+      const rule = (failed as ReturnType<typeof explain>)?.rule;
+      if (rule !== c.rule) throw new Error(`${c.name}: refused by ${rule ?? "nothing"}, expected ${c.rule}`);
+    }
+    // The first round warms the caches (compiled pattern, enum set); it is not counted.
+    const p = summary(parse.slice(1));
+    const v = summary(check.slice(1));
+    const w = summary(wall.slice(1));
+    rows.push(report({
+      row: `validate ${c.name}`, figure: "1 MiB argument, CPU median", value: v.median, baseline: p.median, unit: "ms",
+      goal: `<= ${GOAL_RATIO}x JSON.parse`, met: v.median <= GOAL_RATIO * p.median,
+      note: `CPU p95 ${v.p95.toFixed(1)} ms, wall median ${w.median.toFixed(1)} ms, ${(text.length / 1024).toFixed(0)} KiB`,
+    }));
+    await new Promise((r) => setImmediate(r));
+  }
+  return rows;
+}
