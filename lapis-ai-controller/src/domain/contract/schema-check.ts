@@ -49,11 +49,12 @@ const refuse = (path: string, rule: string): SchemaFailure => ({ path, rule });
 const distinct = (items: readonly unknown[]): boolean => new Set(items).size === items.length;
 
 /**
- * Walks the whole document with its own stack: depth at most `maxDepth`, and
+ * Walks a whole JSON value with its own stack: depth at most `maxDepth`, and
  * every number finite (a literal such as 1e400 parses to Infinity). The
- * path is built only for a failure, from parent links.
+ * path is built only for a failure, from parent links. Used on schema
+ * documents and on tool call arguments.
  */
-function checkJson(root: unknown, maxDepth: number): SchemaFailure | null {
+export function checkJsonValue(root: unknown, maxDepth: number): SchemaFailure | null {
   type Entry = { readonly v: unknown; readonly depth: number; readonly up: Entry | null; readonly key: string };
   const pathOf = (e: Entry): string => {
     const keys: string[] = [];
@@ -149,7 +150,7 @@ function checkNode(value: unknown, path: string, depth: number, walk: Walk): Sch
 
 /** Checks that `value` is a schema of the subset within `bounds`; returns null or where and why it was refused. */
 export function checkSchema(value: unknown, bounds: SchemaBounds): SchemaFailure | null {
-  const json = checkJson(value, bounds.maxJsonDepth ?? SCHEMA_BOUND_DEFAULTS.maxJsonDepth);
+  const json = checkJsonValue(value, bounds.maxJsonDepth ?? SCHEMA_BOUND_DEFAULTS.maxJsonDepth);
   if (json !== null) return json;
   const walk: Walk = { bounds, nodes: 0 };
   const cost = checkNode(value, "", 0, walk);
