@@ -3,11 +3,14 @@
 // each with an argument filling the 1 MiB body and failing only at its last
 // item (test/support/worst-schemas.ts). The baseline is JSON.parse of the
 // same argument text in the same run: the cost of merely reading the body.
+// One more figure: registering the schema whose pattern analysis costs the
+// most (4096 characters of the costliest patterns we know), against an
+// absolute goal, since `endpoints.register` also runs on serve's loop.
 // Both are CPU time of this process (the work is CPU-bound and the machine
 // may be shared, which would inflate wall time); wall time is in the note.
 import { checkToolDefinitions, TOOL_LIMIT_DEFAULTS } from "../../src/domain/contract/tools.ts";
 import { explain } from "../../src/domain/contract/validate.ts";
-import { worstCases } from "../../test/support/worst-schemas.ts";
+import { worstCases, worstRegistrationSchema } from "../../test/support/worst-schemas.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { type BenchRow, now, report, summary } from "../lib/stats.ts";
 
@@ -54,5 +57,21 @@ export async function validationRows(ctx: BenchContext): Promise<BenchRow[]> {
     }));
     await new Promise((r) => setImmediate(r));
   }
+  const schema = worstRegistrationSchema();
+  const text = JSON.stringify(schema);
+  const parse: number[] = [];
+  const register: number[] = [];
+  for (let i = 0; i < repeats + 1; i++) {
+    parse.push(cpuMs(() => JSON.parse(text)));
+    register.push(cpuMs(() => {
+      const r = checkToolDefinitions([{ name: "worst", description: "d", inputSchema: schema }], TOOL_LIMIT_DEFAULTS);
+      if (!r.ok) throw new Error(`the worst registration is refused: ${r.error.rule}`);
+    }));
+  }
+  const reg = summary(register.slice(1));
+  rows.push(report({
+    row: "register worst patterns", figure: "endpoints.register check, CPU median", value: reg.median, baseline: summary(parse.slice(1)).median, unit: "ms",
+    goal: "<= 20 ms", met: reg.median <= 20, note: `CPU p95 ${reg.p95.toFixed(1)} ms, ${Object.keys(schema.properties as object).length} patterns, ${(text.length / 1024).toFixed(1)} KiB`,
+  }));
   return rows;
 }

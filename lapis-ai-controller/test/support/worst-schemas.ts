@@ -77,3 +77,27 @@ export function worstCases(): WorstCase[] {
     },
   ];
 }
+
+/** Patterns whose analysis at registration costs the most we know of, within 256 characters each. */
+export function worstPatterns(): string[] {
+  const chars = [...LETTERS, ..."!#%&,;:<=>@_~"];
+  return [
+    `^(?:${chars.join("|")})+$`,
+    `^${chars.map((c) => `${c}?`).join("")}$`,
+    `^${chars.slice(0, 42).reduce((inner, c) => `(?:${c}${inner})?`, "")}$`,
+  ];
+}
+
+/** A tool schema holding as many of the worst patterns as the registration bounds allow (4096 pattern characters). */
+export function worstRegistrationSchema(): ToolDefinition["inputSchema"] {
+  const patterns = worstPatterns();
+  const properties: Record<string, { type: "string"; pattern: string }> = {};
+  let chars = 0;
+  for (let i = 0; ; i++) {
+    const pattern = patterns[i % patterns.length] as string;
+    if (chars + pattern.length > 4096) break;
+    chars += pattern.length;
+    properties[`p${i}`] = { type: "string", pattern };
+  }
+  return { type: "object", properties };
+}

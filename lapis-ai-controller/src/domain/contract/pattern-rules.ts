@@ -47,12 +47,13 @@ class Rejected {
 
 /**
  * Builds the positions (one per character place) and, for each, the list of
- * places that may come next, one entry per way of getting there; the start
- * list is `first` of the whole pattern.
+ * places that may come next, one entry per way of getting there, kept as the
+ * `first` lists it was made of (so lists built alike are checked once); the
+ * start list is `first` of the whole pattern.
  */
 class Positions {
   readonly sets: CharSet[] = [];
-  readonly follow: number[][] = [];
+  readonly follow: (readonly number[])[][] = [];
 
   shape(node: PatternNode): Shape {
     switch (node.k) {
@@ -67,7 +68,7 @@ class Positions {
         let acc: Shape = { nullable: true, first: [], last: [], longest: 0 };
         for (const item of node.items) {
           const next = this.shape(item);
-          for (const p of acc.last) (this.follow[p] as number[]).push(...next.first);
+          if (next.first.length > 0) for (const p of acc.last) (this.follow[p] as (readonly number[])[]).push(next.first);
           acc = {
             nullable: acc.nullable && next.nullable,
             first: acc.nullable ? [...acc.first, ...next.first] : acc.first,
@@ -90,7 +91,7 @@ class Positions {
       case "rep": {
         const body = this.shape(node.body);
         if (body.nullable) throw new Rejected("pattern_empty_repeat");
-        if (node.max > 1) for (const p of body.last) (this.follow[p] as number[]).push(...body.first);
+        if (node.max > 1) for (const p of body.last) (this.follow[p] as (readonly number[])[]).push(body.first);
         return { nullable: node.min === 0, first: body.first, last: body.last, longest: body.longest * node.max };
       }
     }
@@ -99,12 +100,55 @@ class Positions {
 
 /** True when two entries of `next` are the same place or can take the same character. */
 function ambiguous(next: readonly number[], sets: readonly CharSet[]): boolean {
-  // Distinct places first (cheap), so the pairwise test runs on at most one entry per place.
+  if (next.length < 2) return false;
+  // Distinct places first (cheap); then, since one place's ranges are disjoint, any two ranges of the
+  // list that overlap belong to two places: one sort and sweep instead of comparing every pair.
   if (new Set(next).size !== next.length) return true;
-  for (let i = 0; i < next.length; i++) {
-    for (let j = i + 1; j < next.length; j++) {
-      if (overlaps(sets[next[i] as number] as CharSet, sets[next[j] as number] as CharSet)) return true;
+  if (next.length === 2) return overlaps(sets[next[0] as number] as CharSet, sets[next[1] as number] as CharSet);
+  const ascii = asciiOverlap(next, sets);
+  if (ascii !== null) return ascii;
+  const ranges = next.flatMap((p) => sets[p] as CharSet).sort((a, b) => a[0] - b[0]);
+  let reach = -1;
+  for (const [lo, hi] of ranges) {
+    if (lo <= reach) return true;
+    reach = hi;
+  }
+  return false;
+}
+
+const seen = new Uint32Array(128);
+let stamp = 0;
+
+/** For places that take only ASCII: whether two share a character, by marking each one; null when some place reaches past ASCII. */
+function asciiOverlap(next: readonly number[], sets: readonly CharSet[]): boolean | null {
+  for (const p of next) for (const range of sets[p] as CharSet) if (range[1] >= 128) return null;
+  stamp += 1;
+  if (stamp === 0xffffffff) { seen.fill(0); stamp = 1; }
+  for (const p of next) {
+    for (const [lo, hi] of sets[p] as CharSet) {
+      for (let c = lo; c <= hi; c++) {
+        if (seen[c] === stamp) return true;
+        seen[c] = stamp;
+      }
     }
+  }
+  return false;
+}
+
+/** True when some position's next list is ambiguous; lists made of the same parts are checked once. */
+function anyAmbiguous(positions: Positions): boolean {
+  const ids = new Map<readonly number[], number>();
+  const checked = new Set<string>();
+  for (const parts of positions.follow) {
+    if (parts.length === 0) continue;
+    const key = parts.map((part) => {
+      let id = ids.get(part);
+      if (id === undefined) ids.set(part, (id = ids.size));
+      return id;
+    }).join(",");
+    if (checked.has(key)) continue;
+    checked.add(key);
+    if (ambiguous(parts.flat(), positions.sets)) return true;
   }
   return false;
 }
@@ -124,7 +168,7 @@ export function patternRule(pattern: string, maxLength?: number): PatternRule | 
     if (error instanceof Rejected) return error.rule;
     throw error;
   }
-  if (ambiguous(shape.first, positions.sets) || positions.follow.some((next) => ambiguous(next, positions.sets))) return "pattern_ambiguous";
+  if (ambiguous(shape.first, positions.sets) || anyAmbiguous(positions)) return "pattern_ambiguous";
   if (anchored(parsed.node) || shape.longest <= UNANCHORED_FREE_MATCH) return null;
   if (maxLength !== undefined && shape.longest * maxLength <= UNANCHORED_BUDGET) return null;
   return "pattern_unanchored_unbounded";

@@ -17,6 +17,8 @@ export interface SchemaBounds {
   readonly maxJsonDepth?: number;
   /** Most subschemas that may apply to one place of a value through `anyOf` / `oneOf` (each costs one more look at it). */
   readonly maxApplicators?: number;
+  /** Most characters of all `pattern`s together (each is analysed at registration). */
+  readonly maxPatternChars?: number;
 }
 
 /** Where a schema was refused and by which rule. */
@@ -28,7 +30,7 @@ export interface SchemaFailure {
 /** The only `$schema` accepted: the dialect the validator implements. */
 export const SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
 /** Defaults of the optional bounds. */
-export const SCHEMA_BOUND_DEFAULTS = { maxJsonDepth: 64, maxApplicators: 8 } as const;
+export const SCHEMA_BOUND_DEFAULTS = { maxJsonDepth: 64, maxApplicators: 8, maxPatternChars: 4096 } as const;
 
 const TYPES: ReadonlySet<string> = new Set(["object", "array", "string", "integer", "number", "boolean", "null"]);
 const KEYWORDS: ReadonlySet<string> = new Set([
@@ -73,7 +75,8 @@ export function checkJsonValue(root: unknown, maxDepth: number): SchemaFailure |
 }
 
 /** Schema keywords of one node, in metaschema order; null when all hold. */
-function checkKeywords(s: Json, path: string, bounds: SchemaBounds, root: boolean): SchemaFailure | null {
+function checkKeywords(s: Json, path: string, walk: Walk, root: boolean): SchemaFailure | null {
+  const bounds = walk.bounds;
   for (const key of Object.keys(s)) if (!KEYWORDS.has(key)) return refuse(join(path, key), "keyword_unknown");
   if (s.type !== undefined) {
     const types = typeof s.type === "string" ? [s.type] : s.type;
@@ -95,6 +98,8 @@ function checkKeywords(s: Json, path: string, bounds: SchemaBounds, root: boolea
     const at = join(path, "pattern");
     if (typeof s.pattern !== "string") return refuse(at, "keyword_invalid");
     if (s.pattern.length > bounds.maxPatternLength) return refuse(at, "pattern_too_long");
+    walk.patternChars += s.pattern.length;
+    if (walk.patternChars > (bounds.maxPatternChars ?? SCHEMA_BOUND_DEFAULTS.maxPatternChars)) return refuse(at, "patterns_too_long");
     if (regex(s.pattern) === null) return refuse(at, "pattern_syntax");
     const rule = patternRule(s.pattern, typeof s.maxLength === "number" ? s.maxLength : undefined);
     if (rule !== null) return refuse(at, rule);
@@ -105,6 +110,7 @@ function checkKeywords(s: Json, path: string, bounds: SchemaBounds, root: boolea
 interface Walk {
   readonly bounds: SchemaBounds;
   nodes: number;
+  patternChars: number;
 }
 
 /**
@@ -117,7 +123,7 @@ function checkNode(value: unknown, path: string, depth: number, walk: Walk): Sch
   if (depth > walk.bounds.maxDepth) return refuse(path, "schema_too_deep");
   if (++walk.nodes > walk.bounds.maxNodes) return refuse(path, "schema_too_many_nodes");
   const s = value;
-  const failed = checkKeywords(s, path, walk.bounds, depth === 0);
+  const failed = checkKeywords(s, path, walk, depth === 0);
   if (failed !== null) return failed;
   const children: [string, unknown][] = [];
   if (s.properties !== undefined) {
@@ -152,7 +158,7 @@ function checkNode(value: unknown, path: string, depth: number, walk: Walk): Sch
 export function checkSchema(value: unknown, bounds: SchemaBounds): SchemaFailure | null {
   const json = checkJsonValue(value, bounds.maxJsonDepth ?? SCHEMA_BOUND_DEFAULTS.maxJsonDepth);
   if (json !== null) return json;
-  const walk: Walk = { bounds, nodes: 0 };
+  const walk: Walk = { bounds, nodes: 0, patternChars: 0 };
   const cost = checkNode(value, "", 0, walk);
   if (!Array.isArray(cost)) return cost;
   const max = bounds.maxApplicators ?? SCHEMA_BOUND_DEFAULTS.maxApplicators;

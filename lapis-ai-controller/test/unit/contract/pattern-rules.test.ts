@@ -69,6 +69,14 @@ test("AIC-TOOL-02 endpoints.register refuses such a pattern with invalid_params 
   assert.deepEqual(refused("(?<=a)b"), { code: "invalid_params", where: "tools[0].inputSchema.properties.s.pattern", rule: "pattern_lookaround" });
   assert.deepEqual(refused("x".repeat(257)), { code: "invalid_params", where: "tools[0].inputSchema.properties.s.pattern", rule: "pattern_too_long" });
   assert.deepEqual(refused("a+b"), { code: "invalid_params", where: "tools[0].inputSchema.properties.s.pattern", rule: "pattern_unanchored_unbounded" });
+  // All patterns of one schema together are bounded too: each is analysed at registration.
+  const many = (n: number) => {
+    const properties = Object.fromEntries(Array.from({ length: n }, (_, i) => [`p${i}`, { type: "string", pattern: `^${"a".repeat(250)}${i % 10}$` }]));
+    const r = checkToolDefinitions([{ name: "t", description: "d", inputSchema: { type: "object", properties } }], TOOL_LIMIT_DEFAULTS);
+    return r.ok ? null : r.error.rule;
+  };
+  assert.equal(many(16), null);
+  assert.equal(many(17), "patterns_too_long");
   assert.equal(refused("\\d{3}-\\d{4}", 64), null);
   assert.equal(refused("^[a-z]+$"), null);
 });
