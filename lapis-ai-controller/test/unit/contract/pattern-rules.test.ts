@@ -5,7 +5,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { patternRule, UNANCHORED_BUDGET, UNANCHORED_FREE_MATCH } from "../../../src/domain/contract/pattern-rules.ts";
 import { ID_PATTERN } from "../../../src/domain/contract/schema.ts";
+import { EVENT_KINDS } from "../../../src/domain/contract/events.ts";
 import { METHODS } from "../../../src/domain/contract/methods.ts";
+import { ENDPOINT_INVOKE, FRAMES, NOTIFICATIONS } from "../../../src/domain/contract/notifications.ts";
 import { checkToolDefinitions, TOOL_LIMIT_DEFAULTS } from "../../../src/domain/contract/tools.ts";
 
 const refusedBy = (rule: string, patterns: readonly string[]) => {
@@ -50,8 +52,8 @@ test("AIC-TOOL-02 the patterns people write for ids, numbers, dates and choices 
     if (typeof v !== "object" || v === null) return;
     for (const [k, x] of Object.entries(v)) (k === "pattern" && typeof x === "string" ? found.push(x) : walk(x));
   };
-  walk(METHODS);
-  assert.ok(found.length > 0);
+  walk([METHODS, EVENT_KINDS, NOTIFICATIONS, ENDPOINT_INVOKE, FRAMES]);
+  assert.ok(found.length >= 4, `contract patterns found: ${found.length}`);
   for (const p of found) assert.equal(patternRule(p), null, p);
 });
 
