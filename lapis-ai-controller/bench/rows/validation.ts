@@ -1,5 +1,5 @@
-// Row 8: validating one tool call's arguments, in-process (the same code the
-// bridge runs inside serve), for the costliest schemas the subset allows,
+// Row 8: checking one tool call's arguments, in-process (`checkToolArguments`,
+// what the bridge runs inside serve: nesting, then the schema), for the costliest schemas the subset allows,
 // each with an argument filling the 1 MiB body and failing only at its last
 // item (test/support/worst-schemas.ts). The baseline is JSON.parse of the
 // same argument text in the same run: the cost of merely reading the body.
@@ -8,8 +8,8 @@
 // absolute goal, since `endpoints.register` also runs on serve's loop.
 // Both are CPU time of this process (the work is CPU-bound and the machine
 // may be shared, which would inflate wall time); wall time is in the note.
-import { checkToolDefinitions, TOOL_LIMIT_DEFAULTS } from "../../src/domain/contract/tools.ts";
-import { explain } from "../../src/domain/contract/validate.ts";
+import { BRIDGE_LIMIT_DEFAULTS } from "../../src/execution/tool-bridge.ts";
+import { checkToolArguments, checkToolDefinitions, TOOL_LIMIT_DEFAULTS } from "../../src/domain/contract/tools.ts";
 import { worstCases, worstRegistrationSchema } from "../../test/support/worst-schemas.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { type BenchRow, now, report, summary } from "../lib/stats.ts";
@@ -39,11 +39,11 @@ export async function validationRows(ctx: BenchContext): Promise<BenchRow[]> {
     for (let i = 0; i < repeats + 1; i++) {
       let args: unknown;
       parse.push(cpuMs(() => { args = JSON.parse(text); }));
-      let failed: ReturnType<typeof explain> = null;
+      let failed: ReturnType<typeof checkToolArguments> = null;
       const t0 = now();
-      check.push(cpuMs(() => { failed = explain(c.schema, args); }));
+      check.push(cpuMs(() => { failed = checkToolArguments(c.schema, args, BRIDGE_LIMIT_DEFAULTS.maxArgumentDepth); }));
       wall.push(now() - t0);
-      const rule = (failed as ReturnType<typeof explain>)?.rule;
+      const rule = (failed as ReturnType<typeof checkToolArguments>)?.rule;
       if (rule !== c.rule) throw new Error(`${c.name}: refused by ${rule ?? "nothing"}, expected ${c.rule}`);
     }
     // The first round warms the caches (compiled pattern, enum set); it is not counted.

@@ -17,8 +17,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Schema } from "../domain/contract/schema.ts";
-import { checkJsonValue } from "../domain/contract/schema-check.ts";
-import { explain } from "../domain/contract/validate.ts";
+import { checkToolArguments } from "../domain/contract/tools.ts";
 
 /** Whom a bridge grant serves: server-derived, never a client's claim. */
 export type ToolBinding = { readonly principal: string; readonly application: string; readonly threadId: string };
@@ -152,9 +151,8 @@ export class ToolBridge {
       const args = request.params.arguments ?? {};
       // Arguments outside the tool's input schema never reach the application.
       const listed = this.#host.list(binding).find((t) => t.name === request.params.name);
-      // The agent learns which rule refused (a keyword or `integer_unsafe` / `number_not_finite`), never a value.
-      // The nesting first (its own stack, linear), so nothing after it can overflow the call stack on the arguments.
-      const invalid = listed === undefined ? null : (checkJsonValue(args, this.#limits.maxArgumentDepth) ?? explain(listed.inputSchema, args));
+      // The agent learns which rule refused (a keyword, `json_too_deep`, `integer_unsafe`, `number_not_finite`), never a value.
+      const invalid = listed === undefined ? null : checkToolArguments(listed.inputSchema, args, this.#limits.maxArgumentDepth);
       if (invalid !== null) return { isError: true, content: [{ type: "text" as const, text: `invalid_params: ${invalid.rule}` }] };
       this.#calls += 1;
       const r = await this.#host.call(binding, request.params.name, args);

@@ -57,19 +57,36 @@ const distinct = (items: readonly unknown[]): boolean => new Set(items).size ===
  * documents and on tool call arguments.
  */
 export function checkJsonValue(root: unknown, maxDepth: number): SchemaFailure | null {
-  type Entry = { readonly v: unknown; readonly depth: number; readonly up: Entry | null; readonly key: string };
+  // Only containers go on the stack; a leaf is judged where its container is read.
+  type Entry = { readonly v: object; readonly depth: number; readonly up: Entry | null; readonly key: string | number };
   const pathOf = (e: Entry): string => {
-    const keys: string[] = [];
+    const keys: (string | number)[] = [];
     for (let at: Entry | null = e; at !== null && at.up !== null; at = at.up) keys.push(at.key);
-    return keys.reverse().reduce((path, key) => (key.startsWith("[") ? `${path}${key}` : join(path, key)), "");
+    return keys.reverse().reduce<string>((path, key) => (typeof key === "number" ? `${path}[${key}]` : join(path, key)), "");
   };
+  const finite = (x: unknown): boolean => typeof x !== "number" || Number.isFinite(x);
+  if (!finite(root)) return refuse("", "number_not_finite");
+  if (typeof root !== "object" || root === null) return null;
   const stack: Entry[] = [{ v: root, depth: 0, up: null, key: "" }];
   for (let e = stack.pop(); e !== undefined; e = stack.pop()) {
-    if (typeof e.v === "number" && !Number.isFinite(e.v)) return refuse(pathOf(e), "number_not_finite");
-    if (typeof e.v !== "object" || e.v === null) continue;
     if (e.depth >= maxDepth) return refuse(pathOf(e), "json_too_deep");
-    if (Array.isArray(e.v)) e.v.forEach((v: unknown, i) => stack.push({ v, depth: e.depth + 1, up: e, key: `[${i}]` }));
-    else for (const [key, v] of Object.entries(e.v)) stack.push({ v, depth: e.depth + 1, up: e, key });
+    const visit = (x: unknown, key: string | number): SchemaFailure | null => {
+      if (typeof x === "object" && x !== null) stack.push({ v: x, depth: (e as Entry).depth + 1, up: e as Entry, key });
+      else if (!finite(x)) return refuse(pathOf({ v: {}, depth: 0, up: e as Entry, key }), "number_not_finite");
+      return null;
+    };
+    if (Array.isArray(e.v)) {
+      for (let i = 0; i < e.v.length; i++) {
+        const failed = visit(e.v[i], i);
+        if (failed !== null) return failed;
+      }
+    } else {
+      const record = e.v as Record<string, unknown>;
+      for (const key of Object.keys(record)) {
+        const failed = visit(record[key], key);
+        if (failed !== null) return failed;
+      }
+    }
   }
   return null;
 }

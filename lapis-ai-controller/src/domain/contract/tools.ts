@@ -7,6 +7,7 @@ import { controllerError, err, ok } from "../errors.ts";
 import type { Infer, Schema } from "./schema.ts";
 import { id, mapOf, obj, str, anyJson } from "./schema.ts";
 import { checkJsonValue, checkSchema } from "./schema-check.ts";
+import { explain, type ValueFailure } from "./validate.ts";
 
 /** One tool as an application registers it (the input schema is checked by `checkToolDefinitions`). */
 export const TOOL_DEFINITION = obj({
@@ -65,4 +66,15 @@ export function checkToolDefinitions(tools: readonly ToolDefinition[], limits: T
     if (failed !== null) return refused(where(failed.path), failed.rule);
   }
   return ok(tools);
+}
+
+/**
+ * Checks one tool call's arguments as the bridge does: nesting (at most
+ * `maxDepth`, walked with its own stack) and finite numbers first, so nothing
+ * after it can overflow the call stack, then the input schema. Returns null or
+ * the key path and the rule that refused.
+ */
+export function checkToolArguments(schema: Schema, args: unknown, maxDepth: number): ValueFailure | null {
+  const shape = checkJsonValue(args, maxDepth);
+  return shape ?? explain(schema, args);
 }
