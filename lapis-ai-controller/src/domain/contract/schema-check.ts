@@ -2,7 +2,7 @@
 // the subset of schema.ts, matches the 2020-12 metaschema for the keywords
 // it uses, and stays within bounds that keep validating a call's arguments
 // linear (validate.ts). Every refusal names the key path and the rule.
-import { patternRule } from "./pattern-rules.ts";
+import { ANALYSIS_BUDGET, type AnalysisBudget, patternRule } from "./pattern-rules.ts";
 import { regex } from "./validate.ts";
 
 /** Bounds on an application-supplied schema. */
@@ -118,7 +118,7 @@ function checkKeywords(s: Json, path: string, walk: Walk, root: boolean): Schema
     walk.patternChars += s.pattern.length;
     if (walk.patternChars > (bounds.maxPatternChars ?? SCHEMA_BOUND_DEFAULTS.maxPatternChars)) return refuse(at, "patterns_too_long");
     if (regex(s.pattern) === null) return refuse(at, "pattern_syntax");
-    const rule = patternRule(s.pattern, typeof s.maxLength === "number" ? s.maxLength : undefined);
+    const rule = patternRule(s.pattern, typeof s.maxLength === "number" ? s.maxLength : undefined, walk.analysis);
     if (rule !== null) return refuse(at, rule);
   }
   return null;
@@ -128,6 +128,8 @@ interface Walk {
   readonly bounds: SchemaBounds;
   nodes: number;
   patternChars: number;
+  /** Shared by all patterns of the schema. */
+  readonly analysis: AnalysisBudget;
 }
 
 /**
@@ -175,7 +177,7 @@ function checkNode(value: unknown, path: string, depth: number, walk: Walk): Sch
 export function checkSchema(value: unknown, bounds: SchemaBounds): SchemaFailure | null {
   const json = checkJsonValue(value, bounds.maxJsonDepth ?? SCHEMA_BOUND_DEFAULTS.maxJsonDepth);
   if (json !== null) return json;
-  const walk: Walk = { bounds, nodes: 0, patternChars: 0 };
+  const walk: Walk = { bounds, nodes: 0, patternChars: 0, analysis: { entries: ANALYSIS_BUDGET } };
   const cost = checkNode(value, "", 0, walk);
   if (!Array.isArray(cost)) return cost;
   const max = bounds.maxApplicators ?? SCHEMA_BOUND_DEFAULTS.maxApplicators;
