@@ -83,6 +83,18 @@ export function allDistinct(items: readonly unknown[], cache: KeyCache): boolean
     for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return false;
     return true;
   }
+  // All strings, or all objects and arrays (by canonical JSON): sorted copies, a duplicate sits next to its twin;
+  // cheaper than hashing every key into a set.
+  if (items.every((x) => typeof x === "string")) return sortedDistinct([...(items as readonly string[])]);
+  if (items.every((x) => typeof x === "object" && x !== null)) {
+    const keys: string[] = [];
+    for (const item of items) {
+      const key = canonicalKey(item);
+      if (key === undefined) break;
+      keys.push(key);
+    }
+    if (keys.length === items.length) return sortedDistinct(keys);
+  }
   const seen = new JsonSet();
   for (const item of items) {
     if (!seen.add(item, cache)) {
@@ -90,5 +102,11 @@ export function allDistinct(items: readonly unknown[], cache: KeyCache): boolean
       if (seen.has(item, cache)) return false;
     }
   }
+  return true;
+}
+
+function sortedDistinct(keys: string[]): boolean {
+  keys.sort();
+  for (let i = 1; i < keys.length; i++) if (keys[i] === keys[i - 1]) return false;
   return true;
 }
