@@ -1,8 +1,10 @@
-// Sets of JSON values for `enum`, `const` and `uniqueItems`, so each check is
-// one lookup instead of a deep comparison against every member. Strings,
-// numbers, booleans and null are their own keys (a JavaScript Set compares
-// them by value, and -0 equals 0 as JSON equality wants); objects and arrays
-// are keyed by their canonical JSON, computed once per value and call.
+// JSON equality for `enum`, `const` and `uniqueItems` without comparing
+// every pair. Strings, numbers, booleans and null are their own keys (a
+// JavaScript Set compares them by value, and -0 equals 0 as JSON equality
+// wants); objects and arrays are keyed by their canonical JSON. `enum` and
+// `const` are set lookups; `uniqueItems` over only numbers, only strings or
+// only objects and arrays sorts the keys and compares neighbours, and a
+// mixed array goes through a set.
 import { canonicalKey } from "../canonical-json.ts";
 
 type Primitive = string | number | boolean | null;
