@@ -2,7 +2,7 @@
 // row of the controller's cost table beside its same-run baseline, ratio and
 // goal. `--quick` is CI's smoke (fewer turns, smaller sizes); `--only=` picks
 // rows by name: turns, approval, workspaces, replay, fanout, startup, memory,
-// memory-recall.
+// memory-recall, validation.
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
 import { parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
@@ -13,6 +13,7 @@ import { recallRows } from "./rows/recall.ts";
 import { replayRows } from "./rows/replay.ts";
 import { startupRows } from "./rows/startup.ts";
 import { turnRows } from "./rows/turns.ts";
+import { validationRows } from "./rows/validation.ts";
 import { workspaceRows } from "./rows/workspaces.ts";
 
 const ROWS: Record<string, (ctx: { quick: boolean; runtime: "node" | "deno" }) => Promise<BenchRow[]>> = {
@@ -24,6 +25,7 @@ const ROWS: Record<string, (ctx: { quick: boolean; runtime: "node" | "deno" }) =
   startup: startupRows,
   memory: memoryRows,
   "memory-recall": recallRows,
+  validation: validationRows,
 };
 
 const args = parseArgs(process.argv.slice(2));
