@@ -276,7 +276,14 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     const registry = parts.tools;
     const host = applicationToolHost(() => registry.registry, parts.capture.toolCallMs);
     // A tool call reaches the application only after the agent's events before it are committed.
-    parts.tools.bridge = await ToolBridge.start({ list: host.list, call: async (binding, tool, args) => { store.handle.flush(); return host.call(binding, tool, args); } });
+    parts.tools.bridge = await ToolBridge.start({
+      list: host.list,
+      call: async (binding, tool, args) => {
+        // Events that cannot be committed stop the call: only a code reaches the agent.
+        try { store.handle.flush(); } catch { return { ok: false, code: "storage_write_failed" }; }
+        return host.call(binding, tool, args);
+      },
+    });
   }
   parts?.turns.engine.schedule();
   const pragmas = store.pragmas();
