@@ -2,9 +2,10 @@
 // row of the controller's cost table beside its same-run baseline, ratio and
 // goal. `--quick` is CI's smoke (fewer turns, smaller sizes); `--only=` picks
 // rows by name: turns, approval, workspaces, replay, fanout, startup, memory,
-// memory-recall, validation.
+// memory-recall, validation; `--group-commit=1,64` runs them once per serve
+// `groupCommitMax` in one run.
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
-import { parseArgs } from "./lib/context.ts";
+import { type BenchContext, parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
 import { approvalRows } from "./rows/approval.ts";
 import { fanoutRows } from "./rows/fanout.ts";
@@ -16,7 +17,7 @@ import { turnRows } from "./rows/turns.ts";
 import { validationRows } from "./rows/validation.ts";
 import { workspaceRows } from "./rows/workspaces.ts";
 
-const ROWS: Record<string, (ctx: { quick: boolean; runtime: "node" | "deno" }) => Promise<BenchRow[]>> = {
+const ROWS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   turns: turnRows,
   approval: approvalRows,
   workspaces: workspaceRows,
@@ -32,11 +33,14 @@ const args = parseArgs(process.argv.slice(2));
 const names = args.only ?? Object.keys(ROWS);
 console.log(`controller bench: runtime=${args.runtime} quick=${args.quick} rows=${names.join(",")}`);
 const all: BenchRow[] = [];
-for (const name of names) {
-  const row = ROWS[name];
-  if (row === undefined) throw new Error(`unknown row ${name}`);
-  const started = Date.now();
-  all.push(...(await row({ quick: args.quick, runtime: args.runtime })));
-  console.log(`  (${name}: ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+for (const groupCommitMax of args.groupCommit) {
+  if (groupCommitMax !== undefined) console.log(`controller bench: serve with limits.storage.groupCommitMax=${groupCommitMax}`);
+  for (const name of names) {
+    const row = ROWS[name];
+    if (row === undefined) throw new Error(`unknown row ${name}`);
+    const started = Date.now();
+    all.push(...(await row({ quick: args.quick, runtime: args.runtime, groupCommitMax })));
+    console.log(`  (${name}: ${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  }
 }
 console.log(`controller bench: ${all.filter((r) => r.met).length} of ${all.length} figures meet their goal`);
