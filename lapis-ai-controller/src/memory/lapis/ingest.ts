@@ -7,7 +7,7 @@ import { memoryErr, memoryOk, type MemoryResult, type MemorySource } from "../po
 import { hasReservedMarker, scanMemoryTexts } from "../redaction.ts";
 import { isSha256, isSourceRef, TAG_PATTERN, type Episode } from "./episode.ts";
 import { PARTITION_PATTERN } from "./store-rules.ts";
-import { contentHash, episodeOf, episodeText, writeChecked, type VaultContext } from "./vault-context.ts";
+import { contentHash, episodeOf, episodeText, formatRef, writeChecked, type VaultContext } from "./vault-context.ts";
 
 export type IngestInput = {
   readonly partition: string;
@@ -63,7 +63,7 @@ export async function ingest(ctx: VaultContext, input: IngestInput): Promise<Mem
   for (const record of listed.value) {
     const existing = episodeOf(record);
     if (existing?.state === "active" && contentHash(episodeText(existing)) === hash) {
-      return memoryOk({ ref: `${input.partition}/${existing.id}`, revision: existing.revision, duplicate: true });
+      return memoryOk({ ref: formatRef({ partition: input.partition, id: existing.id }), revision: existing.revision, duplicate: true });
     }
   }
   const at = ctx.now();
@@ -73,5 +73,5 @@ export async function ingest(ctx: VaultContext, input: IngestInput): Promise<Mem
   };
   const put = await writeChecked(ctx, input.partition, episode, 0);
   if (!put.ok) return put;
-  return memoryOk({ ref: `${input.partition}/${episode.id}`, revision: 1, duplicate: false });
+  return memoryOk({ ref: formatRef({ partition: input.partition, id: episode.id }), revision: 1, duplicate: false });
 }

@@ -1,5 +1,5 @@
 // What every vault operation shares: the injected ports, the clock and id
-// source, the capped limits, memory references (`partition/id`), the content
+// source, the capped limits, memory references (`partition:id`), the content
 // hash exclusions and duplicates are keyed on, and the one checked write
 // path (serialize, scan through the redaction port, put with revision).
 import { createHash, randomUUID } from "node:crypto";
@@ -68,18 +68,18 @@ export function vaultContext(options: VaultOptions): VaultContext {
   };
 }
 
-/** A memory reference: `partition/id`, the provenance id candidates carry. */
+/** A memory reference: `partition:id`, the provenance id candidates carry (it fits the protocol's id grammar). */
 export type MemoryRef = { readonly partition: string; readonly id: string };
 
 export function formatRef(ref: MemoryRef): string {
-  return `${ref.partition}/${ref.id}`;
+  return `${ref.partition}:${ref.id}`;
 }
 
 export function parseRef(ref: string): MemoryRef | null {
-  const slash = ref.indexOf("/");
-  const partition = ref.slice(0, slash);
-  const id = ref.slice(slash + 1);
-  return slash > 0 && PARTITION_PATTERN.test(partition) && ID_PATTERN.test(id) ? { partition, id } : null;
+  const colon = ref.indexOf(":");
+  const partition = ref.slice(0, colon);
+  const id = ref.slice(colon + 1);
+  return colon > 0 && PARTITION_PATTERN.test(partition) && ID_PATTERN.test(id) ? { partition, id } : null;
 }
 
 /** The hash duplicates and exclusions are keyed on: NFKC, lower case, whitespace collapsed. */
