@@ -29,3 +29,5 @@ export type { Inspection, MemorySummary, RevisionView } from "./lapis/inspect.ts
 export type { SearchInput, SearchOutcome } from "./lapis/search.ts";
 export { contentHash, formatRef, parseRef, VAULT_LIMIT_CAPS, VAULT_LIMIT_DEFAULTS, type MemoryRef, type VaultLimits, type VaultOptions } from "./lapis/vault-context.ts";
 export { VaultMemory } from "./lapis/vault.ts";
+export { vaultMemoryHandlers, VaultEndpointFailure, WIRE_MAX_SOURCES, type VaultEndpointOptions } from "./lapis/endpoint.ts";
+export type { RecordLocation } from "./lapis/search.ts";
