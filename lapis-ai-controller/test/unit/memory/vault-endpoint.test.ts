@@ -54,9 +54,9 @@ test("P-MEM-16 memory_read authorizes the current revision and reads exactly it;
   assert.equal(await handlers.authorize!({ access: access("alice"), threadId: "th-1", id: other.ref }), null, "another partition");
   assert.equal(await handlers.authorize!({ access: access("bob"), threadId: "th-1", id: stored.ref }), null, "another principal");
   assert.equal(await handlers.authorize!({ access: access("alice"), threadId: "th-1", id: "user:ep-none" }), null);
-  await assert.rejects(handlers.read!({ access: access("alice"), threadId: "th-1", id: stored.ref, location: { ref: "vault:user:ep-0001@1", sha256: "0".repeat(64) } }), /^VaultEndpointFailure: evidence_unavailable$/);
+  await assert.rejects(async () => handlers.read!({ access: access("alice"), threadId: "th-1", id: stored.ref, location: { ref: "vault:user:ep-0001@1", sha256: "0".repeat(64) } }), /^VaultEndpointFailure: evidence_unavailable$/);
   value(await vault.forget(stored.ref));
-  await assert.rejects(handlers.read!({ access: access("alice"), threadId: "th-1", id: stored.ref, location }), /evidence_unavailable/, "forgotten after authorize");
+  await assert.rejects(async () => handlers.read!({ access: access("alice"), threadId: "th-1", id: stored.ref, location }), /evidence_unavailable/, "forgotten after authorize");
   assert.equal(await handlers.authorize!({ access: access("alice"), threadId: "th-1", id: stored.ref }), null);
 });
 
