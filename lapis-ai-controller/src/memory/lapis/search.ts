@@ -5,10 +5,10 @@
 // before it becomes a candidate; refused ones are reported by id only.
 import { createHash } from "node:crypto";
 import { memoryErr, memoryOk, type MemoryCandidate, type MemoryResult } from "../ports.ts";
-import { compareRecency, rankLexical, tokenize } from "../ranking.ts";
+import { compareRecency, rankLexical, tokenize, type TermStats } from "../ranking.ts";
 import { screenCandidates } from "../redaction.ts";
 import { PARTITION_PATTERN } from "./store-rules.ts";
-import { contentHash, episodeOf, episodeText, formatRef, parseRef, type VaultContext } from "./vault-context.ts";
+import { contentHash, derive, episodeOf, episodeText, formatRef, parseRef, type VaultContext } from "./vault-context.ts";
 
 export type SearchInput = {
   /** The partitions to search; nothing outside them is read. */
@@ -27,7 +27,7 @@ export type SearchOutcome = {
   readonly invalid: string[];
 };
 
-type Doc = { id: string; text: string; updatedAt: string; candidate: MemoryCandidate };
+type Doc = { id: string; text: string; updatedAt: string; stats: TermStats; candidate: MemoryCandidate };
 
 /** The active, non-excluded records of the partitions, as rankable documents. */
 async function corpus(ctx: VaultContext, partitions: readonly string[]): Promise<MemoryResult<{ docs: Doc[]; invalid: string[] }>> {
@@ -41,16 +41,16 @@ async function corpus(ctx: VaultContext, partitions: readonly string[]): Promise
     if (!listed.ok) return listed;
     for (const record of listed.value) {
       if (record.partition !== partition) return memoryErr("memory_store_failed"); // a store leaking partitions is refused outright
-      const episode = episodeOf(record);
+      const derived = derive(ctx, record);
       const ref = formatRef(record);
-      if (episode === null) {
+      if (derived === null) {
         invalid.push(ref);
         continue;
       }
-      const text = episodeText(episode);
-      if (episode.state !== "active" || hashes.has(contentHash(text))) continue;
+      const { episode, text } = derived;
+      if (episode.state !== "active" || hashes.has(derived.hash)) continue;
       const candidate: MemoryCandidate = { id: ref, text, score: 0, updatedAt: episode.updated, sources: episode.sources.map((s) => ({ ...s })), origin: "recall" };
-      docs.push({ id: ref, text, updatedAt: episode.updated, candidate });
+      docs.push({ id: ref, text, updatedAt: episode.updated, stats: derived.stats, candidate });
     }
   }
   return memoryOk({ docs, invalid });
