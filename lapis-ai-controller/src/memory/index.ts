@@ -11,7 +11,7 @@ export {
   type MemorySource, type RecordPreimage, type StoredRecord,
 } from "./ports.ts";
 // Shared ranking and redaction screening
-export { compareRanked, compareRecency, fuseRrf, rankLexical, RRF_K, tokenize, type LexicalOptions, type RankDocument, type Ranked } from "./ranking.ts";
+export { compareRanked, compareRecency, fuseRrf, rankLexical, RRF_K, termStats, tokenize, type LexicalOptions, type RankDocument, type Ranked, type TermStats } from "./ranking.ts";
 export { checkCandidateText, hasReservedMarker, OMITTED_MARKER, REDACTED_MARKER, scanMemoryTexts, screenCandidates, type ScreenedCandidates } from "./redaction.ts";
 // The vault profile
 export {
