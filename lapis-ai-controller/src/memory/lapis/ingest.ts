@@ -8,7 +8,7 @@ import { memoryErr, memoryOk, type MemoryResult, type MemorySource } from "../po
 import { hasReservedMarker, scanMemoryTexts } from "../redaction.ts";
 import { isSha256, isSourceRef, TAG_PATTERN, type Episode } from "./episode.ts";
 import { PARTITION_PATTERN } from "./store-rules.ts";
-import { contentHash, episodeOf, episodeText, formatRef, writeChecked, type VaultContext } from "./vault-context.ts";
+import { contentHash, derive, formatRef, writeChecked, type VaultContext } from "./vault-context.ts";
 
 export type IngestInput = {
   readonly partition: string;
@@ -64,9 +64,9 @@ export async function ingest(ctx: VaultContext, input: IngestInput): Promise<Mem
   const listed = await ctx.store.list(input.partition);
   if (!listed.ok) return listed;
   for (const record of listed.value) {
-    const existing = episodeOf(record);
-    if (existing?.state === "active" && contentHash(episodeText(existing)) === hash) {
-      return memoryOk({ ref: formatRef({ partition: input.partition, id: existing.id }), revision: existing.revision, duplicate: true });
+    const existing = derive(ctx, record);
+    if (existing?.episode.state === "active" && existing.hash === hash) {
+      return memoryOk({ ref: formatRef({ partition: input.partition, id: existing.episode.id }), revision: existing.episode.revision, duplicate: true });
     }
   }
   const at = ctx.now();
