@@ -11,7 +11,7 @@ export {
   type MemorySource, type RecordPreimage, type StoredRecord,
 } from "./ports.ts";
 // Shared ranking and redaction screening
-export { compareRanked, compareRecency, fuseRrf, rankLexical, RRF_K, tokenize, type LexicalOptions, type RankDocument, type Ranked } from "./ranking.ts";
+export { compareRanked, compareRecency, fuseRrf, rankLexical, RRF_K, termStats, tokenize, type LexicalOptions, type RankDocument, type Ranked, type TermStats } from "./ranking.ts";
 export { checkCandidateText, hasReservedMarker, OMITTED_MARKER, REDACTED_MARKER, scanMemoryTexts, screenCandidates, type ScreenedCandidates } from "./redaction.ts";
 // The vault profile
 export {
@@ -29,3 +29,5 @@ export type { Inspection, MemorySummary, RevisionView } from "./lapis/inspect.ts
 export type { SearchInput, SearchOutcome } from "./lapis/search.ts";
 export { contentHash, formatRef, parseRef, VAULT_LIMIT_CAPS, VAULT_LIMIT_DEFAULTS, type MemoryRef, type VaultLimits, type VaultOptions } from "./lapis/vault-context.ts";
 export { VaultMemory } from "./lapis/vault.ts";
+export { vaultMemoryHandlers, VaultEndpointFailure, WIRE_MAX_SOURCES, type VaultEndpointOptions } from "./lapis/endpoint.ts";
+export type { RecordLocation } from "./lapis/search.ts";
