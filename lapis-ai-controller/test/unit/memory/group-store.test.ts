@@ -53,7 +53,8 @@ test("P-MEM-07 schema 1: a record keeps partition, text, claims, lifecycle, time
 });
 
 test("P-MEM-07 supersede and forget: lifecycle, revisions, tombstone and exclusion", (t) => {
-  const m = open(t, groupDbPath(t));
+  const path = groupDbPath(t);
+  const m = open(t, path);
   const p = "group:tea";
   const old = remember(m, p, "Standup is at nine");
   assert.deepEqual(m.supersede(p, old.id, 5, { text: "Standup is at half past nine", claim: claim("bob", "msg-2") }), { ok: false, error: { code: "memory_revision_conflict", retryable: true } });
@@ -70,6 +71,10 @@ test("P-MEM-07 supersede and forget: lifecycle, revisions, tombstone and exclusi
   // Re-ingesting the forgotten text is refused; the superseded one is not searchable either.
   assert.deepEqual(m.remember({ partition: p, text: "standup is at HALF past nine", claim: claim("carol", "msg-3") }), { ok: false, error: { code: "memory_excluded", retryable: false } });
   assert.deepEqual(m.list(p, { status: "active" }), { ok: true, value: [] });
+  // The index kept in step by these writes is exactly what a rebuild from the records makes.
+  const raw = openSqliteGroupDatabase({ path });
+  raw.run("INSERT INTO group_records_fts (group_records_fts, rank) VALUES ('integrity-check', 1)");
+  raw.close();
 });
 
 test("P-MEM-06 partitions are filtered before scoring: another partition's better matches never crowd out or leak", async (t) => {
@@ -100,6 +105,11 @@ test("P-MEM-06 lexical ranking uses the shared tokenizer and the shared recency 
   assert.equal(r.value.hits[0]?.score, r.value.hits[1]?.score);
   assert.equal(compareRecency(newer, older), -1);
   assert.deepEqual(await m.search({ partitions: ["g"], text: "?!" }), { ok: true, value: { hits: [], vector: "off" } });
+  // Equal scores across the limit: the newer record wins the one place.
+  const third = remember(m, "g", "Café opens at 10");
+  const one = await m.search({ partitions: ["g"], text: "café", limit: 1 });
+  assert.ok(one.ok);
+  assert.deepEqual(one.value.hits.map((h) => h.record.id), [third.id]);
 });
 
 test("P-MEM-13 records are scanned before they are written or indexed: a secret is refused and never stored", (t) => {
