@@ -6,7 +6,8 @@
 //
 // Layers, lowest first: errors, log; http (Lisa's own HTTP client); config,
 // state, web, render, matrix;
-// tools, rooms (room diagnosis over matrix); llm, context, ingest; invocation;
+// tools, rooms (room diagnosis over matrix), e2ee (encrypted rooms over matrix and
+// state); llm, context, ingest; invocation;
 // app (the running service) and check (`lisa check`'s probes), side by side;
 // cli; main; bin (the `lisa` entry: the Node version guard, then main).
 
@@ -33,11 +34,13 @@ const ALLOWED: Record<string, readonly string[]> = {
   tools: [...BASE, "web", "http"],
   llm: [...BASE, "tools", "http"],
   context: [...BASE, "matrix"],
+  // Encrypted rooms (issue 33): the crypto store over node:sqlite and the device lifecycle over the Matrix client.
+  e2ee: [...BASE, "http", "matrix", "state"],
   ingest: [...BASE, "matrix", "state"],
   invocation: [...BASE, "state", "matrix", "context", "llm", "render"],
   rooms: [...BASE, "matrix"],
   app: ["*"],
-  check: [...BASE, "config", "state", "matrix", "rooms", "llm", "tools", "http"],
+  check: [...BASE, "config", "state", "matrix", "rooms", "llm", "tools", "http", "e2ee"],
   cli: [...BASE, "app", "check", "config", "state"],
   main: [...BASE, "cli"],
   bin: ["cli", "main"],

@@ -40,8 +40,8 @@ export type SessionContinuity =
   | { kind: "new" }
   /** The live session of an earlier turn was reused. */
   | { kind: "continued" }
-  /** The stored native session was reopened in a new agent process. */
-  | { kind: "resumed"; method: "session/resume" | "session/load" }
+  /** The stored native session was reopened in a new agent process (ACP methods, or the native Codex thread/resume). */
+  | { kind: "resumed"; method: "session/resume" | "session/load" | "thread/resume" }
   /** A fresh session replaced the stored one: the agent lost the thread's context. */
   | { kind: "reset"; reason: ContextResetReason };
 

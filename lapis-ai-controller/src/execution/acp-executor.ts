@@ -12,6 +12,7 @@ import type { Executor, SessionSetup, SetupResult } from "../domain/executor-por
 import type { OpenPlan } from "./acp-open.ts";
 import { resolveLaunch, type LaunchConfig, type LaunchHost } from "./acp-launch.ts";
 import { startAcpSession, type AcpSession } from "./acp-session.ts";
+import { FirstStartGate } from "./first-start.ts";
 import { buildAgentEnv } from "./process-env.ts";
 import type { ToolGrant } from "./tool-bridge.ts";
 
@@ -65,9 +66,8 @@ export class AcpExecutor implements Executor {
   #opts: AcpExecutorOptions;
   #sessions = new Map<string, { fp: string; session: AcpSession; grant: ToolGrant | null }>();
   #spawned = 0;
-  /** Providers whose agent has set up once; until then their setups run one at a time. */
-  #initialized = new Set<string>();
-  #firstSetups = new Map<string, Promise<void>>();
+  /** Until a provider's agent has set up once, its setups run one at a time. */
+  #first = new FirstStartGate();
 
   constructor(opts: AcpExecutorOptions) {
     this.#opts = opts;
@@ -101,7 +101,7 @@ export class AcpExecutor implements Executor {
     // Restricted sessions get no application tools at all (P-PRV-19).
     const grant = setup.restricted ? null : this.#opts.tools?.(setup) ?? null;
     this.#spawned += 1;
-    const started = await this.#firstAlone(provider.id, () => startAcpSession({
+    const started = await this.#first.run(provider.id, () => startAcpSession({
       mcpServers: grant === null ? [] : [grant.server],
       launch: resolved.launch,
       env,
@@ -118,28 +118,6 @@ export class AcpExecutor implements Executor {
     if (!started.ok) { grant?.revoke(); return started; }
     if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant });
     return { ok: true, session: started.session, continuity: started.session.continuity, bindingKey };
-  }
-
-  /**
-   * Runs a provider's setups one at a time until one has succeeded: an agent's
-   * first start initializes its own state (Codex creates its state database
-   * under CODEX_HOME), and several first starts at once fail there. Each
-   * waiter is bounded by the setups ahead of it, each under its own deadline.
-   */
-  async #firstAlone<T extends { ok: boolean }>(providerId: string, start: () => Promise<T>): Promise<T> {
-    if (this.#initialized.has(providerId)) return start();
-    const ahead = this.#firstSetups.get(providerId) ?? Promise.resolve();
-    let release = () => {};
-    const mine = new Promise<void>((resolve) => { release = resolve; });
-    this.#firstSetups.set(providerId, ahead.then(() => mine));
-    await ahead;
-    try {
-      const result = await start();
-      if (result.ok) this.#initialized.add(providerId);
-      return result;
-    } finally {
-      release();
-    }
   }
 
   /** Closes every live session. */

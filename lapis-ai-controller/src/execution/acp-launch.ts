@@ -39,7 +39,8 @@ export function currentLaunchHost(): LaunchHost {
   return { isDeno: typeof process.versions.deno === "string", execPath: process.execPath, pathEnv: process.env.PATH ?? "" };
 }
 
-function findOnPath(name: string, pathEnv: string): string | null {
+/** The first executable `name` on an absolute PATH entry. */
+export function findOnPath(name: string, pathEnv: string): string | null {
   for (const dir of pathEnv.split(delimiter)) {
     if (!dir || !isAbsolute(dir)) continue;
     const candidate = join(dir, name);
@@ -49,7 +50,7 @@ function findOnPath(name: string, pathEnv: string): string | null {
 }
 
 /** The absolute node to run JS agents with under Deno. */
-function absoluteNode(cfg: LaunchConfig, host: LaunchHost): string | null {
+export function absoluteNode(cfg: LaunchConfig, host: LaunchHost): string | null {
   if (cfg.nodePath !== undefined) return isAbsolute(cfg.nodePath) ? cfg.nodePath : null;
   return findOnPath("node", host.pathEnv);
 }

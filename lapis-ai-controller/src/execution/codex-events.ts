@@ -1,0 +1,117 @@
+// Translates app-server notifications of one turn into executor events: agent
+// message deltas become text and reasoning deltas reasoning, each keyed by
+// its item id as the message id, closed by the item's completion; tool-like
+// items become one envelope from `item/started` to `item/completed`; Codex's
+// warnings and errors become diagnostics, never reply text.
+import type { ExecutorEvent, ToolEnvelope } from "../domain/executor-port.ts";
+import { TOOL_ITEM_TYPES } from "./codex-wire.ts";
+
+type Channel = "text" | "reasoning";
+type Item = { type?: unknown; id?: unknown; [k: string]: unknown };
+
+const TOOL_TYPES: ReadonlySet<string> = new Set(TOOL_ITEM_TYPES);
+/** Codex's item statuses in the envelope vocabulary the ACP path uses. */
+const STATUS: Readonly<Record<string, string>> = { inProgress: "in_progress", completed: "completed", failed: "failed", declined: "failed" };
+const KIND: Readonly<Record<string, string>> = { commandExecution: "execute", fileChange: "edit", mcpToolCall: "other", dynamicToolCall: "other", webSearch: "fetch" };
+const MAX_DIAGNOSTIC = 2_000;
+
+function str(v: unknown): string | null {
+  return typeof v === "string" ? v : null;
+}
+
+function record(v: unknown): Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+function envelopeOf(item: Item, id: string, type: string): ToolEnvelope {
+  const changes = Array.isArray(item.changes) ? item.changes : [];
+  const locations = changes.map((c) => str(record(c).path)).filter((p): p is string => p !== null);
+  const command = type === "commandExecution" ? str(item.command) : null;
+  const title = type === "mcpToolCall" ? `${str(item.server) ?? ""}.${str(item.tool) ?? ""}`
+    : type === "dynamicToolCall" ? str(item.tool)
+      : type === "webSearch" ? str(item.query)
+        : command ?? (locations.length > 0 ? locations.join(", ") : null);
+  const status = str(item.status);
+  return { toolCallId: id, title, kind: KIND[type] ?? null, status: status === null ? null : STATUS[status] ?? status, locations, command };
+}
+
+/** Stateful per-turn translator; notifications of other threads or turns are dropped by the caller. */
+export class CodexEventTranslator {
+  #open: Record<Channel, string | null> = { text: null, reasoning: null };
+  #tools = new Map<string, ToolEnvelope>();
+
+  /** Events for one notification. */
+  translate(method: string, params: unknown): ExecutorEvent[] {
+    const p = record(params);
+    switch (method) {
+      case "item/agentMessage/delta": return this.#delta("text", p);
+      case "item/reasoning/summaryTextDelta":
+      case "item/reasoning/textDelta": return this.#delta("reasoning", p);
+      case "item/started": return this.#started(record(p.item));
+      case "item/completed": return this.#completed(record(p.item));
+      case "warning": return this.#diagnostic("warning", str(p.message));
+      case "configWarning": return this.#diagnostic("warning", str(p.summary));
+      case "error": return this.#diagnostic(p.willRetry === true ? "warning" : "error", str(record(p.error).message));
+      case "item/commandExecution/outputDelta":
+      case "thread/tokenUsage/updated": return [{ type: "activity" }];
+      default: return [];
+    }
+  }
+
+  /** Closes open messages and unsettled tools at the end of a turn. */
+  finish(): ExecutorEvent[] {
+    const out: ExecutorEvent[] = [];
+    for (const channel of ["text", "reasoning"] as const) {
+      const open = this.#open[channel];
+      if (open !== null) out.push({ type: "message_completed", channel, messageId: open });
+      this.#open[channel] = null;
+    }
+    for (const env of this.#tools.values()) out.push({ type: "tool_end", envelope: { ...env, locations: [...env.locations] }, settled: false });
+    this.#tools.clear();
+    return out;
+  }
+
+  #delta(channel: Channel, p: Record<string, unknown>): ExecutorEvent[] {
+    const itemId = str(p.itemId);
+    const text = str(p.delta) ?? "";
+    const out: ExecutorEvent[] = [];
+    const open = this.#open[channel];
+    if (open !== null && open !== itemId) out.push({ type: "message_completed", channel, messageId: open });
+    this.#open[channel] = itemId;
+    if (text.length > 0) out.push({ type: channel, messageId: itemId, text });
+    return out;
+  }
+
+  #started(item: Item): ExecutorEvent[] {
+    const id = str(item.id);
+    const type = str(item.type);
+    if (id === null || type === null || !TOOL_TYPES.has(type) || this.#tools.has(id)) return [];
+    const env = envelopeOf(item, id, type);
+    this.#tools.set(id, env);
+    return [{ type: "tool_begin", envelope: { ...env, locations: [...env.locations] } }];
+  }
+
+  #completed(item: Item): ExecutorEvent[] {
+    const id = str(item.id);
+    const type = str(item.type);
+    if (id === null || type === null) return [];
+    if (type === "agentMessage" || type === "reasoning") {
+      const channel: Channel = type === "agentMessage" ? "text" : "reasoning";
+      if (this.#open[channel] !== id) return [];
+      this.#open[channel] = null;
+      return [{ type: "message_completed", channel, messageId: id }];
+    }
+    if (!TOOL_TYPES.has(type)) return [];
+    const known = this.#tools.get(id);
+    const env = envelopeOf(item, id, type);
+    this.#tools.delete(id);
+    const out: ExecutorEvent[] = known ? [] : [{ type: "tool_begin", envelope: { ...env, locations: [...env.locations] } }];
+    out.push({ type: "tool_end", envelope: env, settled: true });
+    return out;
+  }
+
+  #diagnostic(severity: string, text: string | null): ExecutorEvent[] {
+    const t = (text ?? "").trim().slice(0, MAX_DIAGNOSTIC);
+    return t.length === 0 ? [] : [{ type: "diagnostic", severity, text: t }];
+  }
+}
