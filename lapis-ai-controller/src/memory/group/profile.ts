@@ -3,6 +3,7 @@
 // embedding call), and, when an embedding provider is injected, the vector
 // index and the background drain. Search filters by partition before any
 // scoring and fuses the lexical and vector rankings by reciprocal rank.
+import { randomUUID } from "node:crypto";
 import type { EntryRedactor } from "../../domain/redaction-port.ts";
 import { memoryErr, memoryOk, type EmbeddingProvider, type MemoryCandidate, type MemoryResult } from "../ports.ts";
 import type { GroupDatabase } from "./database-port.ts";
@@ -74,7 +75,7 @@ export function openGroupMemory(options: GroupMemoryOptions): MemoryResult<Group
   const vectorsLoaded = provider === undefined || index === null ? 0 : loadVectors(db, provider, index);
   const drain = provider === undefined || index === null ? null : new EmbeddingDrain({ db, provider, redactor: options.capture.redactor, index, limits: limits.value, now, observe: options.observe ?? (() => undefined) });
   const store = new GroupRecordStore({
-    db, redactor: options.capture.redactor, limits: limits.value, now, newId: options.newId ?? (() => `gm_${crypto.randomUUID()}`), embeds: provider !== undefined,
+    db, redactor: options.capture.redactor, limits: limits.value, now, newId: options.newId ?? (() => `gm_${randomUUID()}`), embeds: provider !== undefined,
     onRemoved: (no) => index?.remove(no),
   });
   let closed: Promise<void> | null = null;
