@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test, type TestContext } from "node:test";
 import { openSqliteGroupDatabase } from "../../../src/memory/group/sqlite-database.ts";
-import { openGroupMemory, type GroupMemory, type GroupMemoryOptions } from "../../../src/memory/group/profile.ts";
+import { openGroupMemory, parseGroupRef, type GroupMemory, type GroupMemoryOptions } from "../../../src/memory/group/profile.ts";
 import { compareRecency, tokenize } from "../../../src/memory/ranking.ts";
 import { claim, CountingProvider, groupDbPath, realRedactor } from "../../support/group-memory.ts";
 
@@ -171,4 +171,25 @@ test("P-MEM-07 a database of another schema version is refused, not rewritten", 
   assert.deepEqual(openGroupMemory({ db: raw, capture: { redactor } }), { ok: false, error: { code: "memory_schema_unsupported", retryable: false } });
   assert.equal(raw.get("SELECT value FROM group_memory_meta WHERE key = 'schema'")?.value, "2");
   raw.close();
+});
+
+test("P-MEM-13 recall screens what it reads again: a record changed behind the profile's back is refused by id", async (t) => {
+  const path = groupDbPath(t);
+  const m = open(t, path);
+  const clean = remember(m, "group:tea/channel:ops", "backups run nightly at two");
+  const tampered = remember(m, "group:tea/channel:ops", "backups are kept for thirty days");
+  // Another writer puts a secret into a stored record (the index is untouched).
+  const raw = openSqliteGroupDatabase({ path });
+  raw.run("UPDATE group_records SET text = ? WHERE id = ?", [`backups are kept for thirty days, key ${SECRET}`, tampered.id]);
+  raw.close();
+  const r = await m.recall({ partitions: ["group:tea/channel:ops"], text: "backups" });
+  assert.ok(r.ok);
+  assert.deepEqual(r.value.rejected, [`group:tea/channel:ops/${tampered.id}`]);
+  assert.deepEqual(r.value.kept.map((c) => ({ id: c.id, origin: c.origin, sources: c.sources })), [
+    { id: `group:tea/channel:ops/${clean.id}`, origin: "recall", sources: [{ ref: "msg-1", sha256: claim("alice", "msg-1").sha256 }] },
+  ]);
+  assert.deepEqual(parseGroupRef(r.value.kept[0]?.id ?? ""), { partition: "group:tea/channel:ops", id: clean.id });
+  assert.equal(parseGroupRef("no-slash"), null);
+  // Text that came out of recall is never stored again.
+  assert.deepEqual(m.remember({ partition: "group:tea/channel:ops", text: r.value.kept[0]?.text ?? "", claim: claim("bot", "recall"), origin: "recall" }), { ok: false, error: { code: "memory_recalled_content", retryable: false } });
 });
