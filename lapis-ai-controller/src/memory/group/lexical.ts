@@ -29,16 +29,25 @@ const SCORED = "SELECT rowid AS no, bm25(group_records_fts, 1.0, 0.0) AS score F
 const TIED = `SELECT r.no AS no, bm25(group_records_fts, 1.0, 0.0) AS score FROM group_records_fts JOIN group_records r ON r.no = group_records_fts.rowid
   WHERE group_records_fts MATCH ? ORDER BY score, r.updated_at DESC, r.id LIMIT ?`;
 
+/** Rows fetched beyond the cut so that a group of equal scores at the cut is usually seen whole. */
+function window(depth: number): number {
+  return Math.min(depth * 4 + 40, depth + 5_000);
+}
+
 /** The best `depth` active rows of `partitionNos` for `query`, best first. */
 export function lexicalSearch(db: GroupDatabase, partitionNos: readonly number[], query: string, depth: number): LexicalHit[] {
   const terms = matchExpression(query);
   if (terms === null || partitionNos.length === 0 || depth < 1) return [];
   const match = scopedMatch(partitionNos, terms);
-  // One more row than asked tells whether equal scores straddle the cut; only then does the
-  // slower statement that orders ties inside SQLite run.
-  let scored = db.all(SCORED, [match, depth + 1]);
-  if (scored.length > depth && Number((scored[depth - 1] as SqlRow).score) === Number((scored[depth] as SqlRow).score)) scored = db.all(TIED, [match, depth]);
-  else scored = scored.slice(0, depth);
+  const size = window(depth);
+  let scored = db.all(SCORED, [match, size]);
+  if (scored.length > depth) {
+    // bm25() is lower-is-better. Rows scoring like the last kept one are tied with it; when
+    // that group may continue past the window, SQLite orders the ties itself.
+    const cut = Number((scored[depth - 1] as SqlRow).score);
+    if (scored.length === size && Number((scored[size - 1] as SqlRow).score) === cut) scored = db.all(TIED, [match, depth]);
+    else scored = scored.filter((r) => Number(r.score) <= cut);
+  }
   if (scored.length === 0) return [];
   const marks = scored.map(() => "?").join(", ");
   const meta = new Map(db.all(`SELECT no, id, updated_at FROM group_records WHERE no IN (${marks})`, scored.map((r) => r.no as number)).map((r) => [Number(r.no), r]));
@@ -47,5 +56,5 @@ export function lexicalSearch(db: GroupDatabase, partitionNos: readonly number[]
     const m = meta.get(Number(r.no));
     if (m !== undefined) hits.push({ rowNo: Number(r.no), id: String(m.id), updatedAt: String(m.updated_at), score: -Number(r.score) });
   }
-  return hits.sort((a, b) => (a.score !== b.score ? b.score - a.score : compareRecency(a, b)));
+  return hits.sort((a, b) => (a.score !== b.score ? b.score - a.score : compareRecency(a, b))).slice(0, depth);
 }

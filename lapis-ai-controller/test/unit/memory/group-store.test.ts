@@ -110,6 +110,11 @@ test("P-MEM-06 lexical ranking uses the shared tokenizer and the shared recency 
   const one = await m.search({ partitions: ["g"], text: "café", limit: 1 });
   assert.ok(one.ok);
   assert.deepEqual(one.value.hits.map((h) => h.record.id), [third.id]);
+  // A tie group longer than the rows fetched past the cut is ordered inside SQLite: still the newest first.
+  const many = Array.from({ length: 60 }, (_, i) => remember(m, "g", `Café closes at ${i + 11}`));
+  const two = await m.search({ partitions: ["g"], text: "closes", limit: 2 });
+  assert.ok(two.ok);
+  assert.deepEqual(two.value.hits.map((h) => h.record.id), [many[59]?.id, many[58]?.id]);
 });
 
 test("P-MEM-13 records are scanned before they are written or indexed: a secret is refused and never stored", (t) => {
