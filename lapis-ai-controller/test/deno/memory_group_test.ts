@@ -35,3 +35,18 @@ test("P-MEM-09 group memory on Deno: write, lexical and hybrid search, rebuild a
   raw.run("INSERT INTO group_records_fts (group_records_fts, rank) VALUES ('integrity-check', 1)");
   raw.close();
 });
+
+test("P-MEM-06 the vector index's SIMD kernel runs on Deno", async () => {
+  const { VectorIndex, normalize } = await import("../../src/memory/group/vectors.ts");
+  const index = new VectorIndex(6, 1);
+  assert.equal(index.simd, true);
+  const v = (xs: number[]) => {
+    const f = Float32Array.from(xs);
+    normalize(f);
+    return f;
+  };
+  index.upsert(1, 1, "a", "2026-01-01T00:00:00.000Z", v([1, 0, 0, 0, 0, 1]));
+  index.upsert(2, 1, "b", "2026-01-01T00:00:00.000Z", v([0, 1, 0, 0, 0, 0]));
+  index.upsert(3, 2, "c", "2026-01-01T00:00:00.000Z", v([1, 0, 0, 0, 0, 1]));
+  assert.deepEqual(index.top(v([1, 0, 0, 0, 0, 1]), new Set([1]), 5).map((h) => h.id), ["a", "b"]);
+});
