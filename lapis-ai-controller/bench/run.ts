@@ -2,13 +2,14 @@
 // row of the controller's cost table beside its same-run baseline, ratio and
 // goal. `--quick` is CI's smoke (fewer turns, smaller sizes); `--only=` picks
 // rows by name: turns, approval, workspaces, replay, fanout, startup, memory,
-// memory-recall, validation; `--group-commit=1,64` runs them once per serve
+// memory-recall, memory-group, validation; `--group-commit=1,64` runs them once per serve
 // `groupCommitMax` in one run.
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
 import { type BenchContext, parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
 import { approvalRows } from "./rows/approval.ts";
 import { fanoutRows } from "./rows/fanout.ts";
+import { memoryGroupRows } from "./rows/memory-group.ts";
 import { memoryRows } from "./rows/memory.ts";
 import { recallRows } from "./rows/recall.ts";
 import { replayRows } from "./rows/replay.ts";
@@ -27,6 +28,7 @@ const ROWS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   memory: memoryRows,
   "memory-recall": recallRows,
   validation: validationRows,
+  "memory-group": memoryGroupRows,
 };
 
 const args = parseArgs(process.argv.slice(2));

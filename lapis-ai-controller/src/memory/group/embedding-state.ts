@@ -19,8 +19,18 @@ export type EmbeddingStatus = {
   readonly halted: DrainHalt | null;
 };
 
-/** Loads the stored vectors of active records made by `provider` (same id and dims); their count. */
+/**
+ * Loads the stored vectors of active records made by `provider` (same id and
+ * dims); their count. An active record without such a vector (made before a
+ * provider was configured, or by another provider) is marked pending for an
+ * explicit recovery; nothing is embedded here.
+ */
 export function loadVectors(db: GroupDatabase, provider: EmbeddingProvider, index: VectorIndex): number {
+  db.run(
+    `UPDATE group_records SET embed_state = 'pending' WHERE status = 'active' AND embed_state IN ('none', 'ready')
+       AND no NOT IN (SELECT record_no FROM group_vectors WHERE provider = ? AND dims = ?)`,
+    [provider.id, provider.dims],
+  );
   const rows = db.all(
     `SELECT r.no AS no, r.id AS id, r.partition_no AS partition_no, r.updated_at AS updated_at, v.vector AS vector
        FROM group_vectors v JOIN group_records r ON r.no = v.record_no

@@ -3,12 +3,14 @@
 // embedding call), and, when an embedding provider is injected, the vector
 // index and the background drain. Search filters by partition before any
 // scoring and fuses the lexical and vector rankings by reciprocal rank.
+import { randomUUID } from "node:crypto";
 import type { EntryRedactor } from "../../domain/redaction-port.ts";
 import { memoryErr, memoryOk, type EmbeddingProvider, type MemoryCandidate, type MemoryResult } from "../ports.ts";
+import { screenCandidates, type ScreenedCandidates } from "../redaction.ts";
 import type { GroupDatabase } from "./database-port.ts";
 import { EmbeddingDrain, type DrainEvent } from "./drain.ts";
 import { rebuildEmbeddings, recoverEmbeddings, embeddingCounts, loadVectors, type EmbeddingStatus } from "./embedding-state.ts";
-import { groupLimits, type GroupLimits, type GroupRecord, type GroupRecordStatus, type GroupRememberInput } from "./records.ts";
+import { groupLimits, validPartition, type GroupLimits, type GroupRecord, type GroupRecordStatus, type GroupRememberInput } from "./records.ts";
 import { ensureGroupSchema, rebuildLexicalIndex } from "./schema.ts";
 import { searchGroup, type GroupSearchQuery, type GroupSearchResult } from "./search.ts";
 import { GroupRecordStore } from "./store.ts";
@@ -42,6 +44,8 @@ export type GroupMemory = {
   get(partition: string, id: string): MemoryResult<GroupRecord>;
   list(partition: string, options?: { status?: GroupRecordStatus; limit?: number }): MemoryResult<GroupRecord[]>;
   search(query: GroupSearchQuery): Promise<MemoryResult<GroupSearchResult>>;
+  /** A search's hits as recall candidates, each screened through the redaction port again before it is offered. */
+  recall(query: GroupSearchQuery): Promise<MemoryResult<ScreenedCandidates>>;
   /** Explicit rebuild: every active record is embedded again with the current provider. */
   rebuildEmbeddings(): MemoryResult<{ queued: number }>;
   /** Explicit recovery: clears a drain halt and queues every pending and failed record. */
@@ -55,7 +59,20 @@ export type GroupMemory = {
 
 /** A candidate for recall from a hit (sources are the claims' evidence). */
 export function groupCandidate(record: GroupRecord, score: number): MemoryCandidate {
-  return { id: record.id, text: record.text, score, updatedAt: record.updatedAt, sources: record.claims.map((c) => ({ ref: c.ref, sha256: c.sha256 })), origin: "ingest" };
+  return { id: formatGroupRef(record.partition, record.id), text: record.text, score, updatedAt: record.updatedAt, sources: record.claims.map((c) => ({ ref: c.ref, sha256: c.sha256 })), origin: "recall" };
+}
+
+/** A candidate's provenance id: `<partition>/<record id>`. */
+export function formatGroupRef(partition: string, id: string): string {
+  return `${partition}/${id}`;
+}
+
+/** Splits a provenance id at its last `/` (a partition may hold `/`, a record id never does); null when malformed. */
+export function parseGroupRef(ref: string): { partition: string; id: string } | null {
+  const slash = typeof ref === "string" ? ref.lastIndexOf("/") : -1;
+  const partition = slash > 0 ? ref.slice(0, slash) : "";
+  const id = ref.slice(slash + 1);
+  return validPartition(partition) && /^[A-Za-z0-9_-]{1,100}$/.test(id) ? { partition, id } : null;
 }
 
 /** Opens group memory over a database: schema 1 is created or checked, the lexical index rebuilt, stored vectors loaded. */
@@ -74,7 +91,7 @@ export function openGroupMemory(options: GroupMemoryOptions): MemoryResult<Group
   const vectorsLoaded = provider === undefined || index === null ? 0 : loadVectors(db, provider, index);
   const drain = provider === undefined || index === null ? null : new EmbeddingDrain({ db, provider, redactor: options.capture.redactor, index, limits: limits.value, now, observe: options.observe ?? (() => undefined) });
   const store = new GroupRecordStore({
-    db, redactor: options.capture.redactor, limits: limits.value, now, newId: options.newId ?? (() => `gm_${crypto.randomUUID()}`), embeds: provider !== undefined,
+    db, redactor: options.capture.redactor, limits: limits.value, now, newId: options.newId ?? (() => `gm_${randomUUID()}`), embeds: provider !== undefined,
     onRemoved: (no) => index?.remove(no),
   });
   let closed: Promise<void> | null = null;
@@ -103,6 +120,12 @@ export function openGroupMemory(options: GroupMemoryOptions): MemoryResult<Group
     search: async (query) => {
       if (closed !== null) return memoryErr("memory_store_failed");
       return searchGroup({ db, store, limits: limits.value, provider: provider ?? null, index, stop: closedSignal.signal }, query);
+    },
+    recall: async (query) => {
+      if (closed !== null) return memoryErr("memory_store_failed");
+      const found = await searchGroup({ db, store, limits: limits.value, provider: provider ?? null, index, stop: closedSignal.signal }, query);
+      if (!found.ok) return found;
+      return screenCandidates(options.capture.redactor, found.value.hits.map((h) => groupCandidate(h.record, h.score)));
     },
     rebuildEmbeddings: () => open(() => (drain === null ? memoryErr("embedding_failed") : memoryOk({ queued: rebuildEmbeddings(db, index as VectorIndex, drain) }))),
     recoverEmbeddings: () => open(() => (drain === null ? memoryErr("embedding_failed") : memoryOk({ queued: recoverEmbeddings(db, drain) }))),

@@ -2,7 +2,10 @@
 // contract). Partitions are numbered once; records carry their claims, their
 // lifecycle and their revision; the lexical index is an FTS5 table over the
 // records' tokenized text (external content, so the index stores no second
-// copy of the text and can be rebuilt from the records at any time).
+// copy of the text and can be rebuilt from the records at any time). The
+// index sees an active record's tokens and its partition scope token
+// (`p<number>`); an inactive record is indexed empty, so a search's
+// partition and lifecycle filter happens inside the index, before scoring.
 import type { GroupDatabase } from "./database-port.ts";
 
 /** The schema version this code reads and writes. */
@@ -28,13 +31,15 @@ CREATE TABLE IF NOT EXISTS group_records (
   created_at TEXT NOT NULL,
   updated_at TEXT NOT NULL,
   revision INTEGER NOT NULL CHECK (revision >= 1),
-  embed_state TEXT NOT NULL CHECK (embed_state IN ('none', 'pending', 'ready', 'failed'))
+  embed_state TEXT NOT NULL CHECK (embed_state IN ('none', 'pending', 'ready', 'failed')),
+  fts_body TEXT GENERATED ALWAYS AS (CASE WHEN status = 'active' THEN search_text ELSE '' END) VIRTUAL,
+  fts_scope TEXT GENERATED ALWAYS AS (CASE WHEN status = 'active' THEN 'p' || partition_no ELSE '' END) VIRTUAL
 ) STRICT;
 CREATE INDEX IF NOT EXISTS group_records_by_partition ON group_records (partition_no, status, updated_at);
 CREATE UNIQUE INDEX IF NOT EXISTS group_records_active_text ON group_records (partition_no, text_sha256) WHERE status = 'active';
 CREATE INDEX IF NOT EXISTS group_records_embed ON group_records (embed_state) WHERE embed_state IN ('pending', 'failed');
 CREATE VIRTUAL TABLE IF NOT EXISTS group_records_fts USING fts5(
-  search_text, content = 'group_records', content_rowid = 'no', tokenize = 'unicode61 remove_diacritics 0'
+  fts_body, fts_scope, content = 'group_records', content_rowid = 'no', tokenize = 'unicode61 remove_diacritics 0'
 );
 CREATE TABLE IF NOT EXISTS group_exclusions (
   partition_no INTEGER NOT NULL REFERENCES group_partitions(no),

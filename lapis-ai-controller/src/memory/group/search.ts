@@ -79,6 +79,8 @@ export async function searchGroup(deps: SearchDeps, query: GroupSearchQuery): Pr
   }
   if (query.text.trim() === "" || nos.length === 0) return memoryOk({ hits: [], vector: "used" });
   const embedded = await embedSafely(deps.provider, [query.text], limits.embedTimeoutMs, deps.stop);
+  // Closed while the query was being embedded: the database is going away.
+  if (deps.stop.aborted) return memoryErr("memory_store_failed");
   if (!embedded.ok) {
     return memoryOk({ hits: records(db, partitionOf, lexical.slice(0, limit).map((h) => ({ item: h, score: h.score }))), vector: "embedding_failed" });
   }

@@ -103,7 +103,7 @@ export class GroupRecordStore {
       [id, partitionNo, input.text, admitted.searchText, admitted.hash, JSON.stringify([claim]), at, at, this.#o.embeds ? "pending" : "none"],
     );
     const row = db.get("SELECT * FROM group_records WHERE id = ?", [id]) as SqlRow;
-    db.run("INSERT INTO group_records_fts (rowid, search_text) VALUES (?, ?)", [row.no as number, admitted.searchText]);
+    db.run("INSERT INTO group_records_fts (rowid, fts_body, fts_scope) VALUES (?, ?, ?)", [row.no as number, admitted.searchText, `p${partitionNo}`]);
     return memoryOk({ record: recordOf(row, input.partition), indexed: Number(row.no) });
   }
 
@@ -144,6 +144,7 @@ export class GroupRecordStore {
     if (!old.ok) return old;
     if (old.value.status !== "active") return memoryErr("memory_revision_conflict");
     const no = Number(old.value.no);
+    this.#unindex(old.value);
     this.#o.db.run("UPDATE group_records SET status = 'superseded', updated_at = ?, revision = revision + 1, embed_state = 'none' WHERE no = ?", [at, no]);
     this.#o.db.run("DELETE FROM group_vectors WHERE record_no = ?", [no]);
     const written = this.#write(next, Number(old.value.partition_no), admitted, at);
@@ -162,7 +163,7 @@ export class GroupRecordStore {
       const row = found.value;
       if (row.status === "forgotten") return memoryErr("memory_record_not_found");
       const no = Number(row.no);
-      this.#o.db.run("INSERT INTO group_records_fts (group_records_fts, rowid, search_text) VALUES ('delete', ?, ?)", [no, row.search_text as string]);
+      if (row.status === "active") this.#unindex(row);
       this.#o.db.run("UPDATE group_records SET text = '', search_text = '', status = 'forgotten', updated_at = ?, revision = revision + 1, embed_state = 'none' WHERE no = ?", [at, no]);
       this.#o.db.run("DELETE FROM group_vectors WHERE record_no = ?", [no]);
       this.#o.db.run("INSERT OR IGNORE INTO group_exclusions (partition_no, sha256, record_id, at) VALUES (?, ?, ?, ?)", [row.partition_no as number, row.text_sha256 as string, String(row.id), at]);
@@ -171,6 +172,13 @@ export class GroupRecordStore {
     if (!forgotten.ok) return forgotten;
     this.#o.onRemoved(forgotten.value.removed);
     return memoryOk(forgotten.value.record);
+  }
+
+  /** Replaces an active row's index entry by an empty one (what a rebuild makes of an inactive row). */
+  #unindex(row: SqlRow): void {
+    const no = row.no as number;
+    this.#o.db.run("INSERT INTO group_records_fts (group_records_fts, rowid, fts_body, fts_scope) VALUES ('delete', ?, ?, ?)", [no, row.search_text as string, `p${String(row.partition_no)}`]);
+    this.#o.db.run("INSERT INTO group_records_fts (rowid, fts_body, fts_scope) VALUES (?, '', '')", [no]);
   }
 
   /** One record of one partition (a record of another partition is not found). */

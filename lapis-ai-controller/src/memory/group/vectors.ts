@@ -1,11 +1,18 @@
 // The in-memory vector index: unit-length float32 vectors in one contiguous
-// array, scored by brute-force cosine (a dot product of unit vectors). The
-// partition filter runs before a single multiplication, so another
-// partition's vectors are never scored. Loaded from the stored vectors at
-// startup (no embedding call) and kept in step by the profile.
+// array (rows padded to a multiple of four floats), scored by brute-force
+// cosine (a dot product of unit vectors). The partition filter builds the
+// list of slots to score before a single multiplication, so another
+// partition's vectors are never scored. The scoring runs in the WebAssembly
+// SIMD kernel (dot-kernel.ts) where the runtime has it, else in JavaScript.
+// Loaded from the stored vectors at open (no embedding call) and kept in step
+// by the profile.
+import { DotKernel } from "./dot-kernel.ts";
 
 /** One scored vector: its record row, id and update time. */
 export type VectorHit = { readonly rowNo: number; readonly id: string; readonly updatedAt: string; readonly score: number };
+
+/** Which scoring loop to use: the SIMD kernel when available (default), or always JavaScript. */
+export type VectorKernel = "auto" | "js";
 
 /** Scales `v` to unit length in place; false when it has no length or holds a non-finite number. */
 export function normalize(v: Float32Array): boolean {
@@ -17,7 +24,7 @@ export function normalize(v: Float32Array): boolean {
   return true;
 }
 
-/** The dot product of `q` with row `slot` of `data` (both `dims` long). */
+/** The dot product of `q` (`dims` long) with the row at `offset` of `data`. */
 function dot(data: Float32Array, offset: number, q: Float32Array, dims: number): number {
   let a = 0;
   let b = 0;
@@ -34,19 +41,34 @@ function dot(data: Float32Array, offset: number, q: Float32Array, dims: number):
   return a + b + c + d;
 }
 
+type Entry = { slot: number; score: number };
+
 /** Vectors of one provider and dimension count. */
 export class VectorIndex {
   readonly dims: number;
+  readonly stride: number;
+  readonly #kernel: DotKernel | null;
   #data: Float32Array;
-  #rowNos: number[] = [];
-  #partitions: number[] = [];
-  #ids: string[] = [];
-  #updated: string[] = [];
+  #capacity = 0;
+  #partitions = new Int32Array(0);
+  #jsSlots = new Int32Array(0);
+  #jsScores = new Float64Array(0);
+  readonly #rowNos: number[] = [];
+  readonly #ids: string[] = [];
+  readonly #updated: string[] = [];
   readonly #slotOf = new Map<number, number>();
 
-  constructor(dims: number, capacity = 1_024) {
+  constructor(dims: number, capacity = 1_024, kernel: VectorKernel = "auto") {
     this.dims = dims;
-    this.#data = new Float32Array(dims * Math.max(1, capacity));
+    this.stride = Math.ceil(dims / 4) * 4;
+    this.#kernel = kernel === "auto" ? DotKernel.create(dims) : null;
+    this.#data = new Float32Array(0);
+    this.#ensure(Math.max(1, capacity));
+  }
+
+  /** Whether scoring runs in the SIMD kernel. */
+  get simd(): boolean {
+    return this.#kernel !== null;
   }
 
   get size(): number {
@@ -57,26 +79,41 @@ export class VectorIndex {
     return this.#slotOf.has(rowNo);
   }
 
+  #ensure(slots: number): void {
+    if (slots <= this.#capacity) return;
+    const capacity = Math.max(slots, this.#capacity * 2);
+    if (this.#kernel !== null) {
+      this.#kernel.ensure(capacity);
+      this.#data = this.#kernel.vectors();
+    } else {
+      const grown = new Float32Array(capacity * this.stride);
+      grown.set(this.#data.subarray(0, this.#rowNos.length * this.stride));
+      this.#data = grown;
+      this.#jsSlots = new Int32Array(capacity);
+      this.#jsScores = new Float64Array(capacity);
+    }
+    const partitions = new Int32Array(capacity);
+    partitions.set(this.#partitions.subarray(0, this.#rowNos.length));
+    this.#partitions = partitions;
+    this.#capacity = capacity;
+  }
+
   /** Adds or replaces the unit vector of a record row. */
   upsert(rowNo: number, partitionNo: number, id: string, updatedAt: string, unit: Float32Array): void {
     if (unit.length !== this.dims) throw new RangeError("vector dimension mismatch");
     let slot = this.#slotOf.get(rowNo);
     if (slot === undefined) {
       slot = this.#rowNos.length;
-      if ((slot + 1) * this.dims > this.#data.length) {
-        const grown = new Float32Array(this.#data.length * 2);
-        grown.set(this.#data);
-        this.#data = grown;
-      }
+      this.#ensure(slot + 1);
       this.#rowNos.push(rowNo);
-      this.#partitions.push(partitionNo);
       this.#ids.push(id);
       this.#updated.push(updatedAt);
       this.#slotOf.set(rowNo, slot);
     } else {
       this.#updated[slot] = updatedAt;
     }
-    this.#data.set(unit, slot * this.dims);
+    this.#partitions[slot] = partitionNo;
+    this.#data.set(unit, slot * this.stride);
   }
 
   /** Drops a row's vector (the last slot moves into its place). */
@@ -85,7 +122,7 @@ export class VectorIndex {
     if (slot === undefined) return;
     const last = this.#rowNos.length - 1;
     if (slot !== last) {
-      this.#data.copyWithin(slot * this.dims, last * this.dims, (last + 1) * this.dims);
+      this.#data.copyWithin(slot * this.stride, last * this.stride, (last + 1) * this.stride);
       this.#rowNos[slot] = this.#rowNos[last] as number;
       this.#partitions[slot] = this.#partitions[last] as number;
       this.#ids[slot] = this.#ids[last] as string;
@@ -93,7 +130,6 @@ export class VectorIndex {
       this.#slotOf.set(this.#rowNos[slot] as number, slot);
     }
     this.#rowNos.pop();
-    this.#partitions.pop();
     this.#ids.pop();
     this.#updated.pop();
     this.#slotOf.delete(rowNo);
@@ -102,15 +138,26 @@ export class VectorIndex {
   /** The `depth` rows of `partitions` most similar to the unit query, best first (ties: newer, then smaller id). */
   top(query: Float32Array, partitions: ReadonlySet<number>, depth: number): VectorHit[] {
     if (query.length !== this.dims || depth < 1) return [];
-    const heap: { slot: number; score: number }[] = [];
-    const worse = (x: { slot: number; score: number }, y: { slot: number; score: number }) => x.score < y.score || (x.score === y.score && this.#after(x.slot, y.slot));
-    for (let slot = 0; slot < this.#rowNos.length; slot++) {
-      if (!partitions.has(this.#partitions[slot] as number)) continue;
-      const entry = { slot, score: dot(this.#data, slot * this.dims, query, this.dims) };
+    const kernel = this.#kernel;
+    const list = kernel === null ? this.#jsSlots : kernel.slots();
+    let count = 0;
+    for (let slot = 0; slot < this.#rowNos.length; slot++) if (partitions.has(this.#partitions[slot] as number)) list[count++] = slot;
+    let scores: Float32Array | Float64Array;
+    if (kernel !== null) {
+      kernel.query().set(query);
+      scores = kernel.run(count);
+    } else {
+      scores = this.#jsScores;
+      for (let k = 0; k < count; k++) scores[k] = dot(this.#data, (list[k] as number) * this.stride, query, this.dims);
+    }
+    const heap: Entry[] = [];
+    const worse = (x: Entry, y: Entry) => x.score < y.score || (x.score === y.score && this.#after(x.slot, y.slot));
+    for (let k = 0; k < count; k++) {
+      const entry = { slot: list[k] as number, score: scores[k] as number };
       if (heap.length < depth) {
         heap.push(entry);
         siftUp(heap, heap.length - 1, worse);
-      } else if (worse(heap[0] as typeof entry, entry)) {
+      } else if (worse(heap[0] as Entry, entry)) {
         heap[0] = entry;
         siftDown(heap, 0, worse);
       }

@@ -214,7 +214,43 @@ test("P-MEM-21 close() stops queued work and the call in flight before it dispos
   assert.deepEqual(order, ["prepare:memory_document", "prepare:memory_document", "prepare:memory_document", "embed", "abort", "dispose"]);
   assert.equal(provider.calls, 1, "queued work never started");
   assert.deepEqual(m.remember({ partition: "group:a", text: "after close", claim: claim("a", "b") }), { ok: false, error: { code: "memory_store_failed", retryable: false } });
+  assert.deepEqual(await m.search({ partitions: ["group:a"], text: "fact", mode: "hybrid" }), { ok: false, error: { code: "memory_store_failed", retryable: false } });
   // The unembedded records are still pending for a later recovery.
   const again = open(t, { capture: realRedactor(t), embeddings: new CountingProvider() }, path);
   assert.equal(again.embeddingStatus().pending, 3);
+});
+
+test("P-MEM-10 records without a vector of the configured provider wait as pending; opening embeds nothing", async (t) => {
+  const path = groupDbPath(t);
+  const plain = open(t, { capture: realRedactor(t) }, path);
+  fact(plain, "made before any provider was configured");
+  await plain.close();
+  const first = new CountingProvider(8, "model-a");
+  const a = open(t, { capture: realRedactor(t), embeddings: first }, path);
+  assert.deepEqual(a.embeddingStatus(), { pending: 1, ready: 0, failed: 0, queued: 0, halted: null });
+  assert.equal(first.calls, 0);
+  assert.deepEqual(a.recoverEmbeddings(), { ok: true, value: { queued: 1 } });
+  await a.drained();
+  assert.equal(a.embeddingStatus().ready, 1);
+  await a.close();
+  // Another provider (other id): the stored vector is not used, and the record waits again.
+  const second = new CountingProvider(8, "model-b");
+  const b = open(t, { capture: realRedactor(t), embeddings: second }, path);
+  assert.equal(b.startup.vectorsLoaded, 0);
+  assert.deepEqual(b.embeddingStatus(), { pending: 1, ready: 0, failed: 0, queued: 0, halted: null });
+  assert.equal(second.calls, 0);
+});
+
+test("P-MEM-21 a hybrid search waiting on its query embedding when close() starts answers a value, never a rejection", async (t) => {
+  const unhandled = noUnhandled(t);
+  const provider = new CountingProvider();
+  const m = open(t, { capture: realRedactor(t), embeddings: provider });
+  fact(m, "a searchable fact");
+  await m.drained();
+  provider.gate = new Promise<void>(() => undefined);
+  const pending = m.search({ partitions: ["group:a"], text: "searchable", mode: "hybrid" });
+  await tick();
+  await m.close();
+  assert.deepEqual(await pending, { ok: false, error: { code: "memory_store_failed", retryable: false } });
+  assert.deepEqual(unhandled, []);
 });

@@ -42,6 +42,30 @@ test("P-MEM-06 the vector index scores only the asked partitions and breaks ties
   assert.equal(normalize(Float32Array.from([Number.NaN, 1, 1])), false);
 });
 
+test("P-MEM-06 the SIMD kernel and the JavaScript loop score alike, across growth and removals, partition first", () => {
+  const dims = 37; // not a multiple of four: rows are padded
+  const simd = new VectorIndex(dims, 1);
+  const js = new VectorIndex(dims, 1, "js");
+  assert.equal(simd.simd, true, "Node has WebAssembly SIMD");
+  assert.equal(js.simd, false);
+  let seed = 7;
+  const next = () => ((seed = (seed * 16807) % 2147483647) / 2147483647) - 0.5;
+  const random = () => unit(Array.from({ length: dims }, next));
+  for (let i = 0; i < 3_000; i++) {
+    const v = random();
+    for (const index of [simd, js]) index.upsert(i, i % 3, `id${String(i).padStart(5, "0")}`, "2026-01-01T00:00:00.000Z", v);
+  }
+  for (let i = 0; i < 3_000; i += 7) for (const index of [simd, js]) index.remove(i);
+  for (let round = 0; round < 5; round++) {
+    const q = random();
+    const a = simd.top(q, new Set([1]), 25);
+    const b = js.top(q, new Set([1]), 25);
+    assert.deepEqual(a.map((h) => h.id), b.map((h) => h.id));
+    a.forEach((h, i) => assert.ok(Math.abs(h.score - (b[i] as typeof h).score) < 1e-5));
+    assert.ok(a.every((h) => h.rowNo % 3 === 1 && h.rowNo % 7 !== 0));
+  }
+});
+
 test("P-MEM-06 hybrid search is the RRF fusion of the lexical and the vector ranking", async (t) => {
   const dims = 32;
   const provider = new CountingProvider(dims);

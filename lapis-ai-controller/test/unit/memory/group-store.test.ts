@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test, type TestContext } from "node:test";
 import { openSqliteGroupDatabase } from "../../../src/memory/group/sqlite-database.ts";
-import { openGroupMemory, type GroupMemory, type GroupMemoryOptions } from "../../../src/memory/group/profile.ts";
+import { openGroupMemory, parseGroupRef, type GroupMemory, type GroupMemoryOptions } from "../../../src/memory/group/profile.ts";
 import { compareRecency, tokenize } from "../../../src/memory/ranking.ts";
 import { claim, CountingProvider, groupDbPath, realRedactor } from "../../support/group-memory.ts";
 
@@ -53,7 +53,8 @@ test("P-MEM-07 schema 1: a record keeps partition, text, claims, lifecycle, time
 });
 
 test("P-MEM-07 supersede and forget: lifecycle, revisions, tombstone and exclusion", (t) => {
-  const m = open(t, groupDbPath(t));
+  const path = groupDbPath(t);
+  const m = open(t, path);
   const p = "group:tea";
   const old = remember(m, p, "Standup is at nine");
   assert.deepEqual(m.supersede(p, old.id, 5, { text: "Standup is at half past nine", claim: claim("bob", "msg-2") }), { ok: false, error: { code: "memory_revision_conflict", retryable: true } });
@@ -70,6 +71,10 @@ test("P-MEM-07 supersede and forget: lifecycle, revisions, tombstone and exclusi
   // Re-ingesting the forgotten text is refused; the superseded one is not searchable either.
   assert.deepEqual(m.remember({ partition: p, text: "standup is at HALF past nine", claim: claim("carol", "msg-3") }), { ok: false, error: { code: "memory_excluded", retryable: false } });
   assert.deepEqual(m.list(p, { status: "active" }), { ok: true, value: [] });
+  // The index kept in step by these writes is exactly what a rebuild from the records makes.
+  const raw = openSqliteGroupDatabase({ path });
+  raw.run("INSERT INTO group_records_fts (group_records_fts, rank) VALUES ('integrity-check', 1)");
+  raw.close();
 });
 
 test("P-MEM-06 partitions are filtered before scoring: another partition's better matches never crowd out or leak", async (t) => {
@@ -100,6 +105,16 @@ test("P-MEM-06 lexical ranking uses the shared tokenizer and the shared recency 
   assert.equal(r.value.hits[0]?.score, r.value.hits[1]?.score);
   assert.equal(compareRecency(newer, older), -1);
   assert.deepEqual(await m.search({ partitions: ["g"], text: "?!" }), { ok: true, value: { hits: [], vector: "off" } });
+  // Equal scores across the limit: the newer record wins the one place.
+  const third = remember(m, "g", "Café opens at 10");
+  const one = await m.search({ partitions: ["g"], text: "café", limit: 1 });
+  assert.ok(one.ok);
+  assert.deepEqual(one.value.hits.map((h) => h.record.id), [third.id]);
+  // A tie group longer than the rows fetched past the cut is ordered inside SQLite: still the newest first.
+  const many = Array.from({ length: 60 }, (_, i) => remember(m, "g", `Café closes at ${i + 11}`));
+  const two = await m.search({ partitions: ["g"], text: "closes", limit: 2 });
+  assert.ok(two.ok);
+  assert.deepEqual(two.value.hits.map((h) => h.record.id), [many[59]?.id, many[58]?.id]);
 });
 
 test("P-MEM-13 records are scanned before they are written or indexed: a secret is refused and never stored", (t) => {
@@ -161,4 +176,25 @@ test("P-MEM-07 a database of another schema version is refused, not rewritten", 
   assert.deepEqual(openGroupMemory({ db: raw, capture: { redactor } }), { ok: false, error: { code: "memory_schema_unsupported", retryable: false } });
   assert.equal(raw.get("SELECT value FROM group_memory_meta WHERE key = 'schema'")?.value, "2");
   raw.close();
+});
+
+test("P-MEM-13 recall screens what it reads again: a record changed behind the profile's back is refused by id", async (t) => {
+  const path = groupDbPath(t);
+  const m = open(t, path);
+  const clean = remember(m, "group:tea/channel:ops", "backups run nightly at two");
+  const tampered = remember(m, "group:tea/channel:ops", "backups are kept for thirty days");
+  // Another writer puts a secret into a stored record (the index is untouched).
+  const raw = openSqliteGroupDatabase({ path });
+  raw.run("UPDATE group_records SET text = ? WHERE id = ?", [`backups are kept for thirty days, key ${SECRET}`, tampered.id]);
+  raw.close();
+  const r = await m.recall({ partitions: ["group:tea/channel:ops"], text: "backups" });
+  assert.ok(r.ok);
+  assert.deepEqual(r.value.rejected, [`group:tea/channel:ops/${tampered.id}`]);
+  assert.deepEqual(r.value.kept.map((c) => ({ id: c.id, origin: c.origin, sources: c.sources })), [
+    { id: `group:tea/channel:ops/${clean.id}`, origin: "recall", sources: [{ ref: "msg-1", sha256: claim("alice", "msg-1").sha256 }] },
+  ]);
+  assert.deepEqual(parseGroupRef(r.value.kept[0]?.id ?? ""), { partition: "group:tea/channel:ops", id: clean.id });
+  assert.equal(parseGroupRef("no-slash"), null);
+  // Text that came out of recall is never stored again.
+  assert.deepEqual(m.remember({ partition: "group:tea/channel:ops", text: r.value.kept[0]?.text ?? "", claim: claim("bot", "recall"), origin: "recall" }), { ok: false, error: { code: "memory_recalled_content", retryable: false } });
 });
