@@ -1,13 +1,14 @@
 // `npm run bench` (serve on Node) and `deno task bench` (serve on Deno): every
 // row of the controller's cost table beside its same-run baseline, ratio and
 // goal. `--quick` is CI's smoke (fewer turns, smaller sizes); `--only=` picks
-// rows by name: turns, approval, workspaces, replay, fanout, startup, memory.
+// rows by name: turns, native, approval, workspaces, replay, fanout, startup, memory.
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
 import { parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
 import { approvalRows } from "./rows/approval.ts";
 import { fanoutRows } from "./rows/fanout.ts";
 import { memoryRows } from "./rows/memory.ts";
+import { nativeRows } from "./rows/native.ts";
 import { replayRows } from "./rows/replay.ts";
 import { startupRows } from "./rows/startup.ts";
 import { turnRows } from "./rows/turns.ts";
@@ -15,6 +16,7 @@ import { workspaceRows } from "./rows/workspaces.ts";
 
 const ROWS: Record<string, (ctx: { quick: boolean; runtime: "node" | "deno" }) => Promise<BenchRow[]>> = {
   turns: turnRows,
+  native: nativeRows,
   approval: approvalRows,
   workspaces: workspaceRows,
   fanout: fanoutRows,
