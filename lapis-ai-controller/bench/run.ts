@@ -1,9 +1,9 @@
 // `npm run bench` (serve on Node) and `deno task bench` (serve on Deno): every
 // row of the controller's cost table beside its same-run baseline, ratio and
 // goal. `--quick` is CI's smoke (fewer turns, smaller sizes); `--only=` picks
-// rows by name: turns, approval, workspaces, replay, fanout, startup, memory,
-// memory-recall, memory-group, validation; `--group-commit=1,64` runs them once per serve
-// `groupCommitMax` in one run.
+// rows by name: turns, native, approval, workspaces, replay, fanout, startup,
+// memory, memory-recall, memory-group, validation; `--group-commit=1,64` runs
+// them once per serve `groupCommitMax` in one run.
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
 import { type BenchContext, parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
@@ -12,6 +12,7 @@ import { fanoutRows } from "./rows/fanout.ts";
 import { memoryGroupRows } from "./rows/memory-group.ts";
 import { memoryRows } from "./rows/memory.ts";
 import { recallRows } from "./rows/recall.ts";
+import { nativeRows } from "./rows/native.ts";
 import { replayRows } from "./rows/replay.ts";
 import { startupRows } from "./rows/startup.ts";
 import { turnRows } from "./rows/turns.ts";
@@ -20,6 +21,7 @@ import { workspaceRows } from "./rows/workspaces.ts";
 
 const ROWS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   turns: turnRows,
+  native: nativeRows,
   approval: approvalRows,
   workspaces: workspaceRows,
   fanout: fanoutRows,
