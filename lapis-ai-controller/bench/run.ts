@@ -1,11 +1,13 @@
 // `npm run bench` (serve on Node) and `deno task bench` (serve on Deno): every
 // row of the controller's cost table beside its same-run baseline, ratio and
 // goal. `--quick` is CI's smoke (fewer turns, smaller sizes); `--only=` picks
-// rows by name: turns, approval, workspaces, replay, fanout, startup, memory.
+// rows by name: turns, approval, workspaces, replay, fanout, startup, memory,
+// embeddings.
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
 import { parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
 import { approvalRows } from "./rows/approval.ts";
+import { embeddingRows } from "./rows/embeddings.ts";
 import { fanoutRows } from "./rows/fanout.ts";
 import { memoryRows } from "./rows/memory.ts";
 import { replayRows } from "./rows/replay.ts";
@@ -21,6 +23,7 @@ const ROWS: Record<string, (ctx: { quick: boolean; runtime: "node" | "deno" }) =
   replay: replayRows,
   startup: startupRows,
   memory: memoryRows,
+  embeddings: embeddingRows,
 };
 
 const args = parseArgs(process.argv.slice(2));
