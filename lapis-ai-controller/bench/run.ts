@@ -2,7 +2,7 @@
 // row of the controller's cost table beside its same-run baseline, ratio and
 // goal. `--quick` is CI's smoke (fewer turns, smaller sizes); `--only=` picks
 // rows by name: turns, approval, workspaces, replay, fanout, startup, memory,
-// embeddings.
+// memory-recall, embeddings.
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
 import { parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
@@ -10,6 +10,7 @@ import { approvalRows } from "./rows/approval.ts";
 import { embeddingRows } from "./rows/embeddings.ts";
 import { fanoutRows } from "./rows/fanout.ts";
 import { memoryRows } from "./rows/memory.ts";
+import { recallRows } from "./rows/recall.ts";
 import { replayRows } from "./rows/replay.ts";
 import { startupRows } from "./rows/startup.ts";
 import { turnRows } from "./rows/turns.ts";
@@ -23,6 +24,7 @@ const ROWS: Record<string, (ctx: { quick: boolean; runtime: "node" | "deno" }) =
   replay: replayRows,
   startup: startupRows,
   memory: memoryRows,
+  "memory-recall": recallRows,
   embeddings: embeddingRows,
 };
 

@@ -28,6 +28,13 @@ export const REQUIRED_FILES = [
   // issue 14
   "src/domain/turn-execution.ts",
   "src/domain/transcript-capture.ts",
+  // issue 30: the vault memory profile (AIC-ARCH-001d)
+  "src/memory/lapis/episode.ts",
+  "src/memory/lapis/search.ts",
+  "src/memory/lapis/ingest.ts",
+  "src/memory/lapis/inspect.ts",
+  "src/memory/lapis/forget.ts",
+  "src/memory/lapis/consolidate.ts",
 ];
 
 /** Entries allowed at the package root; anything else is a stray root file. */

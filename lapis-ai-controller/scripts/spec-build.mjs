@@ -15,6 +15,7 @@ import { METHODS } from "../src/domain/contract/methods.ts";
 import { ENDPOINT_INVOKE, FRAMES, NOTIFICATIONS } from "../src/domain/contract/notifications.ts";
 import { SDK_ERROR_CODES } from "../src/domain/contract/sdk-types.ts";
 import { TOOL_DEFINITION } from "../src/domain/contract/tools.ts";
+import { MEMORY_CANDIDATE, MEMORY_ENVELOPE, MEMORY_OPERATIONS } from "../src/domain/contract/memory.ts";
 import { ERROR_CODES } from "../src/domain/errors.ts";
 import { PROTOCOL_VERSION } from "../src/domain/protocol.ts";
 
@@ -36,6 +37,12 @@ export function schemaDocument() {
   defs["endpoint.invoke.result"] = ENDPOINT_INVOKE.result;
   for (const [name, f] of Object.entries(FRAMES)) defs[`frame.${name}`] = f;
   defs["tool.definition"] = TOOL_DEFINITION;
+  defs["memory.envelope"] = MEMORY_ENVELOPE;
+  defs["memory.candidate"] = MEMORY_CANDIDATE;
+  for (const [name, o] of Object.entries(MEMORY_OPERATIONS)) {
+    defs[`${name}.params`] = { description: o.summary, ...o.params };
+    defs[`${name}.answer`] = o.answer;
+  }
   for (const [kind, e] of Object.entries(EVENT_KINDS)) {
     defs[`event.${kind}.metadata`] = { description: e.summary, ...e.metadata };
     if (e.payload !== undefined) defs[`event.${kind}.payload`] = e.payload;
@@ -111,9 +118,16 @@ function eventTable() {
   return rows.join("\n");
 }
 
+function memoryTable() {
+  const rows = ["| operation | params (besides `endpointId`, `operation`, `threadId`) | answer | meaning |", "| --- | --- | --- | --- |"];
+  for (const [name, o] of Object.entries(MEMORY_OPERATIONS)) rows.push(`| \`${name}\` | \`${cell(notation(o.params))}\` | \`${cell(notation(o.answer))}\` | ${cell(o.summary)} |`);
+  rows.push("", `A candidate: \`${cell(notation(MEMORY_CANDIDATE))}\`. The envelope: \`${cell(notation(MEMORY_ENVELOPE))}\`.`);
+  return rows.join("\n");
+}
+
 /** The generated regions by name. */
 export function regions() {
-  return { methods: methodTable(), notifications: notificationTable(), events: eventTable(), "error-codes": errorTable() };
+  return { methods: methodTable(), notifications: notificationTable(), events: eventTable(), "error-codes": errorTable(), memory: memoryTable() };
 }
 
 /** Replaces each `<!-- generated:NAME -->…<!-- /generated:NAME -->` region of `text`; a missing marker is an error. */

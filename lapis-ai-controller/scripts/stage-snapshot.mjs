@@ -102,10 +102,13 @@ function writeJs(out) {
 /** The public SDK facades a consumer imports (plan 4.5). */
 export const FACADES = ["client", "runtime", "managed", "contracts"];
 
+/** Library entry points below src/, exported as `./<name>` (the memory library, issue 30). */
+export const LIBRARY_EXPORTS = { memory: "memory/index" };
+
 /** Declaration files of the facades, emitted by the pinned tsc into `typesDir` with `./x.ts` specifiers renamed `./x.js`. */
 export function writeTypes(typesDir) {
   const tsc = join(PACKAGE, "node_modules", "typescript", "bin", "tsc");
-  const entries = FACADES.map((f) => join(PACKAGE, "src", `${f}.ts`));
+  const entries = [...FACADES, ...Object.values(LIBRARY_EXPORTS)].map((f) => join(PACKAGE, "src", `${f}.ts`));
   const run = spawnSync(process.execPath, [tsc, "--ignoreConfig", ...entries, "--target", "es2024", "--module", "nodenext", "--moduleResolution", "nodenext",
     "--types", "node", "--strict", "--erasableSyntaxOnly", "--verbatimModuleSyntax", "--allowImportingTsExtensions", "--rewriteRelativeImportExtensions",
     "--skipLibCheck", "--declaration", "--emitDeclarationOnly", "--rootDir", join(PACKAGE, "src"), "--outDir", typesDir], { cwd: PACKAGE, encoding: "utf8", timeout: 120_000 });
@@ -127,7 +130,8 @@ export function pack(dir) {
   writeJs(root);
   writeTypes(join(root, "types"));
   const pkg = JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8"));
-  const exports = Object.fromEntries(FACADES.map((f) => [`./${f}`, { types: `./types/${f}.d.ts`, default: `./src/${f}.js` }]));
+  const exports = Object.fromEntries([...FACADES.map((f) => [f, f]), ...Object.entries(LIBRARY_EXPORTS)]
+    .map(([name, f]) => [`./${name}`, { types: `./types/${f}.d.ts`, default: `./src/${f}.js` }]));
   const manifest = { name: pkg.name, version: pkg.version, description: pkg.description, type: "module", license: pkg.license, engines: pkg.engines, exports, types: "./types/client.d.ts", files: ["src", "types", "README.md"], dependencies: pkg.dependencies };
   writeFileSync(join(root, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   copyFileSync(join(PACKAGE, "README.md"), join(root, "README.md"));

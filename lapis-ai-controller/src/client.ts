@@ -143,7 +143,7 @@ export class ControllerClient {
     this.interactions = interactionsApi(port);
   }
 
-  /** threads.*: reserve, create, configure, attach, snapshot, replay, replayAll, events. */
+  /** threads.*: reserve, create, configure, attach, snapshot, replay, replayAll, overview, events. */
   readonly threads: ReturnType<typeof threadsApi>;
   /** turns.*: submit, continue, cancel, resolve, get, and wait (on the subscription). */
   readonly turns: ReturnType<typeof turnsApi>;

@@ -19,12 +19,12 @@ import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { ThreadEventHub } from "./domain/event-hub.ts";
-import { parseEngineConfig, type ProviderDefinition } from "./domain/turn-config.ts";
+import { parseEngineConfig } from "./domain/turn-config.ts";
 import { engineTurnPort } from "./domain/turn-port.ts";
 import { TurnService } from "./domain/turn-service.ts";
 import { checkWorkspaceAliases } from "./domain/workspace-lease.ts";
-import { AcpExecutor } from "./execution/acp-executor.ts";
-import { currentLaunchHost, resolveLaunch, type LaunchConfig } from "./execution/acp-launch.ts";
+import { currentLaunchHost } from "./execution/acp-launch.ts";
+import { providerExecutors, resolveProviderLaunch } from "./execution/provider-executors.ts";
 import { engineStore } from "./persistence/engine-store.ts";
 import { turnMethods } from "./transport/methods-turns.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
@@ -38,11 +38,6 @@ import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
 import { ToolBridge } from "./execution/tool-bridge.ts";
 import { captureSettings, createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
 import { volatileLimits } from "./persistence/volatile-payloads.ts";
-
-/** The configured launch of a provider, leaving absent keys out. */
-function launchOf(p: ProviderDefinition): LaunchConfig {
-  return { ...(p.agent === undefined ? {} : { agent: p.agent }), ...(p.command === undefined ? {} : { command: p.command }), ...(p.nodePath === undefined ? {} : { nodePath: p.nodePath }) };
-}
 
 /** One entry of the config `limits` section, when that section is an object. */
 function limitsEntry(sections: Readonly<Record<string, Json>> | undefined, key: string): Json | undefined {
@@ -133,11 +128,8 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   for (const name of new Set(["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL", ...config.providers.flatMap((p) => p.envAllowlist)])) {
     env[name] = options.env?.(name) ?? process.env[name];
   }
-  const acp = new AcpExecutor({
-    providers: config.providers.map((p) => ({
-      id: p.id, envAllowlist: p.envAllowlist, restrictedModes: p.restrictedModes, setupTimeoutMs: p.setupTimeoutMs, killGraceMs: p.killGraceMs,
-      launch: launchOf(p),
-    })),
+  // Each provider's `kind` picks its executor (ACP or native Codex), behind one port.
+  const executors = providerExecutors(config.providers, {
     host: currentLaunchHost(),
     env,
     tmpRoot: tmpdir(),
@@ -149,7 +141,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     },
   });
   // Event text reaches the journal only after whole-block redaction (P-CAP-10).
-  const executor = blockRedactingExecutor(acp, capture.redactor, capture.blockBytes);
+  const executor = blockRedactingExecutor(executors, capture.redactor, capture.blockBytes);
   const vcs = new Map(config.providers.map((p) => [p.id, p.vcsIdentity]));
   const modes = new Map(config.providers.map((p) => [p.id, p.mode ?? null]));
   const turns = new TurnService({
@@ -296,9 +288,9 @@ export function serviceDiagnostics(sections: Readonly<Record<string, Json>>): { 
   const parsed = parseEngineConfig(sections);
   const host = currentLaunchHost();
   const providers: Json[] = parsed.ok ? parsed.value.providers.map((p) => {
-    const r = resolveLaunch(launchOf(p), host);
+    const r = resolveProviderLaunch(p, host);
     const launch: Json = r.ok ? { source: r.launch.source, packageName: r.launch.packageName, packageVersion: r.launch.packageVersion } : { error: r.code };
-    return { id: p.id, ...(p.agent === undefined ? {} : { agent: p.agent }), launch };
+    return { id: p.id, kind: p.kind, ...(p.agent === undefined ? {} : { agent: p.agent }), launch };
   }) : [];
   return { providers, redaction: redactionFacts() };
 }

@@ -40,7 +40,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   invocation: [...BASE, "state", "matrix", "context", "llm", "render"],
   rooms: [...BASE, "matrix"],
   app: ["*"],
-  check: [...BASE, "config", "state", "matrix", "rooms", "llm", "tools", "http"],
+  check: [...BASE, "config", "state", "matrix", "rooms", "llm", "tools", "http", "e2ee"],
   cli: [...BASE, "app", "check", "config", "state"],
   main: [...BASE, "cli"],
   bin: ["cli", "main"],

@@ -2,7 +2,8 @@
 // identity and transcript hashes, so the same value always gives one text,
 // and by the contract validator as the identity of a value in a set (enum,
 // const, uniqueItems). The walk keeps its own stack, so a value nested
-// deeper than the call stack allows still serializes.
+// deeper than the call stack allows still serializes (values up to 256 levels
+// take a faster recursive path).
 
 /** Serializes a JSON value canonically; non-JSON values (functions, cycles, non-finite numbers) throw. */
 export function canonicalJson(value: unknown): string {
@@ -17,10 +18,63 @@ export function canonicalKey(value: unknown): string | undefined {
   return typeof out === "string" ? out : undefined;
 }
 
+/** Nesting the recursive fast path handles; deeper values (or cycles) take the walk with its own stack. */
+const FAST_DEPTH = 256;
+
+class Fallback {
+  readonly bad: string | null;
+  constructor(bad: string | null) {
+    this.bad = bad;
+  }
+}
+
+function fast(value: unknown, depth: number): string {
+  if (value === null) return "null";
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return JSON.stringify(value);
+    case "number":
+      if (!Number.isFinite(value)) throw new Fallback("non-finite number");
+      return JSON.stringify(value);
+    case "object":
+      break;
+    default:
+      throw new Fallback(`unsupported ${typeof value}`);
+  }
+  if (depth >= FAST_DEPTH) throw new Fallback(null);
+  if (Array.isArray(value)) {
+    let out = "[";
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      out += (i > 0 ? "," : "") + fast(item === undefined ? null : item, depth + 1);
+    }
+    return `${out}]`;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).sort();
+  let out = "{";
+  for (const key of keys) {
+    const item = record[key];
+    if (item === undefined) continue;
+    out += `${out.length > 1 ? "," : ""}${JSON.stringify(key)}:${fast(item, depth + 1)}`;
+  }
+  return `${out}}`;
+}
+
+function serialize(root: unknown): string | { readonly bad: string } {
+  try {
+    return fast(root, 0);
+  } catch (error) {
+    if (!(error instanceof Fallback)) throw error;
+    return error.bad === null ? walk(root) : { bad: error.bad };
+  }
+}
+
 // A task is a value still to write, a literal to emit, or the end of an open object or array.
 type Task = { readonly v: unknown } | { readonly lit: string } | { readonly close: object };
 
-function serialize(root: unknown): string | { readonly bad: string } {
+function walk(root: unknown): string | { readonly bad: string } {
   const parts: string[] = [];
   const open = new Set<object>();
   const stack: Task[] = [{ v: root }];

@@ -91,6 +91,9 @@ export const ERROR_CODES = [
   "restricted_tools_forbidden",
   "capture_rejected",
   "scanner_unavailable",
+  // native Codex executor (issue 31)
+  "mcp_env_reserved",
+  "provider_busy",
   // context and preparation endpoints (issue 25 point 1)
   "context_failed",
   "context_invalid",
@@ -128,12 +131,15 @@ export interface ControllerError {
   readonly retryable: boolean;
   /** Where the failure sits (a config key path, a table name); never user data. */
   readonly where?: string;
+  /** Which check refused (a stable snake_case or keyword name, such as `pattern_ambiguous`); never user data. */
+  readonly rule?: string;
 }
 
 /** Builds a ControllerError; `retryable` defaults to false. */
-export function controllerError(code: ErrorCode, options: { retryable?: boolean; where?: string } = {}): ControllerError {
-  const error: { code: ErrorCode; retryable: boolean; where?: string } = { code, retryable: options.retryable ?? false };
+export function controllerError(code: ErrorCode, options: { retryable?: boolean; where?: string; rule?: string } = {}): ControllerError {
+  const error: { code: ErrorCode; retryable: boolean; where?: string; rule?: string } = { code, retryable: options.retryable ?? false };
   if (options.where !== undefined) error.where = options.where;
+  if (options.rule !== undefined) error.rule = options.rule;
   return error;
 }
 

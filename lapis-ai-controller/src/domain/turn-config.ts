@@ -9,9 +9,14 @@ import { CONTEXT_LIMIT_CAPS, CONTEXT_LIMIT_DEFAULTS, type ContextLimits } from "
 import { MEMORY_LIMIT_CAPS, MEMORY_LIMIT_DEFAULTS, type MemoryLimits } from "./memory-budget.ts";
 import type { WorkspaceIdentity } from "./workspace-lease.ts";
 
+/** Which executor drives a provider: an ACP agent, or Codex natively over its app-server. */
+export type ProviderKind = "acp" | "codex-app-server";
+export const PROVIDER_KINDS: readonly ProviderKind[] = ["acp", "codex-app-server"];
+
 /** One configured provider, before the executor adapts it. */
 export type ProviderDefinition = {
   id: string;
+  kind: ProviderKind;
   agent?: string;
   command?: readonly string[];
   nodePath?: string;
@@ -70,10 +75,13 @@ export function parseVcsIdentity(raw: unknown, path: string): { ok: true; value:
 
 function provider(id: string, raw: Json, path: string): ProviderDefinition {
   const p = obj(raw, path);
-  const known = ["agent", "command", "nodePath", "mode", "envAllowlist", "restrictedModes", "vcsIdentity", "setupTimeoutMs", "killGraceMs"];
+  const known = ["kind", "agent", "command", "nodePath", "mode", "envAllowlist", "restrictedModes", "vcsIdentity", "setupTimeoutMs", "killGraceMs"];
   for (const k of Object.keys(p)) if (!known.includes(k)) throw new Bad(`${path}.${k}`);
+  const kind = p.kind ?? "acp";
+  if (typeof kind !== "string" || !(PROVIDER_KINDS as readonly string[]).includes(kind)) throw new Bad(`${path}.kind`);
   const def: ProviderDefinition = {
     id,
+    kind: kind as ProviderKind,
     envAllowlist: strList(p.envAllowlist, `${path}.envAllowlist`, ENV_NAME),
     restrictedModes: p.restrictedModes === undefined ? ["read-only"] : strList(p.restrictedModes, `${path}.restrictedModes`, ID),
     vcsIdentity: null,
@@ -96,7 +104,12 @@ function provider(id: string, raw: Json, path: string): ProviderDefinition {
     if (typeof p.nodePath !== "string" || !p.nodePath.startsWith("/")) throw new Bad(`${path}.nodePath`);
     def.nodePath = p.nodePath;
   }
-  if ((def.agent === undefined) === (def.command === undefined || def.command.length === 0)) throw new Bad(`${path}.command`);
+  const noCommand = def.command === undefined || def.command.length === 0;
+  if (def.kind === "codex-app-server") {
+    // Native Codex: the installed @openai/codex by default, or an explicit argv; no registry agent.
+    if (def.agent !== undefined) throw new Bad(`${path}.agent`);
+    if (def.command !== undefined && noCommand) throw new Bad(`${path}.command`);
+  } else if ((def.agent === undefined) === noCommand) throw new Bad(`${path}.command`);
   return def;
 }
 

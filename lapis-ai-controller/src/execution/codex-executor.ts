@@ -67,6 +67,18 @@ export function bridgeConfig(grant: ToolGrant): { servers: Record<string, unknow
   };
 }
 
+/**
+ * The per-thread config overrides. Codex's shell snapshots write the whole
+ * process environment (grants and the bridge bearer included) to a file under
+ * CODEX_HOME, so they are off; the bearer is also kept out of the commands'
+ * environment. Codex does not persist these overrides: every resume sends them.
+ */
+export function threadConfig(servers: Record<string, unknown> | null): Record<string, unknown> {
+  const config: Record<string, unknown> = { features: { shell_snapshot: false }, shell_environment_policy: { exclude: [BRIDGE_TOKEN_ENV] } };
+  if (servers !== null) config.mcp_servers = servers;
+  return config;
+}
+
 function fingerprint(s: SessionSetup): string {
   const grants = Object.entries(s.envGrants).sort(([a], [b]) => (a < b ? -1 : 1));
   return createHash("sha256").update(JSON.stringify(["codex", s.providerId, s.cwd, s.requestedMode, s.vcsIdentity, grants])).digest("hex");
@@ -129,7 +141,7 @@ export class CodexExecutor implements Executor {
       restricted: setup.restricted,
       sandbox: mode.sandbox,
       nativeMode: mode.record,
-      config: bridge === null ? {} : { mcp_servers: bridge.servers },
+      config: threadConfig(bridge?.servers ?? null),
       plan: threadPlan(setup, bindingKey),
       setupTimeoutMs: Math.min(provider.setupTimeoutMs, CODEX_LIMITS.setupTimeoutMsMax),
       requestTimeoutMs: CODEX_LIMITS.requestTimeoutMs,

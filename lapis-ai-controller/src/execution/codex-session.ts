@@ -104,15 +104,9 @@ export class CodexSession implements PreparedSession {
       reply = await fresh(s.plan.kind === "new" ? { kind: "new" } : s.plan);
     }
     const id = threadIdOf(reply);
-    if (id === null) return { ok: false, code: !reply.ok && reply.error === "timeout" ? "provider_setup_timeout" : this.#setupCode(reply) };
+    if (id === null) return { ok: false, code: !reply.ok && reply.error === "timeout" ? "provider_setup_timeout" : "provider_setup_failed" };
     this.nativeSessionId = id;
     return { ok: true };
-  }
-
-  /** A failing required MCP server fails thread/start with its own code. */
-  #setupCode(reply: RpcReply): string {
-    if (!reply.ok && typeof reply.error === "object" && /required MCP servers? failed/i.test(reply.error.message)) return "mcp_required_failed";
-    return "provider_setup_failed";
   }
 
   /** Starts a turn with the context blocks and the prompt; resolves on `turn/completed`. */

@@ -17,7 +17,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Schema } from "../domain/contract/schema.ts";
-import { validate } from "../domain/contract/validate.ts";
+import { explain } from "../domain/contract/validate.ts";
 
 /** Whom a bridge grant serves: server-derived, never a client's claim. */
 export type ToolBinding = { readonly principal: string; readonly application: string; readonly threadId: string };
@@ -147,7 +147,9 @@ export class ToolBridge {
       const args = request.params.arguments ?? {};
       // Arguments outside the tool's input schema never reach the application.
       const listed = this.#host.list(binding).find((t) => t.name === request.params.name);
-      if (listed !== undefined && validate(listed.inputSchema, args) !== null) return { isError: true, content: [{ type: "text" as const, text: "invalid_params" }] };
+      // The agent learns which rule refused (a keyword or `integer_unsafe` / `number_not_finite`), never a value.
+      const invalid = listed === undefined ? null : explain(listed.inputSchema, args);
+      if (invalid !== null) return { isError: true, content: [{ type: "text" as const, text: `invalid_params: ${invalid.rule}` }] };
       this.#calls += 1;
       const r = await this.#host.call(binding, request.params.name, args);
       if (!r.ok) return { isError: true, content: [{ type: "text" as const, text: r.code }] };

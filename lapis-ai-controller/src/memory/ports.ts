@@ -7,6 +7,7 @@
 export const MEMORY_ERROR_CODES = [
   "memory_record_invalid",
   "memory_record_not_found",
+  "memory_history_empty",
   "memory_revision_conflict",
   "memory_store_failed",
   "memory_lease_held",

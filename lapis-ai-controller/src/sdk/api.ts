@@ -8,6 +8,8 @@ import type { ClientErrorCode, ReplayPage, ThreadBinding, ThreadEvent, Turn, Tur
 import { SETTLED_TURN_STATES } from "../domain/contract/sdk-types.ts";
 import type { EventStreamOptions, OpenWatch, ThreadEventStream } from "./event-stream.ts";
 import { eventStream } from "./event-stream.ts";
+import type { OverviewOptions, ThreadOverview } from "./thread-overview.ts";
+import { threadOverview } from "./thread-overview.ts";
 
 /** Methods that take a command identity. */
 export type CommandMethod = { [M in MethodName]: ParamsOf<M> extends { readonly commandId: string } ? M : never }[MethodName];
@@ -67,6 +69,11 @@ export function threadsApi(port: SdkPort) {
         afterSeq = last.seq;
       }
     },
+    /** Title or first words, last activity, last seq and busy: one line of a thread list (a snapshot and a short replay). */
+    overview: (threadId: string, options?: OverviewOptions): Promise<ThreadOverview> => threadOverview({
+      snapshot: (id, tailLimit) => port.call("threads.snapshot", { threadId: id, tailLimit }),
+      replay: (id, afterSeq, limit) => port.call("threads.replay", { threadId: id, afterSeq, limit }),
+    }, threadId, options),
     /** The thread's events as an async iterator on a subscription (default: from now). */
     events: (threadId: string, options?: EventStreamOptions): ThreadEventStream => eventStream(port.watch, threadId, port.fail, options),
   };

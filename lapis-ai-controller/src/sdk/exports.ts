@@ -4,6 +4,7 @@
 export type { ThreadEventDelivery, ThreadListener, WatchHandle } from "./watches.ts";
 export type { EventStreamOptions, ThreadEventStream } from "./event-stream.ts";
 export type { CommandMethod, CommandParams, WaitOptions } from "./api.ts";
+export type { OverviewOptions, ThreadOverview } from "./thread-overview.ts";
 export type { MethodName, ParamsOf, ResultOf } from "../domain/contract/methods.ts";
 export type {
   ClientErrorCode, EndpointInvoke, Interaction, ReplayPage, SettledTurnState, ThreadBinding, ThreadBindingView, ThreadEvent, ThreadReceipt,

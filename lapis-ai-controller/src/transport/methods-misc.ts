@@ -42,7 +42,7 @@ const register: Handler = (deps, conn, access, raw) => {
   if (kind !== "memory" && params.memory !== undefined) return fail("invalid_params");
   const checked = checkToolDefinitions(definitions, deps.limits);
   if (!checked.ok) {
-    deps.log("endpoint.register_refused", { code: checked.error.code, where: checked.error.where ?? "" });
+    deps.log("endpoint.register_refused", { code: checked.error.code, where: checked.error.where ?? "", rule: checked.error.rule ?? "" });
     return checked;
   }
   const tools = definitions.map((d) => d.name);

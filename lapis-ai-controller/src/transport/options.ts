@@ -24,6 +24,7 @@ export interface TransportLimits {
   /** Bounds on registered tool descriptions and input schemas (issue 25 point 3). */
   readonly maxToolDescriptionChars: number;
   readonly maxToolSchemaBytes: number;
+  readonly maxToolSchemaDepth: number;
   /** Browser origins allowed to open a socket (`listen.allowedOrigins`); empty by default, so any request with an Origin is refused. */
   readonly allowedOrigins: readonly string[];
 }
@@ -50,6 +51,7 @@ const BOUNDS: readonly (Bound & { key: Exclude<keyof TransportLimits, "allowedOr
   { key: "sessionSweepMs", min: 50, max: 60_000, fallback: 5000 },
   { key: "maxToolDescriptionChars", min: 64, max: TOOL_LIMIT_CAPS.maxToolDescriptionChars, fallback: TOOL_LIMIT_DEFAULTS.maxToolDescriptionChars },
   { key: "maxToolSchemaBytes", min: 256, max: TOOL_LIMIT_CAPS.maxToolSchemaBytes, fallback: TOOL_LIMIT_DEFAULTS.maxToolSchemaBytes },
+  { key: "maxToolSchemaDepth", min: 8, max: TOOL_LIMIT_CAPS.maxToolSchemaDepth, fallback: TOOL_LIMIT_DEFAULTS.maxToolSchemaDepth },
 ];
 
 /** Loopback only by default; other hosts must be named explicitly. */

@@ -11,7 +11,7 @@ import { sessionBindingKey } from "../../src/execution/acp-executor.ts";
 import { descendants, procText } from "../support/proc-tree.ts";
 import { dispatch, escalated, nativeFixture, prepared, textOf } from "../support/codex-native-fixture.ts";
 
-test("P-PRV-06 P-PRV-03 native: agent text streams as deltas keyed by the item id, each message closed, before the turn completes", { timeout: 120_000 }, async (t) => {
+test("P-PRV-06 native: agent text streams as deltas keyed by the item id, each message closed, before the turn completes", { timeout: 120_000 }, async (t) => {
   const f = await nativeFixture(t);
   const ex = f.executor();
   const s = await prepared(ex, f.setup());

@@ -21,6 +21,7 @@ test("P-PRV-01 P-CAP-08 status --json: codex launch source installed with the pa
     providers: {
       codex: { agent: "codex", mode: "read-only", envAllowlist: ["CODEX_HOME"] },
       custom: { command: ["/usr/bin/env", `SECRET=${CANARY}`, "true"] },
+      native: { kind: "codex-app-server" },
     },
   };
   const configPath = join(dir, "config.json");
@@ -34,6 +35,10 @@ test("P-PRV-01 P-CAP-08 status --json: codex launch source installed with the pa
   const codex = report.providers.find((p) => p.id === "codex");
   assert.deepEqual(codex?.launch, { source: "installed", packageName: "@agentclientprotocol/codex-acp", packageVersion: "1.13.1" });
   assert.deepEqual(report.providers.find((p) => p.id === "custom")?.launch, { source: "configured", packageName: null, packageVersion: null });
+  // A native provider reports the installed Codex it would run.
+  const native = report.providers.find((p) => p.id === "native") as { kind?: string; launch: Record<string, unknown> } | undefined;
+  assert.equal(native?.kind, "codex-app-server");
+  assert.deepEqual(native?.launch, { source: "installed", packageName: "@openai/codex", packageVersion: "0.156.1" });
   assert.equal(report.redaction.digest, detectorTableDigest());
   assert.equal(report.redaction.scanner, "pinned-secret-scanner");
 });

@@ -40,7 +40,8 @@ test("memory read tools through serve", async (t) => {
   await serve.start();
   const c = await serve.client();
   const bob = await serve.client("bob");
-  t.after(() => { c.close(); bob.close(); });
+  const mail = await serve.client("mail");
+  t.after(() => { c.close(); bob.close(); mail.close(); });
   const thread = async (client: typeof c, ws: number, binding: Record<string, unknown> = {}) =>
     String((await client.createThread({ workspace: `ws-${ws}`, provider: "scripted", config: { approvalPolicy: "allow-all" }, binding })).threadId);
   let mark = 0;
@@ -76,7 +77,7 @@ test("memory read tools through serve", async (t) => {
   await c.registerEndpoint({ endpointId: "mem-tools", kind: "memory", threadId: aliceThread, memory });
   const envelope = { principal: "alice", application: "notes", thread: aliceThread, workspace: "ws-1", restricted: false };
 
-  await t.test("P-MEM-02 P-ARC-21 P-API-09 AIC-API-004c memory_search is listed and callable; identity fields the agent adds are dropped and the endpoint gets the server envelope", async () => {
+  await t.test("P-ARC-20 P-MEM-02 P-ARC-21 P-API-09 AIC-API-004c memory_search is listed and callable; identity fields the agent adds are dropped and the endpoint gets the server envelope", async () => {
     seen.length = 0;
     const r = await turn(c, aliceThread, "SEARCH now");
     assert.deepEqual(r.tools, ["memory_search", "memory_read"]);
@@ -94,7 +95,10 @@ test("memory read tools through serve", async (t) => {
     assert.deepEqual(seen.map((s) => [s.op, s.detail]), [["authorize", "READ-ARG-CANARY-ID"], ["read", "vault/EVIDENCE-PATH-CANARY.md"]]);
     assert.ok(seen.every((s) => JSON.stringify(s.access) === JSON.stringify(envelope)));
     assert.equal(dbHas("lapis-app-tools/memory_read"), true, "the tool call itself is journaled (its envelope, not its input)");
-    for (const needle of ["READ-ARG-CANARY-ID", "EVIDENCE-PATH-CANARY", "READ-TEXT-CANARY", "SEARCH-HIT-TEXT"]) assert.equal(dbHas(needle), false, needle);
+    for (const needle of ["READ-ARG-CANARY-ID", "EVIDENCE-PATH-CANARY", "READ-TEXT-CANARY", "SEARCH-HIT-TEXT"]) {
+      assert.equal(dbHas(needle), false, needle);
+      assert.equal(serve.stderr().includes(needle), false, `${needle} in the service log`);
+    }
   });
 
   await t.test("P-MEM-16 a redacted or transformed evidence location fails closed evidence_location_invalid and is never read; a refusal is evidence_unauthorized", async () => {
@@ -130,20 +134,22 @@ test("memory read tools through serve", async (t) => {
     await c.disposeEndpoint("mem-restricted");
   });
 
-  await t.test("P-API-09 AIC-API-004c another principal never sees, queries or receives alice's memory; a client-sent principal is refused at registration", async () => {
-    // Alice's unscoped memory endpoint serves every thread of alice's, never bob's.
+  await t.test("P-API-09 AIC-API-004c another principal or application never sees, queries or receives alice's memory; a client-sent principal is refused at registration", async () => {
+    // Alice's unscoped memory endpoint serves every thread of alice's notes application, never bob's nor alice's mail.
     await c.registerEndpoint({ endpointId: "mem-alice-all", kind: "memory", memory: { ...memory, recall: () => { seen.push({ op: "recall", access: envelope, detail: "" }); return [cand("alice-1", "ALICE-ONLY")]; } } });
-    const bobThread = await thread(bob, 3);
-    seen.length = 0;
-    const listed = await turn(bob, bobThread, "LIST bob");
-    assert.deepEqual(listed.tools ?? [], [], "bob's agent lists no memory tool");
-    const searched = await turn(bob, bobThread, "SEARCH bob");
-    assert.deepEqual(searched.results, [{ isError: true, text: "tool_not_found" }]);
-    assert.ok(!listed.prompt.includes("ALICE-ONLY") && !searched.prompt.includes("ALICE-ONLY"));
-    assert.deepEqual(seen, [], "alice's handlers are never called for bob");
-    // Bob cannot hang a memory endpoint on alice's thread, nor claim another identity.
-    await assert.rejects(bob.registerEndpoint({ endpointId: "mem-bob-on-alice", kind: "memory", threadId: aliceThread, memory }), /not_found|forbidden/);
-    await assert.rejects(bob.call("endpoints.register", { endpointId: "mem-claim", kind: "memory", principal: "alice", application: "notes" }), /invalid_params/);
+    for (const [other, ws] of [[bob, 3], [mail, 4]] as const) {
+      const otherThread = await thread(other, ws);
+      seen.length = 0;
+      const listed = await turn(other, otherThread, "LIST other");
+      assert.deepEqual(listed.tools ?? [], [], "the other owner's agent lists no memory tool");
+      const searched = await turn(other, otherThread, "SEARCH other");
+      assert.deepEqual(searched.results, [{ isError: true, text: "tool_not_found" }]);
+      assert.ok(!listed.prompt.includes("ALICE-ONLY") && !searched.prompt.includes("ALICE-ONLY"));
+      assert.deepEqual(seen, [], "alice's handlers are never called for another owner");
+      // Nobody else can hang a memory endpoint on alice's thread, nor claim another identity.
+      await assert.rejects(other.registerEndpoint({ endpointId: "mem-on-alice", kind: "memory", threadId: aliceThread, memory }), /not_found/);
+      await assert.rejects(other.call("endpoints.register", { endpointId: "mem-claim", kind: "memory", principal: "alice", application: "notes" }), /invalid_params/);
+    }
     await c.disposeEndpoint("mem-alice-all");
   });
 

@@ -21,7 +21,7 @@ type Row = { kind: string; metadata: string; payload: string | null };
 
 test("memory recall through serve", async (t) => {
   const dir = tempDir(t, "aic-memory-");
-  const agent = scriptedAgent({ steps: [{ say: "ok", messageId: "m1" }] }, "scripted", dir);
+  const agent = scriptedAgent({ byPrompt: { STALL: [{ say: "s" }, { stall: true }] }, steps: [{ say: "ok", messageId: "m1" }] }, "scripted", dir);
   const serve = engineServe(t, dir, [agent.provider], 4, { contextDeadlineMs: 3_000, memoryMaxTokens: 400 });
   await serve.start();
   const c = await serve.client();
@@ -44,7 +44,7 @@ test("memory recall through serve", async (t) => {
     return rows > 0 || files.some((f) => readFileSync(f).includes(needle));
   };
 
-  await t.test("P-ARC-21 P-MEM-02 P-API-09 AIC-API-004c candidates reach the agent ahead of the prompt, tagged with their ids; the endpoint gets only the server-built envelope; the ids, never the text, are recorded", async () => {
+  await t.test("P-ARC-20 P-ARC-21 P-MEM-02 P-API-09 AIC-API-004c candidates reach the agent ahead of the prompt, tagged with their ids; the endpoint gets only the server-built envelope; the ids, never the text, are recorded", async () => {
     const threadId = await thread(1);
     const seen: { access: MemoryEnvelope; prompt: string; limit: number; keys: string[] }[] = [];
     await c.registerEndpoint({
@@ -144,6 +144,28 @@ test("memory recall through serve", async (t) => {
     const gone = recalled(first.turnId);
     assert.ok(gone === null || (gone.code === "endpoint_disconnected" && gone.rendered === 0), JSON.stringify(gone));
     assert.equal(recalled(second.turnId), null, "a disposed endpoint is not even asked");
+  });
+
+  await t.test("P-MEM-02 P-ARC-21 recall waits for the lease: a queued turn's memory endpoint is not asked until its workspace is free", async () => {
+    const first = await thread(4);
+    const second = await thread(4);
+    const asked: string[] = [];
+    await c.registerEndpoint({ endpointId: "mem-q", kind: "memory", threadId: second, memory: { recall: (r) => { asked.push(r.turnId); return [cand("q-1", "QUEUED-MEMORY", 1)]; } } });
+    const t1 = String((await c.submitTurn(first, { text: "STALL" })).turnId);
+    const end = Date.now() + 15_000;
+    while (!prompts().some((p) => p.includes("STALL"))) {
+      if (Date.now() > end) throw new Error("turn 1 not dispatched");
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const t2 = String((await c.submitTurn(second, { text: "USER-PROMPT-9" })).turnId);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal((await c.call("turns.get", { turnId: t2 }) as { state: string }).state, "queued");
+    assert.deepEqual(asked, [], "not asked while queued");
+    await c.cancelTurn(t1);
+    await waitTurn(c, t2, ["completed"], 20_000);
+    assert.deepEqual(asked, [t2]);
+    assert.ok(prompts().some((p) => p.includes("QUEUED-MEMORY") && p.includes("USER-PROMPT-9")));
+    await c.disposeEndpoint("mem-q");
   });
 
   await t.test("P-ARC-21 a memory endpoint that stalls past the context deadline gives no memory, a recorded code, and the turn still runs", async () => {

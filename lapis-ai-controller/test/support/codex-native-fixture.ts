@@ -1,7 +1,8 @@
 // The native executor over the REAL installed `codex app-server`, whose only
 // stand-in is the model (the scripted Responses-API server). Each fixture has
 // its own HOME/CODEX_HOME and workspace; close() ends every process.
-import { realpathSync } from "node:fs";
+import { appendFileSync, realpathSync } from "node:fs";
+import { join } from "node:path";
 import type { TestContext } from "node:test";
 import { currentLaunchHost } from "../../src/execution/acp-launch.ts";
 import { CodexExecutor, type CodexProviderConfig } from "../../src/execution/codex-executor.ts";
@@ -21,11 +22,16 @@ export type NativeFixture = {
   setup(over?: Partial<SessionSetup>): SessionSetup;
 };
 
-/** A scripted model, a Codex home pointing at it, and executors over the real app-server. */
-export async function nativeFixture(t: TestContext): Promise<NativeFixture> {
+/**
+ * A scripted model, a Codex home pointing at it, and executors over the real
+ * app-server. `strictTmp` takes /tmp and TMPDIR out of Codex's writable roots,
+ * so a write outside the workspace (all test dirs are under /tmp) needs approval.
+ */
+export async function nativeFixture(t: TestContext, opts: { strictTmp?: boolean } = {}): Promise<NativeFixture> {
   const dir = realpathSync(tempDir(t, "codex-native-"));
   const model = await startScriptedResponsesApi();
   const home = writeCodexHome(dir, model.baseUrl);
+  if (opts.strictTmp === true) appendFileSync(join(home.codexHome, "config.toml"), "\n[sandbox_workspace_write]\nexclude_slash_tmp = true\nexclude_tmpdir_env_var = true\n");
   const env = { PATH: process.env.PATH ?? "", ...home.env };
   const provider: CodexProviderConfig = { id: "codex-native", launch: {}, envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV], setupTimeoutMs: 60_000, killGraceMs: 5_000 };
   const executors: CodexExecutor[] = [];
@@ -67,6 +73,11 @@ export function dispatch(session: PreparedSession, prompt: string, decide: (a: P
 /** Text of one channel, joined. */
 export function textOf(events: readonly ExecutorEvent[], channel: "text" | "reasoning" = "text"): string {
   return events.map((e) => (e.type === channel ? e.text : "")).join("");
+}
+
+/** A shell `apply_patch` adding one file, which Codex turns into a file-change item. */
+export function addFile(path: string, line: string) {
+  return { call: { name: "exec_command", arguments: { cmd: `apply_patch <<'EOF'\n*** Begin Patch\n*** Add File: ${path}\n+${line}\n*** End Patch\nEOF` } } };
 }
 
 /** An exec_command that needs an escalation approval. */

@@ -10,12 +10,14 @@ import { ControllerClient } from "../../src/client.ts";
 import type { AcpProviderConfig } from "../../src/execution/acp-executor.ts";
 import { spawnServe, stopServeChild, type ServeChild } from "./serve-process.ts";
 
-/** Tokens of the engine tests: alice's app with every scope, bob, and alice without turns:resolve. */
+/** Tokens of the engine tests: alice's app with every scope, bob, alice without turns:resolve, carol's journal application, and alice's mail application. */
 export const ENGINE_TOKENS = [
   { id: "alice", envName: "AIC_E_ALICE", value: "CANARYtok-alice-5d1c9e0b7a2f4e63", principal: "alice", application: "notes" },
   { id: "bob", envName: "AIC_E_BOB", value: "CANARYtok-bob-0e4b8a6c2d9f1735", principal: "bob", application: "notes" },
   { id: "noresolve", envName: "AIC_E_NORESOLVE", value: "CANARYtok-nores-93a7c5e1f2b8d046", principal: "alice", application: "notes",
     scopes: ["threads:read", "threads:write", "turns:write", "interactions:write", "commands:read"] },
+  { id: "carol", envName: "AIC_E_CAROL", value: "CANARYtok-carol-7b2e4d9a1c6f8035", principal: "carol", application: "journal" },
+  { id: "mail", envName: "AIC_E_MAIL", value: "CANARYtok-mail-4c8e2a6b1d9f0357", principal: "alice", application: "mail" },
 ] as const;
 
 /** A serve instance that can be killed and restarted on the same directory. */

@@ -22,3 +22,8 @@ export function descendants(root: number): number[] {
 export function procText(pid: number, file: "cmdline" | "environ"): string {
   try { return readFileSync(`/proc/${pid}/${file}`, "utf8"); } catch { return ""; }
 }
+
+/** Pids of every live process (any parent) whose environment holds `entry` (`NAME=value`). */
+export function processesWithEnv(entry: string): number[] {
+  return readdirSync("/proc").filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => procText(pid, "environ").split("\0").includes(entry));
+}

@@ -2,7 +2,7 @@
 // SDK's agent side whose behaviour each test scripts through a JSON file named
 // named by argv[2]; everything it receives is appended to the NDJSON log named
 // by argv[3] so tests can count prompts across restarts.
-import { appendFileSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { connectBridge } from "./mcp-client.ts";
@@ -23,7 +23,11 @@ export type AgentStep =
   | { sayEnv: string[] }
   | { stderr: string }
   /** Plays an MCP client of the session's first HTTP MCP server (the controller's tool bridge): lists its tools, then makes the calls; each result is logged. */
-  | { mcp: { calls: { name: string; args: Record<string, unknown> }[] } };
+  | { mcp: { calls: { name: string; args: Record<string, unknown> }[] } }
+  | { mcpLoop: McpLoop };
+
+/** Calls the session's MCP tools in turn, round after round, until `untilFile` exists (at most `maxRounds`). */
+export type McpLoop = { calls: { tool: string; args: Record<string, unknown> }[]; untilFile: string; maxRounds: number };
 
 /** A permission request the agent sends to the client. */
 export type PermissionAsk = { toolCallId: string; title?: string; kind?: string; options: { optionId: string; name?: string; kind: string }[] };
@@ -60,6 +64,22 @@ const logPath = process.argv[3];
 
 /** The MCP servers each session was given (session/new, resume, load). */
 const sessionServers = new Map<string, acp.McpServer[]>();
+
+async function mcpLoop(sessionId: string, loop: McpLoop, cancelled: AbortSignal): Promise<void> {
+  const server = (sessionServers.get(sessionId) ?? []).find((s) => "type" in s && s.type === "http") as { url: string; headers: { name: string; value: string }[] } | undefined;
+  if (server === undefined) { log({ event: "mcp_error", code: "no_server" }); return; }
+  const bridge = await connectBridge(server.url, server.headers);
+  try {
+    for (let round = 0; round < loop.maxRounds && !cancelled.aborted && !existsSync(loop.untilFile); round++) {
+      for (const call of loop.calls) {
+        const r = await bridge.callTool(call.tool, call.args);
+        log({ event: "mcp_result", tool: call.tool, isError: r.isError, text: r.text.slice(0, 200) });
+      }
+    }
+  } finally {
+    await bridge.close();
+  }
+}
 
 async function playMcp(sessionId: string, calls: { name: string; args: Record<string, unknown> }[]): Promise<void> {
   const server = (sessionServers.get(sessionId) ?? []).find((s) => "type" in s && s.type === "http") as { url: string; headers: { name: string; value: string }[] } | undefined;
@@ -141,6 +161,8 @@ async function runTurn(client: acp.AgentContext, sessionId: string, steps: Agent
       process.stderr.write(`${step.stderr}\n`);
     } else if ("mcp" in step) {
       await playMcp(sessionId, step.mcp.calls);
+    } else if ("mcpLoop" in step) {
+      await mcpLoop(sessionId, step.mcpLoop, cancelled);
     } else if ("sayEnv" in step) {
       await update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.sayEnv.map((k) => `${k}=${process.env[k] ?? ""}`).join(";") } });
     }

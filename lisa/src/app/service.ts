@@ -11,6 +11,8 @@ import { isPermanentAuthError } from "../matrix/codes.ts";
 import { createMatrixClient, type MatrixClient } from "../matrix/client.ts";
 import type { RoomWritePort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
+import type { Encryption } from "../e2ee/index.ts";
+import { startEncryptionIfEnabled } from "./encryption.ts";
 import { MentionNames } from "./mention-names.ts";
 import { createPipeline, type Pipeline } from "./pipeline.ts";
 import type { ConfigReloads } from "./reload.ts";
@@ -72,9 +74,17 @@ export async function runService(deps: ServiceDeps): Promise<number> {
     { log: log.child({ component: "matrix" }), onReauthenticated: (kind) => log.info("matrix_reauthenticated", { kind }) },
   );
   let pipeline: Pipeline | null = null;
+  let encryption: Encryption | null = null;
   try {
     const loginStatus = await loginWithRetry(matrix, log, stopAll);
     if (loginStatus !== null) return loginStatus;
+    // Encrypted rooms (opt-in): the device starts after login, on the crypto store beside the ledger.
+    const e2ee = await startEncryptionIfEnabled(config, store, matrix, log.child({ component: "e2ee" }), stopAll);
+    if (!e2ee.ok) {
+      log.error("startup_failed", { code: e2ee.error.code });
+      return e2ee.error.retryable ? SERVICE_EXIT.failure : SERVICE_EXIT.config;
+    }
+    encryption = e2ee.value;
     const built = await createPipeline({ config, log }, deps.pipelineOverrides ?? {}, matrix);
     if (!built.ok) {
       log.error("startup_failed", { code: built.error.code });
@@ -93,7 +103,7 @@ export async function runService(deps: ServiceDeps): Promise<number> {
     const names = new MentionNames(config.matrix.user_id, config.matrix.mention_aliases, log.child({ component: "mentions" }));
     await names.seed(matrix, served, stopAll);
     if (stopAll.aborted) return exitStatus;
-    const rooms = { served, tracker, names };
+    const rooms = { served, tracker, names, encryption };
     return await runLoops({ ...deps, log }, tally, matrix, pipeline, stopAll, failFatal, rooms).then(() => exitStatus);
   } catch (error) {
     log.error("service_crashed", { code: errorCode(error) });
@@ -101,6 +111,7 @@ export async function runService(deps: ServiceDeps): Promise<number> {
   } finally {
     await pipeline?.close();
     await matrix.close();
+    encryption?.close();
   }
 }
 
@@ -128,7 +139,7 @@ async function loginWithRetry(matrix: MatrixClient, log: Logger, signal: AbortSi
 
 async function runLoops(
   deps: ServiceDeps, tally: EventTally, matrix: MatrixClient, pipeline: Pipeline, stopAll: AbortSignal,
-  failFatal: (code: string, status: number) => void, rooms: { served: readonly string[]; tracker: RoomTracker; names: MentionNames },
+  failFatal: (code: string, status: number) => void, rooms: { served: readonly string[]; tracker: RoomTracker; names: MentionNames; encryption: Encryption | null },
 ): Promise<void> {
   const { config, store, log } = deps;
   const served = new Set(rooms.served);
@@ -167,6 +178,7 @@ async function runLoops(
       rooms.tracker.observe(batch);
     },
     filterFor: (roomId) => rooms.names.filter(roomId),
+    ...(rooms.encryption === null ? {} : { beforeCommit: rooms.encryption.beforeCommit }),
     settings: {
       selfUserId: config.matrix.user_id, allowedRoomIds: rooms.served, mentionAliases: config.matrix.mention_aliases,
       syncTimeoutMs: config.matrix.sync_timeout_ms, timelineLimit: config.matrix.sync_timeline_limit, gapPageLimit: config.matrix.gap_page_limit,

@@ -7,6 +7,7 @@
 import type { AppConfig } from "../config/types.ts";
 import { errorCode } from "../errors.ts";
 import { scrubSecrets } from "../log/logger.ts";
+import { probeE2ee } from "./preflight-e2ee.ts";
 import { probeLlm } from "./preflight-llm.ts";
 import { probeDatabase, probePandoc } from "./preflight-local.ts";
 import { MATRIX_PROBE_TIMEOUT_MS, probeMatrix, type CheckSession } from "./preflight-matrix.ts";
@@ -16,7 +17,7 @@ import { probeSearch } from "./preflight-search.ts";
 export type { PreflightResult } from "./preflight-result.ts";
 
 /** The probes of `lisa check`, in the order their results are reported. */
-export const PREFLIGHT_CHECKS = ["matrix", "llm", "search", "pandoc", "database"] as const;
+export const PREFLIGHT_CHECKS = ["matrix", "llm", "search", "pandoc", "database", "e2ee"] as const;
 /** The name of one probe. */
 export type PreflightCheckName = (typeof PREFLIGHT_CHECKS)[number];
 
@@ -53,6 +54,8 @@ function defaultBudgetMs(config: AppConfig, name: PreflightCheckName): number {
       return PANDOC_PROBE_TIMEOUT_MS;
     case "database":
       return DATABASE_PROBE_TIMEOUT_MS;
+    case "e2ee":
+      return MATRIX_PROBE_TIMEOUT_MS;
   }
 }
 
@@ -68,6 +71,8 @@ function probeFor(config: AppConfig, name: PreflightCheckName, options: Prefligh
       return (context) => probePandoc(options.pandocExecutable, context);
     case "database":
       return async () => probeDatabase(config);
+    case "e2ee":
+      return (context) => probeE2ee(config, context, options.matrixSession);
   }
 }
 
@@ -99,7 +104,9 @@ function scrubbed(result: PreflightResult, secrets: readonly string[]): Prefligh
  * `PREFLIGHT_CHECKS` order. Never throws.
  */
 export async function runPreflight(config: AppConfig, options: PreflightOptions = {}): Promise<PreflightResult[]> {
-  const names = PREFLIGHT_CHECKS.filter((name) => options.only === undefined || options.only.includes(name));
+  // The e2ee line exists only when encrypted rooms are on: off, the check is as it always was.
+  const names = PREFLIGHT_CHECKS.filter((name) => options.only === undefined || options.only.includes(name))
+    .filter((name) => name !== "e2ee" || config.e2ee.enabled);
   const override = options.timeoutMs === undefined || !Number.isFinite(options.timeoutMs)
     ? undefined
     : Math.min(TIMEOUT_CEILING_MS, Math.max(1, Math.floor(options.timeoutMs)));

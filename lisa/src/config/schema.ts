@@ -139,6 +139,13 @@ const runtimeSchema = v.strictObject({
   log_level: v.optional(v.picklist(LOG_LEVELS), "INFO"),
 });
 
+// Encrypted rooms (issue 33), opt-in: without `enabled = true` nothing of it
+// is loaded and encrypted rooms stay ignored as before.
+const e2eeSchema = v.strictObject({
+  enabled: v.optional(v.boolean(), false),
+  store_passphrase: v.optional(secretRef),
+});
+
 /** The whole configuration file as written by the operator (before secrets resolve). Omitted tables get their defaults. */
 export const fileSchema = v.strictObject({
   matrix: matrixSchema,
@@ -148,6 +155,7 @@ export const fileSchema = v.strictObject({
   search: v.optional(searchSchema, {}),
   web: v.optional(webSchema, {}),
   runtime: runtimeSchema,
+  e2ee: v.optional(e2eeSchema, {}),
 });
 
 /** The known keys of every table, for reporting each unknown key (the schema stops at the first per table). */
@@ -160,6 +168,7 @@ export const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
   search: Object.keys(searchSchema.entries),
   web: Object.keys(webSchema.entries),
   runtime: Object.keys(runtimeSchema.entries),
+  e2ee: Object.keys(e2eeSchema.entries),
 };
 
 /** The parsed configuration file, secrets still as `env:` references. */

@@ -21,6 +21,9 @@ export type WebConfig = Readonly<FileConfig["web"]>;
 /** Process and database settings. */
 export type RuntimeConfig = Readonly<FileConfig["runtime"]>;
 
+/** Encrypted rooms: off unless enabled; when on, the crypto store's passphrase is resolved. */
+export type E2eeConfig = Readonly<Omit<FileConfig["e2ee"], "store_passphrase"> & { store_passphrase: Secret | null }>;
+
 /** The validated, immutable configuration Lisa runs with. */
 export interface AppConfig {
   readonly matrix: MatrixConfig;
@@ -30,6 +33,7 @@ export interface AppConfig {
   readonly search: SearchConfig;
   readonly web: WebConfig;
   readonly runtime: RuntimeConfig;
+  readonly e2ee: E2eeConfig;
   /** Every resolved secret, for the log scrubber and canary checks. */
   readonly secrets: readonly Secret[];
 }

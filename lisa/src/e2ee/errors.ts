@@ -8,6 +8,8 @@ export const E2EE_ERROR_CODES = {
   unreadable: "crypto_store_unreadable",
   /** SQLite refused to open or write the crypto store file (permissions, disk). */
   io: "crypto_store_io",
+  /** The crypto store holds the account of another user or device id than the configuration's. */
+  accountMismatch: "crypto_store_account_mismatch",
 } as const;
 
 /** A failure of the crypto store or the device lifecycle. */

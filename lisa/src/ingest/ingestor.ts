@@ -29,6 +29,14 @@ export interface IngestSettings {
  */
 export type RoomStateObserver = (batch: SyncBatch) => void;
 
+/**
+ * Receives every sync batch after the room observer and before anything of it
+ * is committed, and is awaited (encrypted rooms: the device part goes to the
+ * crypto machine first, so a crash before the commit repeats the batch and
+ * loses no room key). A throw leaves the batch uncommitted.
+ */
+export type BatchPreparer = (batch: SyncBatch, signal: AbortSignal) => Promise<void>;
+
 /** What one sync round did. */
 export type IngestOutcome =
   | { readonly kind: "baseline"; readonly rooms: number }
@@ -48,11 +56,13 @@ export class SyncIngestor {
   readonly #allowed: ReadonlySet<string>;
   readonly #now: () => number;
   readonly #observe: RoomStateObserver;
+  readonly #prepare: BatchPreparer | undefined;
 
   constructor(deps: {
     sync: SyncPort; store: IngestStore; settings: IngestSettings; log: Logger; now?: () => number; observeRooms?: RoomStateObserver;
     /** The candidate filter of a room now (the live mention names); the settings' aliases without it. */
     filterFor?: (roomId: string) => CandidateFilter;
+    beforeCommit?: BatchPreparer;
   }) {
     this.#sync = deps.sync;
     this.#store = deps.store;
@@ -63,6 +73,7 @@ export class SyncIngestor {
     this.#allowed = new Set(deps.settings.allowedRoomIds);
     this.#now = deps.now ?? Date.now;
     this.#observe = deps.observeRooms ?? (() => undefined);
+    this.#prepare = deps.beforeCommit;
   }
 
   /** Performs one `/sync` call and durably records its result before returning. */
@@ -86,6 +97,7 @@ export class SyncIngestor {
       return err(response.error);
     }
     this.#observe(response.value);
+    if (this.#prepare !== undefined) await this.#prepare(response.value, signal);
     if (since === null) return ok(this.#commitBaseline(response.value));
     return this.#commitIncremental(response.value, state.lastSuccessMs, signal);
   }

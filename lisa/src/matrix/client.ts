@@ -6,7 +6,7 @@ import { AuthSession, type AuthStats, type AuthorizedRequest, type ReauthKind } 
 import { MATRIX_CODES } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
 import type {
-  EventContext, EventPage, ForwardHistoryPort, HistoryPort, RawEvent, RoomInspectPort, RoomWritePort, StateEvent, SyncBatch, SyncPort, SyncRequest, WhoAmI,
+  CryptoRequest, CryptoRequestPort, EventContext, EventPage, ForwardHistoryPort, HistoryPort, RawEvent, RoomInspectPort, RoomWritePort, StateEvent, SyncBatch, SyncPort, SyncRequest, WhoAmI,
 } from "./port.ts";
 import { normalizeDirectory, normalizeJoinedRooms, normalizeStateEvent, sectionRoomIds } from "./room-schemas.ts";
 import { clampSetting, resolveRetryPolicy, type RetryOptions, type RetryPolicy, withRetry } from "./retry.ts";
@@ -46,7 +46,7 @@ export interface MatrixClientOptions {
 }
 
 /** Lisa's Matrix client: the sync, history and room-write ports plus the auth lifecycle. */
-export interface MatrixClient extends SyncPort, HistoryPort, ForwardHistoryPort, RoomWritePort, RoomInspectPort {
+export interface MatrixClient extends SyncPort, HistoryPort, ForwardHistoryPort, RoomWritePort, RoomInspectPort, CryptoRequestPort {
   /** Password login with the stable device id, then `/whoami` identity verification. */
   login(signal: AbortSignal): Promise<Result<WhoAmI, MatrixError>>;
   /** `/account/whoami` with the current session. */
@@ -69,6 +69,7 @@ const REQUEST_TIMEOUT = { default: 30_000, min: 1, max: 300_000 } as const;
 const SYNC_MARGIN = { default: 10_000, min: 0, max: 60_000 } as const;
 const RESPONSE_BYTES = { default: 32 * 1024 * 1024, min: 1024, max: 256 * 1024 * 1024 } as const;
 const PAGE_LIMIT_MAX = 1_000;
+const CRYPTO_PATHS = { keys_upload: "upload", keys_query: "query", keys_claim: "claim", signatures_upload: "signatures/upload" } as const;
 
 /** Percent-encodes every path segment. */
 function segments(...parts: string[]): string {
@@ -263,6 +264,17 @@ class HttpMatrixClient implements MatrixClient {
     const rooms = (body.value as { rooms?: { invite?: unknown } } | null)?.rooms;
     const invited = new Set(sectionRoomIds(rooms?.invite));
     return ok(roomIds.filter((roomId) => invited.has(roomId)));
+  }
+
+  cryptoRequest(request: CryptoRequest, signal: AbortSignal): Promise<Result<unknown, MatrixError>> {
+    // Each is safe to repeat: uploads and queries are idempotent, a repeated
+    // claim takes another one-time key, to-device sends carry their txn id.
+    if (request.kind === "to_device") {
+      const path = `${V3}/sendToDevice${segments(request.eventType, request.txnId)}`;
+      return this.#call("send_to_device", { method: "PUT", path, body: request.body, signal, timeoutMs: this.#requestTimeoutMs });
+    }
+    const path = `${V3}/keys/${CRYPTO_PATHS[request.kind]}`;
+    return this.#call(request.kind, { method: "POST", path, body: request.body, signal, timeoutMs: this.#requestTimeoutMs });
   }
 
   logout(signal: AbortSignal): Promise<Result<null, MatrixError>> {

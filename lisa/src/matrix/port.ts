@@ -42,6 +42,31 @@ export interface SyncBatch {
   readonly invitedRoomIds?: readonly string[];
   /** Rooms Lisa left or was removed from (`rooms.leave`). */
   readonly leftRoomIds?: readonly string[];
+  /** This device's end-to-end encryption part of the response; absent when the response has none. */
+  readonly device?: DeviceChanges;
+}
+
+/** The device part of a `/sync` response, as the crypto machine takes it (encrypted rooms only). */
+export interface DeviceChanges {
+  /** `to_device.events`, each an object with `type`, `sender` and `content` (Olm ciphertext, never logged). */
+  readonly toDevice: readonly Readonly<Record<string, unknown>>[];
+  /** `device_lists.changed` and `.left`: users whose devices changed, or who share no encrypted room any more. */
+  readonly changed: readonly string[];
+  readonly left: readonly string[];
+  /** `device_one_time_keys_count`: unclaimed one-time keys on the server, per algorithm. */
+  readonly oneTimeKeyCounts: Readonly<Record<string, number>>;
+  /** `device_unused_fallback_key_types`; absent when the server does not send it. */
+  readonly unusedFallbackKeyTypes?: readonly string[];
+}
+
+/** One request of the crypto machine, sent by the Matrix client with its token, deadline and retries. */
+export type CryptoRequest =
+  | { readonly kind: "keys_upload" | "keys_query" | "keys_claim" | "signatures_upload"; readonly body: unknown }
+  | { readonly kind: "to_device"; readonly eventType: string; readonly txnId: string; readonly body: unknown };
+
+/** The Matrix endpoints of end-to-end encryption: the response body as JSON, for the crypto machine to read. */
+export interface CryptoRequestPort {
+  cryptoRequest(request: CryptoRequest, signal: AbortSignal): Promise<Result<unknown, MatrixError>>;
 }
 
 /** Parameters of one controlled `/sync` call. */

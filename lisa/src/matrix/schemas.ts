@@ -2,6 +2,7 @@ import * as v from "valibot";
 import { err, ok, type Result } from "../errors.ts";
 import { badResponseError, MATRIX_CODES, roomMismatchError } from "./codes.ts";
 import type { MatrixError } from "./errors.ts";
+import { deviceChangesOf } from "./device-schemas.ts";
 import type { EventContext, EventPage, RawEvent, SyncBatch, SyncRoom, WhoAmI } from "./port.ts";
 import { sectionRoomIds, showsEncryption, stateEventsOf } from "./room-schemas.ts";
 import { id, jsonObject, optionalToken, orNull, parseBody } from "./wire.ts";
@@ -146,10 +147,12 @@ export function normalizeSync(body: unknown, onDrop: DropReporter): Result<SyncB
   }
   const invitedRoomIds = sectionRoomIds(parsed.value.rooms?.invite);
   const leftRoomIds = sectionRoomIds(parsed.value.rooms?.leave);
+  const device = deviceChangesOf(body);
   return ok({
     nextBatch: parsed.value.next_batch, rooms,
     ...(invitedRoomIds.length === 0 ? {} : { invitedRoomIds }),
     ...(leftRoomIds.length === 0 ? {} : { leftRoomIds }),
+    ...(device === undefined ? {} : { device }),
   });
 }
 

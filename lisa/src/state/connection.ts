@@ -25,6 +25,11 @@ export class LedgerConnection {
     this.#lock = options.lock;
   }
 
+  /** The instance lock held by this connection (run mode), null read-only. */
+  get lock(): InstanceLock | null {
+    return this.#lock;
+  }
+
   /** A cached prepared statement. */
   stmt(sql: string): StatementSync {
     this.#assertOpen();

@@ -1,4 +1,5 @@
 import type { LedgerConnection } from "./connection.ts";
+import type { InstanceLock } from "./lock.ts";
 import { invalidInput, invalidTransition, STATE_ERROR_CODES } from "./errors.ts";
 import { nextForRoom, nextWakeAtMs, resumeRoomSends, roomsWithWork } from "./queue.ts";
 import { INVOCATION_COLUMNS, PENDING_SQL, toInvocationRow } from "./rows.ts";
@@ -292,6 +293,10 @@ export class SqliteStateStore implements StateStore {
 
   pruneAliasBindings(keep: readonly string[]): number {
     return rooms.pruneAliasBindings(this.#conn, keep);
+  }
+
+  instanceLock(): InstanceLock | null {
+    return this.#conn.lock;
   }
 
   close(): void {

@@ -1,3 +1,4 @@
+import type { InstanceLock } from "./lock.ts";
 // Public shapes of the durable state ledger. All times are
 // milliseconds; server times (origin_server_ts) are named as such.
 
@@ -217,6 +218,8 @@ export interface StateStore {
   bindAlias(alias: string, roomId: string): void;
   /** Forgets bindings of aliases not in `keep`. */
   pruneAliasBindings(keep: readonly string[]): number;
+  /** The instance lock this store holds (run mode), so what lives beside the database opens under the same lock; null read-only. */
+  instanceLock(): InstanceLock | null;
   /** Closes the database and releases the instance lock; safe to call twice. */
   close(): void;
 }

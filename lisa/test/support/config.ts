@@ -10,6 +10,8 @@ export const CANARY = {
   matrixPassword: "canary-matrix-password-7f3a9c",
   llmKey: "canary-llm-key-41b2d8",
   searchKey: "canary-search-key-9e6c15",
+  /** The crypto store passphrase of encrypted rooms (issue 33), set even when e2ee is off. */
+  storePassphrase: "canary-store-passphrase-5d0e27",
 } as const;
 
 /** Environment with every canary secret set. */
@@ -17,11 +19,12 @@ export const CANARY_ENV: Readonly<Record<string, string>> = {
   LISA_MATRIX_PASSWORD: CANARY.matrixPassword,
   LISA_LLM_API_KEY: CANARY.llmKey,
   LISA_SEARCH_API_KEY: CANARY.searchKey,
+  LISA_E2EE_STORE_PASSPHRASE: CANARY.storePassphrase,
 };
 
 type Table = Record<string, unknown>;
 /** Per-section overrides of the test configuration. */
-export type ConfigOverrides = Partial<Record<"matrix" | "llm" | "persona" | "context" | "search" | "web" | "runtime", Table>>;
+export type ConfigOverrides = Partial<Record<"matrix" | "llm" | "persona" | "context" | "search" | "web" | "runtime" | "e2ee", Table>>;
 
 /** A minimal valid configuration as TOML tables (loopback services, canary secrets). */
 export function baseConfigTables(dir: string): Record<string, Table> {

@@ -12,6 +12,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { ControllerClient } from "lapis-ai-controller/client";
+import { noticeFilter, threadLine } from "./present.mjs";
 
 const env = process.env;
 const STATE = env.CHAT_STATE ?? "chat-state.json";
@@ -41,6 +42,8 @@ let threadId = null;
 let turn = null; // { turnId, cancel: boolean }
 let answer = null; // resolves the pending approval question with the next line
 let textOpen = false;
+// The agent's setup notices (Codex's "Model metadata … not found" on every turn) show once per thread per session.
+const firstNotice = noticeFilter();
 
 /** Shows one thread event as it arrives (subscription, no polling). */
 function show({ event }) {
@@ -57,7 +60,7 @@ function show({ event }) {
   const envelope = payload.envelope ?? {};
   if (event.kind === "tool_begin") say(`· tool: ${envelope.title ?? envelope.command ?? event.metadata.kind ?? "call"}`);
   if (event.kind === "tool_end" && envelope.kind === "edit") say(`· changed: ${(envelope.locations ?? []).join(", ") || envelope.title}`);
-  if (event.kind === "diagnostic") say(`· notice (${event.metadata.severity}): ${payload.text ?? ""}`);
+  if (event.kind === "diagnostic" && firstNotice(threadId, event.metadata.severity, payload.text ?? "")) say(`· notice (${event.metadata.severity}): ${payload.text ?? ""}`);
   if (event.kind === "interaction_requested") {
     turn.asks.push(event.metadata.interactionId);
     turn.wake();
@@ -136,7 +139,10 @@ async function command(line) {
   const [name, arg] = line.split(/\s+/);
   if (name === "/new") return newThread();
   if (name === "/threads") {
-    state.threads.forEach((id, i) => say(`${id === threadId ? "*" : " "} ${i + 1}  ${id}`));
+    // Title or first words and last activity come from the controller (a snapshot and a short replay per thread).
+    const overviews = await Promise.all(state.threads.map((id) => client.threads.overview(id).catch((e) => ({ error: e.code ?? e.message }))));
+    const now = Date.now();
+    state.threads.forEach((id, i) => say(threadLine(i, id, overviews[i], id === threadId, now)));
     return;
   }
   if (name === "/resume") {

@@ -7,8 +7,12 @@ import { canonicalKey } from "../canonical-json.ts";
 
 type Primitive = string | number | boolean | null;
 
-/** Canonical keys of the object and array values met during one validation. */
-export type KeyCache = WeakMap<object, string | undefined>;
+/** Canonical keys of the object and array values met during one validation (dropped after it). */
+export interface KeyCache {
+  has(value: object): boolean;
+  get(value: object): string | undefined;
+  set(value: object, key: string | undefined): unknown;
+}
 
 function keyOf(value: object, cache: KeyCache): string | undefined {
   if (cache.has(value)) return cache.get(value);
@@ -50,7 +54,7 @@ function isPrimitive(value: unknown): value is Primitive {
 }
 
 const members = new WeakMap<readonly unknown[], JsonSet>();
-const schemaKeys: KeyCache = new WeakMap();
+const schemaKeys = new WeakMap<object, string | undefined>();
 
 /** The set of a schema's `enum` array, built on its first use. */
 export function enumSet(values: readonly unknown[]): JsonSet {

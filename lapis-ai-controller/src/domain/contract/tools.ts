@@ -6,7 +6,7 @@ import type { Result } from "../errors.ts";
 import { controllerError, err, ok } from "../errors.ts";
 import type { Infer, Schema } from "./schema.ts";
 import { id, mapOf, obj, str, anyJson } from "./schema.ts";
-import { checkSchema } from "./validate.ts";
+import { checkSchema } from "./schema-check.ts";
 
 /** One tool as an application registers it (the input schema is checked by `checkToolDefinitions`). */
 export const TOOL_DEFINITION = obj({
@@ -22,38 +22,43 @@ export type ToolDefinition = Infer<typeof TOOL_DEFINITION>;
 export interface ToolLimits {
   readonly maxToolDescriptionChars: number;
   readonly maxToolSchemaBytes: number;
+  /** Deepest JSON nesting of an input schema, its `default`, `examples`, `enum` and `const` values included. */
+  readonly maxToolSchemaDepth: number;
 }
 
 /** Defaults of the tool bounds (limits.protocol). */
-export const TOOL_LIMIT_DEFAULTS: ToolLimits = { maxToolDescriptionChars: 2048, maxToolSchemaBytes: 16 * 1024 };
+export const TOOL_LIMIT_DEFAULTS: ToolLimits = { maxToolDescriptionChars: 2048, maxToolSchemaBytes: 16 * 1024, maxToolSchemaDepth: 64 };
 /** Hard ceilings in code. */
-export const TOOL_LIMIT_CAPS: ToolLimits = { maxToolDescriptionChars: 16 * 1024, maxToolSchemaBytes: 256 * 1024 };
+export const TOOL_LIMIT_CAPS: ToolLimits = { maxToolDescriptionChars: 16 * 1024, maxToolSchemaBytes: 256 * 1024, maxToolSchemaDepth: 256 };
 /** Fixed structural bounds of an input schema. */
-export const TOOL_SCHEMA_BOUNDS = { maxDepth: 16, maxNodes: 512, maxPatternLength: 256 } as const;
+export const TOOL_SCHEMA_BOUNDS = { maxDepth: 16, maxNodes: 512, maxPatternLength: 256, maxApplicators: 8 } as const;
+
+const refused = (where: string, rule: string) => err(controllerError("invalid_params", { where, rule }));
 
 /**
  * Checks each tool's description and input schema against the bounds and the
  * subset; the schema's root must be `type: "object"`. Names must be distinct.
- * Fails `invalid_params` naming the key path (`tools[i].inputSchema.…`).
+ * Fails `invalid_params` naming the key path (`tools[i].inputSchema.…`) and
+ * the rule that refused (`pattern_ambiguous`, `json_too_deep`, …).
  */
 export function checkToolDefinitions(tools: readonly ToolDefinition[], limits: ToolLimits): Result<readonly ToolDefinition[]> {
   const max = {
     description: Math.min(limits.maxToolDescriptionChars, TOOL_LIMIT_CAPS.maxToolDescriptionChars),
     bytes: Math.min(limits.maxToolSchemaBytes, TOOL_LIMIT_CAPS.maxToolSchemaBytes),
+    depth: Math.min(limits.maxToolSchemaDepth ?? TOOL_LIMIT_DEFAULTS.maxToolSchemaDepth, TOOL_LIMIT_CAPS.maxToolSchemaDepth),
   };
   const names = new Set<string>();
   for (const [i, tool] of tools.entries()) {
     const at = `tools[${i}]`;
-    if (names.has(tool.name)) return err(controllerError("invalid_params", { where: `${at}.name` }));
+    if (names.has(tool.name)) return refused(`${at}.name`, "name_duplicate");
     names.add(tool.name);
-    if (tool.description.length > max.description) return err(controllerError("invalid_params", { where: `${at}.description` }));
-    if (new TextEncoder().encode(JSON.stringify(tool.inputSchema)).length > max.bytes) {
-      return err(controllerError("invalid_params", { where: `${at}.inputSchema` }));
-    }
+    if (tool.description.length > max.description) return refused(`${at}.description`, "description_too_long");
     const schema = tool.inputSchema as Schema;
-    if (schema.type !== "object") return err(controllerError("invalid_params", { where: `${at}.inputSchema.type` }));
-    const failed = checkSchema(schema, TOOL_SCHEMA_BOUNDS);
-    if (failed !== null) return err(controllerError("invalid_params", { where: `${at}.inputSchema${failed === "" ? "" : `.${failed}`}` }));
+    if (schema.type !== "object") return refused(`${at}.inputSchema.type`, "root_not_object");
+    // The walk bounds the nesting first, so encoding the schema below cannot overflow the stack.
+    const failed = checkSchema(schema, { ...TOOL_SCHEMA_BOUNDS, maxJsonDepth: max.depth });
+    if (failed !== null) return refused(`${at}.inputSchema${failed.path === "" ? "" : `.${failed.path}`}`, failed.rule);
+    if (new TextEncoder().encode(JSON.stringify(tool.inputSchema)).length > max.bytes) return refused(`${at}.inputSchema`, "schema_too_large");
   }
   return ok(tools);
 }

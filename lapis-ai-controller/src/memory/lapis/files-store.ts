@@ -203,10 +203,21 @@ export class MarkdownFilesStore implements MemoryRecordStore {
     return this.#rewriteExclusions(partition, (list) => list.filter((e) => e.sha256 !== sha256));
   }
 
+  /** The exclusion-list lock; a held lock is waited for in short steps, at most `exclusionLockMs`. */
+  async #exclusionLock(partition: string): Promise<MemoryResult<MaintenanceLease>> {
+    const ttl = Math.min(this.#limits.exclusionLockMs, this.#limits.maxLeaseMs);
+    const deadline = Date.now() + ttl;
+    for (;;) {
+      const lease = await this.acquireLease(`exclusions.${partition}`, "exclusions", ttl);
+      if (lease.ok || lease.error.code !== "memory_lease_held" || Date.now() >= deadline) return lease;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
   /** Read-modify-write of the exclusion list under a short lease, so two processes never lose each other's entries. */
   async #rewriteExclusions(partition: string, change: (list: ExclusionEntry[]) => ExclusionEntry[]): Promise<MemoryResult<void>> {
     if (!PARTITION_PATTERN.test(partition)) return memoryErr("memory_record_invalid");
-    const lease = await this.acquireLease(`exclusions.${partition}`, "exclusions", this.#limits.exclusionLockMs);
+    const lease = await this.#exclusionLock(partition);
     if (!lease.ok) return lease;
     try {
       const current = await this.exclusions(partition);

@@ -7,7 +7,8 @@ import { METHODS, METHOD_NAMES, type ParamsOf, type ResultOf } from "../../../sr
 import { CLIENT_ERROR_CODES, type ClientErrorCode, type Turn } from "../../../src/domain/contract/sdk-types.ts";
 import { checkToolDefinitions, TOOL_LIMIT_DEFAULTS } from "../../../src/domain/contract/tools.ts";
 import type { JsonValue } from "../../../src/domain/contract/schema.ts";
-import { checkSchema, validate } from "../../../src/domain/contract/validate.ts";
+import { checkSchema } from "../../../src/domain/contract/schema-check.ts";
+import { validate } from "../../../src/domain/contract/validate.ts";
 import { ERROR_CODES } from "../../../src/domain/errors.ts";
 import { INITIAL_SCOPES, SCOPE_MAP } from "../../../src/auth/scopes.ts";
 import { transportLimits } from "../../../src/transport/options.ts";

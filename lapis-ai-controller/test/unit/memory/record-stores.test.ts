@@ -65,3 +65,34 @@ test("P-MEM-04 the files store reads an unparsable record as revision 0 and refu
   assert.deepEqual(await store.list("user"), { ok: false, error: { code: "memory_limit_exceeded", retryable: false } });
   assert.throws(() => new MarkdownFilesStore(root, { limits: { maxRecordBytes: 10 * 1024 * 1024 } }), RangeError);
 });
+
+test("P-MEM-04 a broken or expired lease file is taken over; a live one in another store is not", async (t) => {
+  const root = tempDir(t, "aic-mem-");
+  let clock = Date.parse("2026-03-01T00:00:00.000Z");
+  const a = new MarkdownFilesStore(root, { now: () => clock });
+  const b = new MarkdownFilesStore(root, { now: () => clock });
+  mkdirSync(join(root, "_leases"), { recursive: true });
+  writeFileSync(join(root, "_leases", "consolidate.user.lease"), "not json\n");
+  const first = await a.acquireLease("consolidate.user", "a", 5_000);
+  assert.ok(first.ok, "an unreadable lease file counts as expired");
+  assert.deepEqual(await b.acquireLease("consolidate.user", "b", 5_000), { ok: false, error: { code: "memory_lease_held", retryable: true } });
+  clock += 5_001;
+  const second = await b.acquireLease("consolidate.user", "b", 5_000);
+  assert.ok(second.ok, "an expired lease is taken over by another store");
+  assert.deepEqual(await first.value.check(), { ok: false, error: { code: "memory_lease_lost", retryable: false } });
+  assert.deepEqual(readdirSync(join(root, "_leases")), ["consolidate.user.lease"], "no aside files are left");
+});
+
+test("P-MEM-04 exclusion writes from two stores over one directory are both kept", async (t) => {
+  const root = tempDir(t, "aic-mem-");
+  const a = new MarkdownFilesStore(root);
+  const b = new MarkdownFilesStore(root);
+  const entry = (c: string) => ({ sha256: c.repeat(64), recordId: `ep-${c}`, at: "2026-03-01T00:00:00.000Z" });
+  const held = await a.acquireLease("exclusions.user", "someone", 200);
+  assert.ok(held.ok);
+  setTimeout(() => void held.value.release(), 60);
+  // b waits for the lock in short steps instead of failing or losing a's entry.
+  const results = await Promise.all([b.addExclusion("user", entry("e")), a.addExclusion("user", entry("f"))]);
+  assert.deepEqual(results, [{ ok: true, value: undefined }, { ok: true, value: undefined }]);
+  assert.deepEqual((await b.exclusions("user")), { ok: true, value: [entry("e"), entry("f")] });
+});

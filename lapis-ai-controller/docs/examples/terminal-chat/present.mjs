@@ -1,0 +1,47 @@
+// How the terminal chat words things, apart from its I/O so it can be
+// tested: one `/threads` line per thread, and a filter that lets the agent's
+// notices about its setup (Codex's "Model metadata … not found") through once
+// per thread per session instead of on every turn.
+
+/** "just now", "42 s ago", "5 min ago", "3 h ago", "2 d ago" from `at` to `now` (ms since the epoch). */
+export function ago(at, now) {
+  const s = Math.max(0, Math.floor((now - at) / 1000));
+  if (s < 5) return "just now";
+  if (s < 60) return `${s} s ago`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86_400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86_400)} d ago`;
+}
+
+/**
+ * One `/threads` line: `*` and `(current)` on the open thread, its number,
+ * its id, its title or first words, and its last activity.
+ * `overview` is `client.threads.overview(id)`, or `{ error }` when it failed.
+ */
+export function threadLine(index, threadId, overview, current, now) {
+  const head = `${current ? "*" : " "} ${index + 1}  ${threadId}`;
+  const tail = current ? "  (current)" : "";
+  if (overview.error !== undefined) return `${head}  (unavailable: ${overview.error})${tail}`;
+  const name = overview.title ?? (overview.firstWords === null ? "(no messages yet)" : `"${overview.firstWords}"`);
+  const when = overview.lastActivityAt === null ? "no activity" : `last active ${ago(overview.lastActivityAt, now)}`;
+  return `${head}  ${name}  · ${when}${overview.busy ? ", a turn is running" : ""}${tail}`;
+}
+
+/** Most distinct notices remembered per session (the oldest is forgotten first). */
+export const NOTICE_MEMORY = { default: 1000, max: 10_000 };
+
+/**
+ * Returns `shouldShow(threadId, severity, text)`: true the first time a
+ * thread gets a notice in this session, false on its repeats.
+ */
+export function noticeFilter(limit = NOTICE_MEMORY.default) {
+  const cap = Math.min(NOTICE_MEMORY.max, Math.max(1, Math.floor(limit)));
+  const seen = new Set();
+  return (threadId, severity, text) => {
+    const key = JSON.stringify([threadId, severity, text]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    if (seen.size > cap) seen.delete(seen.values().next().value);
+    return true;
+  };
+}

@@ -1,0 +1,148 @@
+// This device's end-to-end encryption: the OlmMachine on the crypto store,
+// the stable device id of the configuration (the same one every login uses),
+// its outgoing requests (key upload, key query, key claim, to-device,
+// signature upload) sent through Lisa's Matrix client with a deadline each,
+// and the device part of every sync response fed in before that response is
+// committed, so a crash between the two repeats it rather than losing it.
+
+import * as sdk from "@matrix-org/matrix-sdk-crypto-wasm";
+import { err, ok, StateStoreError, type Result } from "../errors.ts";
+import type { Logger } from "../log/logger.ts";
+import type { CryptoRequest, CryptoRequestPort, DeviceChanges } from "../matrix/port.ts";
+import { E2EE_ERROR_CODES, E2eeError } from "./errors.ts";
+import type { CryptoStore } from "./store.ts";
+
+/** Deadline of one crypto request including the client's retries (default 60 s, 1 s - 300 s). */
+export const CRYPTO_REQUEST_DEADLINE = { default: 60_000, min: 1_000, max: 300_000 } as const;
+/** Rounds of `outgoingRequests` per flush: answering one request may queue another (a query after an upload). */
+const MAX_FLUSH_ROUNDS = 8;
+
+export interface DeviceDeps {
+  readonly userId: string;
+  readonly deviceId: string;
+  readonly store: CryptoStore;
+  readonly http: CryptoRequestPort;
+  readonly log: Logger;
+  readonly requestDeadlineMs?: number;
+}
+
+/** What one flush did: requests answered, and the code of the first that failed (it is sent again next time). */
+export interface FlushOutcome {
+  readonly sent: number;
+  readonly failed: string | null;
+}
+
+export interface IdentityKeys {
+  readonly curve25519: string;
+  readonly ed25519: string;
+}
+
+type Outgoing = Awaited<ReturnType<sdk.OlmMachine["outgoingRequests"]>>[number];
+
+function toCryptoRequest(request: Outgoing): CryptoRequest | null {
+  const body = JSON.parse(request.body) as unknown;
+  switch (request.type) {
+    case sdk.RequestType.KeysUpload: return { kind: "keys_upload", body };
+    case sdk.RequestType.KeysQuery: return { kind: "keys_query", body };
+    case sdk.RequestType.KeysClaim: return { kind: "keys_claim", body };
+    case sdk.RequestType.SignatureUpload: return { kind: "signatures_upload", body };
+    case sdk.RequestType.ToDevice: {
+      const toDevice = request as sdk.ToDeviceRequest;
+      return { kind: "to_device", eventType: toDevice.event_type, txnId: toDevice.txn_id, body };
+    }
+    // Room messages (interactive verification) and key backups: Lisa starts neither.
+    default: return null;
+  }
+}
+
+let wasmReady: Promise<void> | undefined;
+
+/** The running OlmMachine of Lisa's device. */
+export class E2eeDevice {
+  readonly machine: sdk.OlmMachine;
+  readonly #deps: DeviceDeps;
+  readonly #deadlineMs: number;
+  #flushing: Promise<FlushOutcome> = Promise.resolve({ sent: 0, failed: null });
+
+  private constructor(machine: sdk.OlmMachine, deps: DeviceDeps) {
+    this.machine = machine;
+    this.#deps = deps;
+    const asked = deps.requestDeadlineMs ?? CRYPTO_REQUEST_DEADLINE.default;
+    this.#deadlineMs = Math.min(CRYPTO_REQUEST_DEADLINE.max, Math.max(CRYPTO_REQUEST_DEADLINE.min, asked));
+  }
+
+  /** Opens the OlmMachine of `deviceId` on the crypto store (a new account the first time, the stored one after). */
+  static async start(deps: DeviceDeps): Promise<Result<E2eeDevice, E2eeError>> {
+    wasmReady ??= sdk.initAsync();
+    await wasmReady;
+    let machine: sdk.OlmMachine;
+    try {
+      machine = await sdk.OlmMachine.initialize(new sdk.UserId(deps.userId), new sdk.DeviceId(deps.deviceId), deps.store.storeName);
+    } catch (error) {
+      // The store holds another account (user or device changed in the configuration).
+      return err(new E2eeError(E2EE_ERROR_CODES.accountMismatch,
+        "the crypto store belongs to another user or device id; keep matrix.user_id and matrix.device_id, or move the store aside", { cause: error }));
+    }
+    const device = new E2eeDevice(machine, deps);
+    device.#checkStore();
+    return ok(device);
+  }
+
+  identityKeys(): IdentityKeys {
+    const keys = this.machine.identityKeys;
+    return { curve25519: keys.curve25519.toBase64(), ed25519: keys.ed25519.toBase64() };
+  }
+
+  /**
+   * Feeds one sync response's device part to the machine (to-device events,
+   * device lists, one-time key counts, fallback key types), before any of the
+   * response's room events are read or its position committed.
+   */
+  async receiveSync(changes: DeviceChanges | undefined): Promise<void> {
+    if (changes === undefined) return;
+    const lists = new sdk.DeviceLists(changes.changed.map((u) => new sdk.UserId(u)), changes.left.map((u) => new sdk.UserId(u)));
+    const counts = new Map(Object.entries(changes.oneTimeKeyCounts));
+    const fallback = changes.unusedFallbackKeyTypes === undefined ? undefined : new Set(changes.unusedFallbackKeyTypes);
+    const processed = await this.machine.receiveSyncChanges(JSON.stringify(changes.toDevice), lists, counts, fallback);
+    this.#checkStore();
+    if (processed.length > 0) this.#deps.log.debug("e2ee_to_device_received", { events: processed.length });
+  }
+
+  /** Sends every outgoing request of the machine (one flush at a time); a failed one is retried by the next flush. */
+  flush(signal: AbortSignal): Promise<FlushOutcome> {
+    const next = this.#flushing.then(() => this.#flushOnce(signal));
+    this.#flushing = next.catch(() => ({ sent: 0, failed: null }));
+    return next;
+  }
+
+  async #flushOnce(signal: AbortSignal): Promise<FlushOutcome> {
+    let sent = 0;
+    for (let round = 0; round < MAX_FLUSH_ROUNDS && !signal.aborted; round += 1) {
+      const requests = (await this.machine.outgoingRequests()).map((r) => ({ r, request: toCryptoRequest(r) })).filter((x) => x.request !== null);
+      if (requests.length === 0) break;
+      for (const { r, request } of requests) {
+        if (request === null) continue;
+        const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.#deadlineMs)]);
+        const response = await this.#deps.http.cryptoRequest(request, deadline);
+        if (!response.ok) {
+          this.#deps.log.warn("e2ee_request_failed", { kind: request.kind, code: response.error.code });
+          return { sent, failed: response.error.code };
+        }
+        if (r.id !== undefined) await this.machine.markRequestAsSent(r.id, r.type, JSON.stringify(response.value ?? {}));
+        this.#checkStore();
+        sent += 1;
+      }
+    }
+    return { sent, failed: null };
+  }
+
+  // The store's file is behind its memory after a failed write: keys made now could be lost at the next start.
+  #checkStore(): void {
+    const failure = this.#deps.store.failure();
+    if (failure !== undefined) throw new StateStoreError(failure.code, "the crypto store could not be written", { cause: failure });
+  }
+
+  close(): void {
+    this.machine.close();
+  }
+}

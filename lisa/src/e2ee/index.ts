@@ -1,0 +1,86 @@
+// Encrypted rooms, opt-in (issue 33). The service loads this module only when
+// `e2ee.enabled` is true, so without it neither the crypto library nor the
+// in-memory IndexedDB is ever loaded.
+
+import type { Secret } from "../config/secret.ts";
+import { err, ok, type Result } from "../errors.ts";
+import type { Logger } from "../log/logger.ts";
+import type { CryptoRequestPort, SyncBatch } from "../matrix/port.ts";
+import type { InstanceLock } from "../state/lock.ts";
+import { E2eeDevice, type IdentityKeys } from "./device.ts";
+import type { E2eeError } from "./errors.ts";
+import { openCryptoStore } from "./store.ts";
+
+export { E2EE_ERROR_CODES, E2eeError } from "./errors.ts";
+export { cryptoStorePathFor } from "./store.ts";
+
+export interface EncryptionDeps {
+  readonly lock: InstanceLock;
+  readonly databasePath: string;
+  readonly passphrase: Secret;
+  readonly userId: string;
+  readonly deviceId: string;
+  readonly http: CryptoRequestPort;
+  readonly log: Logger;
+  readonly signal: AbortSignal;
+}
+
+/** Lisa's running device: what the sync loop feeds, and its public identity. */
+export interface Encryption {
+  readonly device: E2eeDevice;
+  identityKeys(): IdentityKeys;
+  /** For the sync ingestor: the batch's device part to the machine, then its outgoing requests sent, before the commit. */
+  beforeCommit(batch: SyncBatch, signal: AbortSignal): Promise<void>;
+  close(): void;
+}
+
+/**
+ * The identity keys in the crypto store, for `lisa check`: opens the store
+ * under `lock`, reads the account's public keys, closes it. Sends nothing.
+ */
+export async function readStoredIdentity(deps: Omit<EncryptionDeps, "http" | "signal">): Promise<Result<IdentityKeys, E2eeError>> {
+  const store = await openCryptoStore(deps.lock, deps.databasePath, deps.passphrase);
+  if (!store.ok) return store;
+  try {
+    const started = await E2eeDevice.start({ userId: deps.userId, deviceId: deps.deviceId, store: store.value, http: NO_REQUESTS, log: deps.log });
+    if (!started.ok) return started;
+    const keys = started.value.identityKeys();
+    started.value.close();
+    return ok(keys);
+  } finally {
+    store.value.close();
+  }
+}
+
+const NO_REQUESTS: CryptoRequestPort = {
+  cryptoRequest: () => {
+    throw new Error("reading the stored identity sends no request");
+  },
+};
+
+/** Opens the crypto store, starts the device and sends its first requests (key upload); a failed send is retried by the next sync. */
+export async function startEncryption(deps: EncryptionDeps): Promise<Result<Encryption, E2eeError>> {
+  const store = await openCryptoStore(deps.lock, deps.databasePath, deps.passphrase);
+  if (!store.ok) return store;
+  const started = await E2eeDevice.start({ userId: deps.userId, deviceId: deps.deviceId, store: store.value, http: deps.http, log: deps.log });
+  if (!started.ok) {
+    store.value.close();
+    return err(started.error);
+  }
+  const device = started.value;
+  const first = await device.flush(deps.signal);
+  // Identity keys are public (they are what a member compares when verifying the device).
+  deps.log.info("e2ee_device_ready", { ed25519: device.identityKeys().ed25519, requests_sent: first.sent, request_failed: first.failed });
+  return ok({
+    device,
+    identityKeys: () => device.identityKeys(),
+    async beforeCommit(batch, signal) {
+      await device.receiveSync(batch.device);
+      await device.flush(signal);
+    },
+    close() {
+      device.close();
+      store.value.close();
+    },
+  });
+}
