@@ -29,3 +29,6 @@ export type { Inspection, MemorySummary, RevisionView } from "./lapis/inspect.ts
 export type { SearchInput, SearchOutcome } from "./lapis/search.ts";
 export { contentHash, formatRef, parseRef, VAULT_LIMIT_CAPS, VAULT_LIMIT_DEFAULTS, type MemoryRef, type VaultLimits, type VaultOptions } from "./lapis/vault-context.ts";
 export { VaultMemory } from "./lapis/vault.ts";
+// The pinned native embedding provider (opt-in: the optional peer onnxruntime-node, ~180 MB RSS; docs/memory-embeddings.md)
+export { createNativeEmbeddingProvider, NATIVE_LIMITS, type NativeEmbeddingError, type NativeEmbeddingOptions, type NativeEmbeddingProvider } from "./native/provider.ts";
+export { NATIVE_MODEL, type ModelFilesError } from "./native/model-files.ts";
