@@ -67,15 +67,28 @@ function isPunctuation(ch: string, cp: number): boolean {
 
 /**
  * Splits text into BERT's basic tokens (before WordPiece), calling `take` for
- * each; stops when `take` answers false.
+ * each; stops when `take` answers false. As BERT does: clean the text, put
+ * spaces around CJK ideographs, split on whitespace, then lower-case each
+ * chunk one character at a time (as the model's reference tokenizer does, so
+ * a capital sigma becomes σ even at a word's end), strip its accents (NFD,
+ * non-spacing marks dropped) and split it on punctuation.
  */
 function basicTokens(text: string, take: (word: string) => boolean): void {
-  let word = "";
+  let chunk = "";
   const flush = (): boolean => {
-    if (word === "") return true;
-    const done = word;
-    word = "";
-    return take(done);
+    if (chunk === "") return true;
+    const done = Array.from(chunk, (c) => c.toLowerCase()).join("").normalize("NFD").replace(MARK, "");
+    chunk = "";
+    let word = "";
+    for (const ch of done) {
+      if (isPunctuation(ch, ch.codePointAt(0) ?? 0)) {
+        if ((word !== "" && !take(word)) || !take(ch)) return false;
+        word = "";
+      } else {
+        word += ch;
+      }
+    }
+    return word === "" || take(word);
   };
   for (const raw of text) {
     const cp = raw.codePointAt(0) ?? 0;
@@ -90,15 +103,7 @@ function basicTokens(text: string, take: (word: string) => boolean): void {
       if (!flush() || !take(raw.normalize("NFD"))) return;
       continue;
     }
-    // Lower case, then strip accents (NFD, drop non-spacing marks); a character may expand.
-    for (const ch of raw.toLowerCase().normalize("NFD").replace(MARK, "")) {
-      const c = ch.codePointAt(0) ?? 0;
-      if (isPunctuation(ch, c)) {
-        if (!flush() || !take(ch)) return;
-      } else {
-        word += ch;
-      }
-    }
+    chunk += raw;
   }
   flush();
 }

@@ -1,12 +1,17 @@
 // The native embedding provider's tokenizer (P-MEM-08): BERT's uncased basic
 // tokenizer and WordPiece, over a small vocabulary written here, so each
-// expected token is visible in the test.
+// expected token is visible in the test; then over the model's real
+// vocabulary against ids the model's own reference tokenizer produced
+// (test/fixtures/native-tokenizer-reference.json).
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
 import { encode, idsToTokens, parseVocab, type WordPieceVocab } from "../../../src/memory/native/wordpiece.ts";
+import { nativeModelDir } from "../../support/native-model.ts";
 
 const TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world", ",", "!", ".", "$", "5", "00", "un", "##aff", "##able",
-  "cafe", "naive", "中", "文", "\u8c48", "play", "##ing", "##s", "a", "b", "-", "'", "it", "s", "é"];
+  "cafe", "naive", "中", "文", "\u8c48", "play", "##ing", "##s", "a", "b", "-", "'", "it", "s", "é", "\u03bf\u03b4\u03bf\u03c3", "\u03c3\u03bf\u03c6\u03bf\u03c3"];
 const VOCAB = parseVocab(TOKENS.join("\n") + "\n") as WordPieceVocab;
 const tokens = (text: string, max = 64) => idsToTokens(encode(text, VOCAB, max).ids, VOCAB);
 
@@ -23,6 +28,8 @@ test("P-MEM-08 native tokenizer: lower case, accents stripped, punctuation split
   assert.deepEqual(tokens("$5.00"), ["[CLS]", "$", "5", ".", "00", "[SEP]"]);
   assert.deepEqual(tokens("it's a-b"), ["[CLS]", "it", "'", "s", "a", "-", "b", "[SEP]"]);
   assert.deepEqual(tokens(""), ["[CLS]", "[SEP]"]);
+  // Lower-cased one character at a time, as the model's reference tokenizer does: no final-sigma form.
+  assert.deepEqual(tokens("\u039f\u0394\u039f\u03a3 \u03a3\u039f\u03a6\u039f\u03a3!"), ["[CLS]", "\u03bf\u03b4\u03bf\u03c3", "\u03c3\u03bf\u03c6\u03bf\u03c3", "!", "[SEP]"]);
 });
 
 test("P-MEM-08 native tokenizer: whitespace and control characters separate or vanish", () => {
@@ -53,4 +60,17 @@ test("P-MEM-08 native tokenizer: truncation keeps [CLS] first pieces [SEP] withi
   assert.deepEqual(idsToTokens(pieces.ids, VOCAB), ["[CLS]", "un", "##aff", "[SEP]"], "a word's pieces are cut too");
   assert.equal(encode("hello world", VOCAB, 4).truncated, false, "exactly at the limit is not truncated");
   assert.equal(encode("hello world", VOCAB, 2).ids.length, 2);
+});
+
+test("P-MEM-08 native tokenizer: the model's real vocabulary gives exactly the reference tokenizer's ids (scripts, accents, emoji, controls, truncation)", () => {
+  const vocab = parseVocab(readFileSync(join(nativeModelDir(), "vocab.txt"), "utf8"));
+  assert.ok(vocab !== null);
+  assert.equal(vocab.ids.size, 30522);
+  const reference = JSON.parse(readFileSync(join(import.meta.dirname, "..", "..", "fixtures", "native-tokenizer-reference.json"), "utf8")) as {
+    cases: { text: string; ids: number[]; maxTokens?: number }[];
+  };
+  assert.ok(reference.cases.length >= 30);
+  for (const { text, ids, maxTokens } of reference.cases) {
+    assert.deepEqual(encode(text, vocab, maxTokens ?? 100_000).ids, ids, JSON.stringify(text).slice(0, 80));
+  }
 });
