@@ -166,7 +166,8 @@ function nativeProvider(ort: OrtModule, session: OrtSession, vocab: WordPieceVoc
       if (texts.some((t) => typeof t !== "string")) return Promise.resolve(memoryErr("embedding_failed"));
       const run = queue.then(() => (closed ? memoryErr("embedding_failed") : embedAll(texts, signal)));
       queue = run.catch(() => undefined);
-      return run;
+      // The caller's signal is its deadline: an abort answers at once, even while waiting for the queue.
+      return untilAborted(run, signal);
     },
     async close() {
       if (closed) return;
@@ -175,4 +176,24 @@ function nativeProvider(ort: OrtModule, session: OrtSession, vocab: WordPieceVoc
       await session.release().catch(() => undefined);
     },
   };
+}
+
+/** `work`, or `embedding_failed` (retryable) as soon as `signal` aborts, whichever comes first. */
+function untilAborted(work: Promise<MemoryResult<Float32Array[]>>, signal: AbortSignal): Promise<MemoryResult<Float32Array[]>> {
+  const aborted = memoryErr("embedding_failed", true);
+  if (signal.aborted) return Promise.resolve(aborted);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(aborted);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }

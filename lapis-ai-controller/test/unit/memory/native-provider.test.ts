@@ -113,6 +113,21 @@ test("P-MEM-08 native provider: limits and aborts are values with stable codes, 
   }
 });
 
+test("P-MEM-08 native provider: an abort while waiting behind another call answers at once; the queue goes on", async () => {
+  const long = Array.from({ length: 64 }, (_, i) => `${i} ${"a long memory about the garden and the weather ".repeat(40)}`);
+  const first = provider.embed(long, live());
+  const waiting = new AbortController();
+  const second = provider.embed(["queued behind the long call"], waiting.signal);
+  let firstDone = false;
+  void first.then(() => (firstDone = true));
+  setTimeout(() => waiting.abort(), 5);
+  assert.deepEqual(await second, { ok: false, error: { code: "embedding_failed", retryable: true } });
+  assert.equal(firstDone, false, "the aborted caller did not wait for the call ahead of it");
+  const done = await first;
+  assert.ok(done.ok && done.value.length === 64);
+  assert.equal((await vectors(["after the abort"])).length, 1);
+});
+
 test("P-MEM-08 native provider: a missing model folder is native_model_missing naming the file", async () => {
   const created = await createNativeEmbeddingProvider({ modelDir: "/nonexistent/embeddings" });
   assert.deepEqual(created, { ok: false, error: { code: "native_model_missing", retryable: false, file: "vocab.txt" } });
