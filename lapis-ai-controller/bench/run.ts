@@ -2,12 +2,13 @@
 // row of the controller's cost table beside its same-run baseline, ratio and
 // goal. `--quick` is CI's smoke (fewer turns, smaller sizes); `--only=` picks
 // rows by name: turns, native, approval, workspaces, replay, fanout, startup,
-// memory, memory-recall, memory-group, validation; `--group-commit=1,64` runs
-// them once per serve `groupCommitMax` in one run.
+// memory, memory-recall, memory-group, embeddings, validation;
+// `--group-commit=1,64` runs them once per serve `groupCommitMax` in one run.
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
 import { type BenchContext, parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
 import { approvalRows } from "./rows/approval.ts";
+import { embeddingRows } from "./rows/embeddings.ts";
 import { fanoutRows } from "./rows/fanout.ts";
 import { memoryGroupRows } from "./rows/memory-group.ts";
 import { memoryRows } from "./rows/memory.ts";
@@ -31,6 +32,7 @@ const ROWS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   "memory-recall": recallRows,
   validation: validationRows,
   "memory-group": memoryGroupRows,
+  embeddings: embeddingRows,
 };
 
 const args = parseArgs(process.argv.slice(2));

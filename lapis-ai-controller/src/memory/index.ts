@@ -31,3 +31,6 @@ export { contentHash, formatRef, parseRef, VAULT_LIMIT_CAPS, VAULT_LIMIT_DEFAULT
 export { VaultMemory } from "./lapis/vault.ts";
 export { vaultMemoryHandlers, VaultEndpointFailure, WIRE_MAX_SOURCES, type VaultEndpointOptions } from "./lapis/endpoint.ts";
 export type { RecordLocation } from "./lapis/search.ts";
+// The pinned native embedding provider (opt-in: the optional peer onnxruntime-node, ~180 MB RSS; docs/memory-embeddings.md)
+export { createNativeEmbeddingProvider, NATIVE_LIMITS, type NativeEmbeddingError, type NativeEmbeddingOptions, type NativeEmbeddingProvider } from "./native/provider.ts";
+export { NATIVE_MODEL, type ModelFilesError } from "./native/model-files.ts";
