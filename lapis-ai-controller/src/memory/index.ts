@@ -12,7 +12,7 @@ export {
 } from "./ports.ts";
 // Shared ranking and redaction screening
 export { compareRanked, compareRecency, fuseRrf, rankLexical, RRF_K, tokenize, type LexicalOptions, type RankDocument, type Ranked } from "./ranking.ts";
-export { checkCandidateText, hasReservedMarker, OMITTED_MARKER, REDACTED_MARKER, scanMemoryTexts, screenCandidates, type ScreenedCandidates } from "./redaction.ts";
+export { carriesRecalledTag, checkCandidateText, hasReservedMarker, OMITTED_MARKER, REDACTED_MARKER, scanMemoryTexts, screenCandidates, type ScreenedCandidates } from "./redaction.ts";
 // The vault profile
 export {
   EPISODE_FIELDS, EPISODE_SCHEMA, episodeText, parseEpisode, serializeEpisode, writeEpisode,

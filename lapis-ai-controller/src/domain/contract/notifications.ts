@@ -32,8 +32,10 @@ export type NotificationName = keyof typeof NOTIFICATIONS;
 /** The params of a notification. */
 export type NotificationParams<N extends NotificationName> = Infer<(typeof NOTIFICATIONS)[N]["params"]>;
 
-/** The operations of `endpoint.invoke`. */
-export const ENDPOINT_OPERATIONS = ["tool", "capture.begin", "capture.finish", "context", "preparation", ...MEMORY_OPERATION_NAMES] as const;
+/** The operations of `endpoint.invoke` (a `preparation` endpoint is asked with `prepare`). */
+export const ENDPOINT_OPERATIONS = ["tool", "capture.begin", "capture.finish", "context", "prepare", ...MEMORY_OPERATION_NAMES] as const;
+/** One operation of `endpoint.invoke`. */
+export type EndpointOperation = (typeof ENDPOINT_OPERATIONS)[number];
 
 /** The service's request to the connection that registered an endpoint. */
 export const ENDPOINT_INVOKE = {
