@@ -12,7 +12,7 @@ export {
 } from "./ports.ts";
 // Shared ranking and redaction screening
 export { compareRanked, compareRecency, fuseRrf, rankLexical, RRF_K, termStats, tokenize, type LexicalOptions, type RankDocument, type Ranked, type TermStats } from "./ranking.ts";
-export { checkCandidateText, hasReservedMarker, OMITTED_MARKER, REDACTED_MARKER, scanMemoryTexts, screenCandidates, type ScreenedCandidates } from "./redaction.ts";
+export { carriesRecalledTag, checkCandidateText, hasReservedMarker, OMITTED_MARKER, REDACTED_MARKER, scanMemoryTexts, screenCandidates, type ScreenedCandidates } from "./redaction.ts";
 // The vault profile
 export {
   EPISODE_FIELDS, EPISODE_SCHEMA, episodeText, parseEpisode, serializeEpisode, writeEpisode,

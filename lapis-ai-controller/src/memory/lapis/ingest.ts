@@ -1,11 +1,12 @@
 // Ingest: a new memory becomes an episode document. Refused before anything
-// is written: content that came out of recall (it is never stored again),
+// is written: content that came out of recall (origin recall, or text in the
+// service's recalled-memory tag; it is never stored again),
 // content a forget excluded, text or source refs carrying reserved markers,
 // and text the redaction port would change. Text already stored in the
 // partition is not stored twice: the existing record is answered.
 import { RECALLED_MEMORY_TAG } from "../../domain/memory-candidates.ts";
 import { memoryErr, memoryOk, type MemoryResult, type MemorySource } from "../ports.ts";
-import { hasReservedMarker, scanMemoryTexts } from "../redaction.ts";
+import { carriesRecalledTag, hasReservedMarker, scanMemoryTexts } from "../redaction.ts";
 import { isSha256, isSourceRef, TAG_PATTERN, type Episode } from "./episode.ts";
 import { PARTITION_PATTERN } from "./store-rules.ts";
 import { contentHash, derive, formatRef, writeChecked, type VaultContext } from "./vault-context.ts";
@@ -49,8 +50,8 @@ export async function ingest(ctx: VaultContext, input: IngestInput): Promise<Mem
   const text = input.text.replace(/(?:\r?\n)+$/, "");
   if (text.trim() === "") return memoryErr("memory_record_invalid");
   if (text.length > ctx.limits.maxTextChars) return memoryErr("memory_limit_exceeded");
-  // A rendered recall block pasted back is recalled content too.
-  if (text.includes(`<${RECALLED_MEMORY_TAG}`) || text.includes(`</${RECALLED_MEMORY_TAG}`)) return memoryErr("memory_recalled_content");
+  // Text (or a source ref) holding the service's recalled-memory tag is recall output pasted back: never stored again.
+  if (carriesRecalledTag(text) || (input.sources ?? []).some((s) => carriesRecalledTag(s.ref))) return memoryErr("memory_recalled_content");
   if (hasReservedMarker(text)) return memoryErr("candidate_rejected");
   const sources = normalizeSources(input.sources ?? [], ctx.limits.maxSources);
   if (!sources.ok) return sources;
