@@ -4,7 +4,6 @@
 // content a forget excluded, text or source refs carrying reserved markers,
 // and text the redaction port would change. Text already stored in the
 // partition is not stored twice: the existing record is answered.
-import { RECALLED_MEMORY_TAG } from "../../domain/memory-candidates.ts";
 import { memoryErr, memoryOk, type MemoryResult, type MemorySource } from "../ports.ts";
 import { carriesRecalledTag, hasReservedMarker, scanMemoryTexts } from "../redaction.ts";
 import { isSha256, isSourceRef, TAG_PATTERN, type Episode } from "./episode.ts";
