@@ -10,9 +10,10 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import type { ControllerClient } from "../../src/client.ts";
+import { sessionBindingKey } from "../../src/execution/acp-executor.ts";
 import { startAgentServe, type AgentServe } from "../support/agent-serve.ts";
 import { FAKE_KEY_ENV } from "../support/codex-home.ts";
-import { escalated } from "../support/codex-native-fixture.ts";
+import { escalated, nativeFixture, prepared } from "../support/codex-native-fixture.ts";
 import { readDb, waitTurn } from "../support/engine-serve.ts";
 import { processesWithEnv, procText } from "../support/proc-tree.ts";
 
@@ -82,11 +83,16 @@ function setIdentity(serve: AgentServe, identity: { name: string; email: string 
   writeFileSync(serve.configPath, JSON.stringify(config), { mode: 0o600 });
 }
 
+function hasIdentity(environ: string, id: { name: string; email: string }): boolean {
+  const vars = environ.split("\0");
+  return ["AUTHOR", "COMMITTER"].every((who) => vars.includes(`GIT_${who}_NAME=${id.name}`) && vars.includes(`GIT_${who}_EMAIL=${id.email}`));
+}
+
 /** The identity is in the agent's environment only: no argv of any agent process, no repository config. */
-function assertOnlyInEnv(serve: AgentServe, identity: { email: string }): void {
+function assertOnlyInEnv(serve: AgentServe, identity: { name: string; email: string }): void {
   const agents = processesWithEnv(`CODEX_HOME=${serve.home.codexHome}`);
   assert.ok(agents.length >= 1, "the agent runs");
-  assert.ok(agents.some((pid) => procText(pid, "environ").split("\0").includes(`GIT_COMMITTER_EMAIL=${identity.email}`)));
+  assert.ok(agents.some((pid) => hasIdentity(procText(pid, "environ"), identity)));
   for (const pid of agents) assert.equal(procText(pid, "cmdline").includes(identity.email), false, "never in argv");
   assert.equal(readFileSync(join(serve.home.workspace, ".git", "config"), "utf8").includes(identity.email), false, "never in the repository config");
 }
@@ -134,4 +140,22 @@ test("P-PRV-05 codex-acp: an approved git commit carries the provider's vcsIdent
   const providers = { codex: { agent: "codex", mode: "read-only", vcsIdentity: ANN, envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV], setupTimeoutMs: 60_000, killGraceMs: 3_000 } };
   const serve = await startAgentServe(t, [], { providers, limits: { turns: { interactionDeadlineMs: 120_000 } } });
   await identityScenario(serve, /^approved$|allow/);
+});
+
+test("P-PRV-05 native executor: a live session with another identity is replaced, never continued, and the stored thread is not reopened", { timeout: 120_000 }, async (t) => {
+  const f = await nativeFixture(t);
+  const ex = f.executor();
+  const ann = f.setup({ vcsIdentity: ANN });
+  const s1 = await prepared(ex, ann);
+  const again = await ex.prepare(f.setup({ vcsIdentity: { ...ANN }, resume: { nativeSessionId: s1.nativeSessionId, bindingKey: sessionBindingKey(ann) } }));
+  assert.ok(again.ok && again.continuity.kind === "continued" && again.session === s1, "the same identity keeps the live thread");
+  assert.equal(ex.spawnCount, 1);
+  const bob = f.setup({ vcsIdentity: BOB, resume: { nativeSessionId: s1.nativeSessionId, bindingKey: sessionBindingKey(ann) } });
+  assert.notEqual(sessionBindingKey(bob), sessionBindingKey(ann), "the identity is part of the binding key");
+  const s2 = await prepared(ex, bob);
+  assert.equal(ex.spawnCount, 2, "a new app-server process");
+  assert.deepEqual(s2.continuity, { kind: "reset", reason: "session_binding_changed" });
+  assert.notEqual(s2.nativeSessionId, s1.nativeSessionId);
+  const agents = processesWithEnv(`CODEX_HOME=${f.home.codexHome}`);
+  assert.ok(agents.length >= 1 && agents.every((pid) => hasIdentity(procText(pid, "environ"), BOB)), "only the new identity's process is left");
 });
