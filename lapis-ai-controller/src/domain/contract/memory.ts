@@ -27,7 +27,7 @@ export type MemoryEnvelope = Infer<typeof MEMORY_ENVELOPE>;
 
 /**
  * A memory's provenance id: like other ids, plus `/`, so a store's
- * `<partition>/<record id>` passes unchanged (the service never opens it as a path).
+ * `<partition>:<record id>` (vault) or `<partition>/<record id>` (group) passes unchanged (the service never opens it as a path).
  */
 export const MEMORY_ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,255}$";
 /** A memory id schema. */

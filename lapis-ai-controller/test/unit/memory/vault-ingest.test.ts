@@ -108,12 +108,12 @@ test("P-ARC-20 P-MEM-17 text carrying the service's recalled-memory tag is refus
   assert.equal(value(await vault.ingest({ partition: "user", text: "recalled-memory is the tag name the service renders" })).duplicate, false);
 });
 
-test("P-ARC-20 P-MEM-02 the vault's candidates (ids `<partition>/<id>`) pass the service's strict candidate reading unchanged", async (t) => {
+test("P-ARC-20 P-MEM-02 the vault's candidates (ids `<partition>:<id>`) pass the service's strict candidate reading unchanged", async (t) => {
   const { vault } = vaultSetup(t);
   value(await vault.ingest({ partition: "user", text: "The staging database moved to host b.", sources: [{ ref: "chat:thread-1", sha256: HASH }] }));
   value(await vault.ingest({ partition: "project", text: "The staging database is backed up nightly." }));
   const candidates = value(await vault.candidates({ partitions: ["user", "project"], query: "staging database" }));
-  assert.deepEqual(candidates.map((c) => c.id).sort(), ["project/ep-0002", "user/ep-0001"]);
+  assert.deepEqual(candidates.map((c) => c.id).sort(), ["project:ep-0002", "user:ep-0001"]);
   const read = readCandidates({ candidates }, 64);
   assert.deepEqual(read, { candidates, invalid: 0, rejected: 0, duplicates: 0 });
 });
