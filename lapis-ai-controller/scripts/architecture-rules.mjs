@@ -77,7 +77,7 @@ export const IMPORT_MATRIX = {
  * the files directly under src/memory/). A shared file under the module root
  * may not import a profile either, except the module's index.ts facade.
  */
-export const SEPARATE_SUBFOLDERS = [{ module: "memory", folders: ["lapis", "group"], facade: "index.ts" }];
+export const SEPARATE_SUBFOLDERS = [{ module: "memory", folders: ["lapis", "group", "native"], facade: "index.ts" }];
 
 /** Files with a narrower allowance than their module (they ship in the browser SDK). */
 export const FILE_MATRIX = {
@@ -88,6 +88,8 @@ export const FILE_MATRIX = {
 export const CONFINED_PACKAGES = [
   // The group memory profile keeps its lexical index in SQLite (FTS5); nothing else in memory/ may.
   { pattern: /^node:sqlite$/, folders: ["persistence", "memory/group"] },
+  // The native embedding provider's inference runtime (an optional peer dependency); nothing else loads it.
+  { pattern: /^onnxruntime-node(\/|$)/, folders: ["memory/native"] },
   { pattern: /^ws(\/|$)/, folders: ["transport"] },
   { pattern: /^node:worker_threads$/, folders: ["capture"] },
   { pattern: /^@agentclientprotocol\/sdk(\/|$)/, folders: ["execution"], support: true },

@@ -239,7 +239,8 @@ export function checkArchitecture(root, options = {}) {
   } catch {
     report("package.json", 1, "manifest", "package.json is missing or not JSON");
   }
-  const ctx = { root, report, dependencies: manifest.dependencies ?? {}, devDependencies: manifest.devDependencies ?? {} };
+  // A peer dependency is a production dependency the consumer installs (the native embedding runtime is an optional one).
+  const ctx = { root, report, dependencies: { ...(manifest.peerDependencies ?? {}), ...(manifest.dependencies ?? {}) }, devDependencies: manifest.devDependencies ?? {} };
   const files = ["src", "scripts", "test", "bench"].flatMap((dir) => walk(join(root, dir))).map((p) => posix(relative(root, p)));
   checkLayout(ctx, files);
   const sized = [];

@@ -132,7 +132,8 @@ export function pack(dir) {
   const pkg = JSON.parse(readFileSync(join(PACKAGE, "package.json"), "utf8"));
   const exports = Object.fromEntries([...FACADES.map((f) => [f, f]), ...Object.entries(LIBRARY_EXPORTS)]
     .map(([name, f]) => [`./${name}`, { types: `./types/${f}.d.ts`, default: `./src/${f}.js` }]));
-  const manifest = { name: pkg.name, version: pkg.version, description: pkg.description, type: "module", license: pkg.license, engines: pkg.engines, exports, types: "./types/client.d.ts", files: ["src", "types", "README.md"], dependencies: pkg.dependencies };
+  const manifest = { name: pkg.name, version: pkg.version, description: pkg.description, type: "module", license: pkg.license, engines: pkg.engines, exports, types: "./types/client.d.ts", files: ["src", "types", "README.md"], dependencies: pkg.dependencies,
+    peerDependencies: pkg.peerDependencies, peerDependenciesMeta: pkg.peerDependenciesMeta };
   writeFileSync(join(root, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
   copyFileSync(join(PACKAGE, "README.md"), join(root, "README.md"));
   const run = spawnSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], { cwd: root, encoding: "utf8", timeout: 120_000 });

@@ -38,6 +38,7 @@ import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
 import { ToolBridge } from "./execution/tool-bridge.ts";
 import { captureSettings, createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
 import { volatileLimits } from "./persistence/volatile-payloads.ts";
+import { groupCommitLimits } from "./persistence/group-commit.ts";
 
 /** One entry of the config `limits` section, when that section is an object. */
 function limitsEntry(sections: Readonly<Record<string, Json>> | undefined, key: string): Json | undefined {
@@ -46,7 +47,7 @@ function limitsEntry(sections: Readonly<Record<string, Json>> | undefined, key: 
 }
 
 /** The `limits` subsections and the part that reads each; any other key is refused. */
-const LIMIT_SECTIONS = ["protocol", "turns", "capture", "volatile"];
+const LIMIT_SECTIONS = ["protocol", "turns", "capture", "volatile", "storage"];
 
 function invalid(where: string): Result<void> {
   return err(controllerError("config_invalid", { where: where.startsWith("config") ? where : `config.${where}` }));
@@ -63,6 +64,19 @@ function volatileSection(sections: Readonly<Record<string, Json>>): Result<Recor
   const checked = volatileLimits(v as Record<string, number>);
   if (!checked.ok) return err(controllerError("config_invalid", { where: `config.limits.${checked.error.where ?? "volatile"}` }));
   return ok(v as Record<string, number>);
+}
+
+/** Config `limits.storage` ({groupCommitMax}: events per group commit, 1..1024, default 64; 1 commits each alone). */
+function storageSection(sections: Readonly<Record<string, Json>>): Result<{ maxBatch?: number }> {
+  const v = limitsEntry(sections, "storage");
+  if (v === undefined) return ok({});
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return err(controllerError("config_invalid", { where: "config.limits.storage" }));
+  for (const key of Object.keys(v)) {
+    if (key !== "groupCommitMax") return err(controllerError("config_invalid", { where: `config.limits.storage.${key.slice(0, 64)}` }));
+  }
+  const raw = (v as { groupCommitMax?: Json }).groupCommitMax;
+  const checked = groupCommitLimits(raw === undefined ? {} : { maxBatch: raw });
+  return checked.ok ? ok(checked.value) : err(controllerError("config_invalid", { where: `config.limits.${checked.where}` }));
 }
 
 /**
@@ -88,6 +102,8 @@ export function checkServiceConfig(
   if (!capture.ok) return invalid(capture.where);
   const volatile = volatileSection(sections);
   if (!volatile.ok) return volatile;
+  const storage = storageSection(sections);
+  if (!storage.ok) return storage;
   const aliases = checkWorkspaceAliases(engine.value.workspaces, realpathSync);
   if (!aliases.ok) return err(controllerError(aliases.code, { where: `config.workspaces.${aliases.ids.at(-1) ?? ""}` }));
   return ok(undefined);
@@ -221,7 +237,9 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
   // Config `limits.volatile` ({maxEntries, maxChars}); openSqliteStore caps it again.
   const volatile = volatileSection(options.sections ?? {});
   if (!volatile.ok) return volatile;
-  const opened = openSqliteStore({ ...storeOptions, ...(volatile.value === undefined ? {} : { volatile: volatile.value }) });
+  const storage = storageSection(options.sections ?? {});
+  if (!storage.ok) return storage;
+  const opened = openSqliteStore({ ...storeOptions, groupCommit: storage.value, ...(volatile.value === undefined ? {} : { volatile: volatile.value }) });
   if (!opened.ok) return opened;
   const store = opened.value;
   for (const step of options.startupSteps ?? []) {
@@ -254,9 +272,19 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
   if (parts !== null && protocol !== null) {
     parts.tools.registry = protocol.endpoints;
     const registry = parts.tools;
+    const host = applicationToolHost(() => registry.registry, parts.capture.toolCallMs);
     // The memory read tools are composed beside the application's (issue 30).
     const memoryTools = memoryToolHost(() => registry.registry, (threadId) => store.threads.get(threadId) ?? null, parts.capture.redactor, parts.memory, parts.capture.toolCallMs);
-    parts.tools.bridge = await ToolBridge.start(withMemoryTools(applicationToolHost(() => registry.registry, parts.capture.toolCallMs), memoryTools));
+    const tools = withMemoryTools(host, memoryTools);
+    // A tool call reaches the application only after the agent's events before it are committed.
+    parts.tools.bridge = await ToolBridge.start({
+      list: tools.list,
+      call: async (binding, tool, args) => {
+        // Events that cannot be committed stop the call: only a code reaches the agent.
+        try { store.handle.flush(); } catch { return { ok: false, code: "storage_write_failed" }; }
+        return tools.call(binding, tool, args);
+      },
+    });
   }
   parts?.turns.engine.schedule();
   const pragmas = store.pragmas();

@@ -41,7 +41,7 @@ export function rssMiBOf(pid: number): number {
 }
 
 /** Starts serve with `workspaceCount` workspaces (`ws0`, `ws1`, …) and the model at `modelBaseUrl`. */
-export async function startBenchServe(options: { modelBaseUrl: string; runtime: "node" | "deno"; workspaceCount?: number; limits?: Record<string, unknown> }): Promise<BenchServe> {
+export async function startBenchServe(options: { modelBaseUrl: string; runtime: "node" | "deno"; workspaceCount?: number; limits?: Record<string, unknown>; groupCommitMax?: number | undefined; executor?: "acp" | "native" }): Promise<BenchServe> {
   const dir = mkdtempSync(join(tmpdir(), "aic-bench-"));
   const home = writeCodexHome(dir, options.modelBaseUrl);
   const names = Array.from({ length: options.workspaceCount ?? 1 }, (_, i) => `ws${i}`);
@@ -56,8 +56,13 @@ export async function startBenchServe(options: { modelBaseUrl: string; runtime: 
     tokens: [{ id: "bench", token: `env:${TOKEN_ENV}`, principal: "bench", application: "bench" }],
     listen: { host: "127.0.0.1", port: 0 },
     workspaces,
-    providers: { codex: { agent: "codex", mode: "read-only", envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV], setupTimeoutMs: 120_000, killGraceMs: 3_000 } },
-    ...(options.limits === undefined ? {} : { limits: options.limits }),
+    // Provider `codex` either through codex-acp (ACP) or natively over `codex app-server`.
+    providers: { codex: options.executor === "native"
+      ? { kind: "codex-app-server", envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV], setupTimeoutMs: 120_000, killGraceMs: 3_000 }
+      : { agent: "codex", mode: "read-only", envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV], setupTimeoutMs: 120_000, killGraceMs: 3_000 } },
+    ...(options.limits === undefined && options.groupCommitMax === undefined ? {} : {
+      limits: { ...options.limits, ...(options.groupCommitMax === undefined ? {} : { storage: { groupCommitMax: options.groupCommitMax } }) },
+    }),
   };
   const configPath = join(dir, "config.json");
   writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });

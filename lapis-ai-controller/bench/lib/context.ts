@@ -6,6 +6,8 @@ import { startScriptedResponsesApi, type ScriptedResponsesApi, type ScriptedServ
 export type BenchContext = {
   readonly quick: boolean;
   readonly runtime: "node" | "deno";
+  /** serve's `limits.storage.groupCommitMax` (undefined: serve's default); 1 commits every agent event alone. */
+  readonly groupCommitMax?: number | undefined;
 };
 
 /**
@@ -23,15 +25,19 @@ export async function startFixedModel(options: ScriptedServerOptions = {}): Prom
 }
 
 /** Parses `--quick`, `--only=a,b` and `--runtime=node|deno`. */
-export function parseArgs(argv: readonly string[]): { quick: boolean; only: string[] | null; runtime: "node" | "deno" } {
+export function parseArgs(argv: readonly string[]): { quick: boolean; only: string[] | null; runtime: "node" | "deno"; groupCommit: Array<number | undefined> } {
   let quick = false;
   let only: string[] | null = null;
+  let groupCommit: Array<number | undefined> = [undefined];
   let runtime: "node" | "deno" = typeof (globalThis as { Deno?: unknown }).Deno === "object" ? "deno" : "node";
   for (const arg of argv) {
     if (arg === "--quick") quick = true;
     else if (arg.startsWith("--only=")) only = arg.slice(7).split(",").filter((x) => x.length > 0);
     else if (arg === "--runtime=node" || arg === "--runtime=deno") runtime = arg.endsWith("deno") ? "deno" : "node";
-    else throw new Error(`unknown argument ${arg} (use --quick, --only=ROWS, --runtime=node|deno)`);
+    // --group-commit=1,64 runs the chosen rows once per value in this run (1: one commit per agent event, as before group commit).
+    else if (arg.startsWith("--group-commit=")) groupCommit = arg.slice(15).split(",").map((x) => Number(x));
+    else throw new Error(`unknown argument ${arg} (use --quick, --only=ROWS, --runtime=node|deno, --group-commit=N[,N])`);
   }
-  return { quick, only, runtime };
+  if (groupCommit.some((n) => n !== undefined && (!Number.isInteger(n) || n < 1 || n > 1024))) throw new Error("--group-commit takes integers 1..1024");
+  return { quick, only, runtime, groupCommit };
 }

@@ -36,7 +36,7 @@ export async function approvalRows(ctx: BenchContext): Promise<BenchRow[]> {
   const rounds = ctx.quick ? 2 : 20;
   const arrivals: number[] = [];
   const model = await startFixedModel({ onRequest: () => arrivals.push(now()) });
-  const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime });
+  const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, groupCommitMax: ctx.groupCommitMax });
   const direct = await startDirectAgent({ env: { ...serve.home.env, PATH: process.env.PATH ?? "" }, cwd: serve.home.workspace, modeId: "read-only" });
   direct.onPermission = (options) => options.find((o) => o.kind === "allow_once")?.optionId ?? options[0]?.optionId ?? "";
   const client = await serve.connect();

@@ -15,7 +15,7 @@ const wallNow = (): number => performance.timeOrigin + performance.now();
 export async function fanoutRows(ctx: BenchContext): Promise<BenchRow[]> {
   const counts = ctx.quick ? [1, 10] : [1, 10, 100];
   const model = await startFixedModel();
-  const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime });
+  const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, groupCommitMax: ctx.groupCommitMax });
   const owner = await serve.connect();
   const results = new Map<number, { median: number; p95: number; n: number }>();
   const clients: ControllerClient[] = [];

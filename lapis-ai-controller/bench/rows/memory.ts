@@ -36,7 +36,7 @@ export async function memoryRows(ctx: BenchContext): Promise<BenchRow[]> {
   const turns = ctx.quick ? 12 : 1_000;
   const bare = await bareServerMiB(ctx.runtime);
   const model = await startFixedModel();
-  const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime });
+  const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, groupCommitMax: ctx.groupCommitMax });
   try {
     await sleep(SETTLE_MS);
     const idle = serve.rssMiB();

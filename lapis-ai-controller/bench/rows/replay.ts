@@ -14,7 +14,7 @@ export async function replayRows(ctx: BenchContext): Promise<BenchRow[]> {
   const sizes = ctx.quick ? [1_000, 10_000] : [1_000, 10_000, 100_000];
   const reads = ctx.quick ? 10 : 40;
   // Replay never reaches the agent: this model URL is never called.
-  const serve = await startBenchServe({ modelBaseUrl: "http://127.0.0.1:9/v1", runtime: ctx.runtime });
+  const serve = await startBenchServe({ modelBaseUrl: "http://127.0.0.1:9/v1", runtime: ctx.runtime, groupCommitMax: ctx.groupCommitMax });
   const pages = new Map<number, { median: number; p95: number }>();
   try {
     const setup = await serve.connect();

@@ -21,7 +21,7 @@ function openMs(path: string): number {
 export async function startupRows(ctx: BenchContext): Promise<BenchRow[]> {
   const sizes = ctx.quick ? [1_000, 10_000] : [10_000, 100_000, 1_000_000];
   const repeats = ctx.quick ? 2 : 5;
-  const serve = await startBenchServe({ modelBaseUrl: "http://127.0.0.1:9/v1", runtime: ctx.runtime });
+  const serve = await startBenchServe({ modelBaseUrl: "http://127.0.0.1:9/v1", runtime: ctx.runtime, groupCommitMax: ctx.groupCommitMax });
   const client = await serve.connect();
   const threadId = String((await client.createThread({ workspace: "ws0", provider: "codex" })).threadId);
   client.close();

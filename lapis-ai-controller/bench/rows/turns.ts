@@ -12,7 +12,7 @@ import { type BenchRow, report, summary } from "../lib/stats.ts";
 export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
   const turns = ctx.quick ? 3 : 30;
   const model = await startFixedModel();
-  const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime });
+  const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, groupCommitMax: ctx.groupCommitMax });
   const direct = await startDirectAgent({ env: { ...serve.home.env, PATH: process.env.PATH ?? "" }, cwd: serve.home.workspace, modeId: "read-only" });
   const client = await serve.connect();
   try {

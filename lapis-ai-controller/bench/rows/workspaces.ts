@@ -50,7 +50,7 @@ export async function workspaceRows(ctx: BenchContext): Promise<BenchRow[]> {
   const count = ctx.quick ? 2 : 10;
   const perWorkspace = ctx.quick ? 2 : 10;
   const model = await startFixedModel();
-  const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, workspaceCount: count });
+  const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, groupCommitMax: ctx.groupCommitMax, workspaceCount: count });
   const client = await serve.connect();
   try {
     const threads: string[] = [];

@@ -101,8 +101,8 @@ let code = 0;
 try {
   const [target] = await Promise.all([model(), cli(), chatApp()]);
   writeCodexHome(codexHome, target);
-  const config = writeControllerConfig({ home, workspace: join(o.dir, "workspace"), keyEnv: target.keyEnv, ephemeralPort: !o.operatorHome });
-  say(`codex home ${codexHome} (model ${target.model} over ${target.baseUrl}/responses); controller config ${config}`);
+  const config = writeControllerConfig({ home, workspace: join(o.dir, "workspace"), keyEnv: target.keyEnv, ephemeralPort: !o.operatorHome, executor: o.executor });
+  say(`codex home ${codexHome} (model ${target.model} over ${target.baseUrl}/responses); controller config ${config}; executor ${o.executor === "native" ? "native (codex app-server)" : "ACP (codex-acp)"}`);
   const t = performance.now();
   const url = await serve(target.keyEnv);
   say(`serve ready at ${url} in ${secs(t)} s (log ${join(logs, "serve.log")})`);

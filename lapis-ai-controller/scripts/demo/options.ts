@@ -13,7 +13,12 @@ export type DemoOptions = {
   readonly reinstall: boolean;
   /** The operator's Responses-API server instead of the bundled llama-server (null: bundled). */
   readonly model: { readonly url: string; readonly name: string; readonly keyEnv: string | null } | null;
+  /** How the controller drives Codex: natively over `codex app-server` (the default) or through codex-acp. */
+  readonly executor: DemoExecutor;
 };
+
+/** The executors the demo can configure for provider `codex`. */
+export type DemoExecutor = "native" | "acp";
 
 /** The parse result. */
 export type Parsed = { kind: "run"; options: DemoOptions } | { kind: "help" } | { kind: "usage"; message: string };
@@ -36,9 +41,12 @@ Options:
   --operator-home      install the CLI and config into your own HOME (~/.local/bin,
                        ~/.config/lapis-ai-controller) instead of DIR/home
   --reinstall          install the CLI again even if DIR's launcher exists
+  --executor native|acp
+                       how the controller drives Codex: natively over
+                       \`codex app-server\` (default) or through codex-acp (ACP)
   -h, --help           this text`;
 
-const VALUES = new Set(["--model-url", "--model", "--model-key-env", "--dir"]);
+const VALUES = new Set(["--model-url", "--model", "--model-key-env", "--dir", "--executor"]);
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 
 function httpUrl(value: string): boolean {
@@ -70,6 +78,8 @@ export function parseArgs(argv: readonly string[], home: string = homedir()): Pa
   if ((url === undefined) !== (name === undefined)) return { kind: "usage", message: "--model-url and --model go together" };
   if (url !== undefined && !httpUrl(url)) return { kind: "usage", message: "--model-url must be an http(s) URL without credentials or query" };
   if (keyEnv !== null && (url === undefined || !ENV_NAME.test(keyEnv))) return { kind: "usage", message: "--model-key-env names an environment variable, with --model-url" };
+  const executor = values.get("--executor") ?? "native";
+  if (executor !== "native" && executor !== "acp") return { kind: "usage", message: "--executor is native or acp" };
   const dir = resolve(values.get("--dir") ?? join(home, ".local", "state", "lapis-ai-controller-demo"));
   return {
     kind: "run",
@@ -78,6 +88,7 @@ export function parseArgs(argv: readonly string[], home: string = homedir()): Pa
       operatorHome: flags.has("--operator-home"),
       reinstall: flags.has("--reinstall"),
       model: url === undefined || name === undefined ? null : { url: url.replace(/\/+$/, ""), name, keyEnv },
+      executor,
     },
   };
 }

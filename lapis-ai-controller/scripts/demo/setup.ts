@@ -1,6 +1,7 @@
 // The demo's installs and files: the CLI (the real `install:cli` path into
 // HOME/.local), the controller config (an agent workspace `main`, provider
-// `codex` = the real codex-acp by path), and the chat app installed from the
+// `codex` = the real Codex by path, natively over `codex app-server` or
+// through codex-acp), and the chat app installed from the
 // SDK's packed tarball into its own folder, as an application would.
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -11,6 +12,7 @@ import { runShown } from "./children.ts";
 export const PACKAGE = resolve(import.meta.dirname, "..", "..");
 const NODE = join(PACKAGE, "node_modules", "node", "bin", "node");
 const CODEX_ACP = join(PACKAGE, "node_modules", "@agentclientprotocol", "codex-acp", "dist", "index.js");
+const CODEX = join(PACKAGE, "node_modules", "@openai", "codex", "bin", "codex.js");
 const APP_SOURCE = join(PACKAGE, "docs", "examples", "terminal-chat");
 const STEP_DEADLINE_MS = 600_000;
 
@@ -29,7 +31,14 @@ export async function ensureCli(home: string, env: Record<string, string>, reins
 }
 
 /** What the demo sets in the controller config. */
-export type DemoConfig = { readonly home: string; readonly workspace: string; readonly keyEnv: string | null; readonly ephemeralPort: boolean };
+export type DemoConfig = { readonly home: string; readonly workspace: string; readonly keyEnv: string | null; readonly ephemeralPort: boolean; readonly executor: "native" | "acp" };
+
+/** Provider `codex` for the chosen executor; both ask before every write (`read-only`). */
+export function demoProvider(executor: "native" | "acp", keyEnv: string | null): Record<string, unknown> {
+  const common = { mode: "read-only", envAllowlist: ["CODEX_HOME", ...(keyEnv === null ? [] : [keyEnv])], setupTimeoutMs: 120_000, killGraceMs: 3_000 };
+  // Native: Codex's read-only sandbox, so every write needs an approval. ACP: codex-acp's "read-only" is its "Ask for approval" mode.
+  return executor === "native" ? { kind: "codex-app-server", command: [NODE, CODEX, "app-server"], ...common } : { command: [NODE, CODEX_ACP], ...common };
+}
 
 /**
  * Adds the demo's agent workspace `main` and provider `codex` to the config the
@@ -47,10 +56,7 @@ export function writeControllerConfig(c: DemoConfig): string {
   // In the operator's own config an existing `main` or `codex` stays as the operator wrote it.
   const keep = !c.ephemeralPort;
   if (!keep || workspaces.main === undefined) workspaces.main = c.workspace;
-  // codex-acp's "read-only" mode is its user-reviewed "Ask for approval" mode: every write is asked.
-  if (!keep || providers.codex === undefined) {
-    providers.codex = { command: [NODE, CODEX_ACP], mode: "read-only", envAllowlist: ["CODEX_HOME", ...(c.keyEnv === null ? [] : [c.keyEnv])], setupTimeoutMs: 120_000, killGraceMs: 3_000 };
-  }
+  if (!keep || providers.codex === undefined) providers.codex = demoProvider(c.executor, c.keyEnv);
   config.workspaces = workspaces;
   config.providers = providers;
   if (c.ephemeralPort) config.listen = { host: "127.0.0.1", port: 0 };

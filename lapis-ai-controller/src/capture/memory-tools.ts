@@ -10,7 +10,7 @@
 // writes to the journal or the log. Results are rendered by the same budget
 // function as recall, so a tool answer is tagged and bounded the same way.
 import type { Schema } from "../domain/contract/schema.ts";
-import { EVIDENCE_LOCATION, type EvidenceLocation } from "../domain/contract/memory.ts";
+import { EVIDENCE_LOCATION, MEMORY_ID_PATTERN, type EvidenceLocation, type MemoryOperation } from "../domain/contract/memory.ts";
 import { validate } from "../domain/contract/validate.ts";
 import type { EndpointRegistration } from "../domain/endpoint-registration.ts";
 import { enforceMemoryBudget, threadBudget, type MemoryLimits } from "../domain/memory-budget.ts";
@@ -45,7 +45,7 @@ function definitions(maxLimit: number): HostedTool[] {
       description: "Reads one memory entry by the id memory_search or the recalled context showed, after the application authorized the read.",
       inputSchema: {
         type: "object", required: ["id"],
-        properties: { id: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$", description: "the memory id" } },
+        properties: { id: { type: "string", pattern: MEMORY_ID_PATTERN, description: "the memory id" } },
       } satisfies Schema,
     },
   ];
@@ -64,7 +64,7 @@ export function memoryToolHost(registry: RegistryRef, thread: (threadId: string)
     const endpoint = registry()?.findMemory(binding, binding.threadId);
     return endpoint === undefined ? null : { endpoint, thread: t };
   };
-  const invoke = async (tg: Target, operation: string, params: Record<string, unknown>) => {
+  const invoke = async (tg: Target, operation: MemoryOperation, params: Record<string, unknown>) => {
     const reg = registry();
     if (reg === null) return { ok: false as const, code: "endpoint_disconnected" };
     const r = await reg.invoke(tg.thread, tg.endpoint.endpointId, operation, { threadId: tg.thread.threadId, access: memoryEnvelope(tg.thread), ...params }, timeoutMs);

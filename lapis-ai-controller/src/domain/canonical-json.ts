@@ -28,15 +28,19 @@ class Fallback {
   }
 }
 
-function fast(value: unknown, depth: number): string {
-  if (value === null) return "null";
+// Writes into `out`; one join at the end gives a flat string, which hashes
+// (in a Set) far faster than a rope of concatenations.
+function fast(value: unknown, depth: number, out: string[]): void {
+  if (value === null) { out.push("null"); return; }
   switch (typeof value) {
     case "string":
     case "boolean":
-      return JSON.stringify(value);
+      out.push(JSON.stringify(value));
+      return;
     case "number":
       if (!Number.isFinite(value)) throw new Fallback("non-finite number");
-      return JSON.stringify(value);
+      out.push(JSON.stringify(value));
+      return;
     case "object":
       break;
     default:
@@ -44,27 +48,61 @@ function fast(value: unknown, depth: number): string {
   }
   if (depth >= FAST_DEPTH) throw new Fallback(null);
   if (Array.isArray(value)) {
-    let out = "[";
+    out.push("[");
     for (let i = 0; i < value.length; i++) {
+      if (i > 0) out.push(",");
       const item: unknown = value[i];
-      out += (i > 0 ? "," : "") + fast(item === undefined ? null : item, depth + 1);
+      fast(item === undefined ? null : item, depth + 1, out);
     }
-    return `${out}]`;
+    out.push("]");
+    return;
   }
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record).sort();
-  let out = "{";
+  let first = true;
+  out.push("{");
   for (const key of keys) {
     const item = record[key];
     if (item === undefined) continue;
-    out += `${out.length > 1 ? "," : ""}${JSON.stringify(key)}:${fast(item, depth + 1)}`;
+    out.push(first ? `${JSON.stringify(key)}:` : `,${JSON.stringify(key)}:`);
+    first = false;
+    fast(item, depth + 1, out);
   }
-  return `${out}}`;
+  out.push("}");
+}
+
+/**
+ * True when `value` is plain JSON whose object keys are already in canonical
+ * order at every level (the usual case): then the native serializer writes
+ * exactly the canonical text, flat and fast.
+ */
+function alreadyCanonical(value: unknown, depth: number): boolean {
+  if (typeof value !== "object" || value === null) {
+    return typeof value === "string" || typeof value === "boolean" || value === null || (typeof value === "number" && Number.isFinite(value));
+  }
+  if (depth >= FAST_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (item === undefined || !alreadyCanonical(item, depth + 1)) return false;
+    return true;
+  }
+  let previous: string | null = null;
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key) || (previous !== null && !(previous < key))) return false;
+    previous = key;
+    const item = record[key];
+    if (item === undefined || (typeof item === "object" && item !== null && typeof (item as { toJSON?: unknown }).toJSON === "function")) return false;
+    if (!alreadyCanonical(item, depth + 1)) return false;
+  }
+  return typeof (record as { toJSON?: unknown }).toJSON !== "function";
 }
 
 function serialize(root: unknown): string | { readonly bad: string } {
+  if (alreadyCanonical(root, 0)) return JSON.stringify(root);
   try {
-    return fast(root, 0);
+    const out: string[] = [];
+    fast(root, 0, out);
+    return out.join("");
   } catch (error) {
     if (!(error instanceof Fallback)) throw error;
     return error.bad === null ? walk(root) : { bad: error.bad };

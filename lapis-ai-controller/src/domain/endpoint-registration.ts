@@ -3,6 +3,7 @@
 // endpoint identity is ever persisted (P-ARC-23, P-API-08, AIC-API-004d).
 import type { ENDPOINT_KINDS } from "./contract/methods.ts";
 import type { MemorySettings } from "./contract/memory.ts";
+import type { EndpointOperation } from "./contract/notifications.ts";
 import type { ToolDefinition } from "./contract/tools.ts";
 import type { ControllerError, ErrorCode } from "./errors.ts";
 import type { Outcome } from "./protocol-ports.ts";
@@ -18,7 +19,7 @@ export interface EndpointOwner {
 }
 
 /** Sends one call to the owning connection and settles by the deadline. */
-export type EndpointCall = (operation: string, params: Record<string, unknown>, timeoutMs: number) => Promise<Outcome<unknown>>;
+export type EndpointCall = (operation: EndpointOperation, params: Record<string, unknown>, timeoutMs: number) => Promise<Outcome<unknown>>;
 
 /** One live registration. */
 export interface EndpointRegistration extends EndpointOwner {
@@ -146,7 +147,7 @@ export class EndpointRegistry {
   async invoke(
     owner: EndpointOwner,
     endpointId: string,
-    operation: string,
+    operation: EndpointOperation,
     params: Record<string, unknown>,
     timeoutMs: number,
   ): Promise<Outcome<unknown>> {

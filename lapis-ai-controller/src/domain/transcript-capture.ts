@@ -23,8 +23,12 @@ export function eventData(e: ExecutorEvent): Record<string, unknown> {
   }
 }
 
-/** Appends one executor event of a turn to the journal; returns its journal order. */
-export function captureEvent(store: EngineStore, turn: TurnRecord, e: ExecutorEvent): number {
+/**
+ * Appends one executor event of a turn to the journal, group-committed with
+ * the events that arrive with it: every later state change, interaction or
+ * receipt commits it first, and no subscriber sees it before its commit.
+ */
+export function captureEvent(store: EngineStore, turn: TurnRecord, e: ExecutorEvent): void {
   const visibility = TRANSCRIPT.has(e.type) ? "transcript" : "owner";
-  return store.append({ threadId: turn.threadId, turnId: turn.id, type: e.type, visibility, data: eventData(e) });
+  store.appendGrouped({ threadId: turn.threadId, turnId: turn.id, type: e.type, visibility, data: eventData(e) });
 }

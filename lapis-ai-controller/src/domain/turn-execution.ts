@@ -41,7 +41,7 @@ const ENDABLE: readonly TurnState[] = ["dispatched", "running", "waiting", "canc
 export class TurnEngine {
   readonly broker: InteractionBroker;
   #o: EngineOptions;
-  #live = new Map<string, { session: PreparedSession; cancelTimer: unknown }>();
+  #live = new Map<string, { session: PreparedSession; cancelTimer: unknown; alive: boolean }>();
   #starting = new Set<string>();
   #closed = false;
   #idle: Array<() => void> = [];
@@ -181,7 +181,7 @@ export class TurnEngine {
       return true;
     });
     if (!crossed) return;
-    this.#live.set(turn.id, { session, cancelTimer: undefined });
+    this.#live.set(turn.id, { session, cancelTimer: undefined, alive: false });
     const outcome = session.dispatch(prompt, {
       event: (e) => this.#event(turn, e),
       permission: (a) => this.#permission(turn, a),
@@ -191,8 +191,12 @@ export class TurnEngine {
 
   /** The first sign of the provider working on the prompt moves dispatched -> running. */
   #alive(turn: TurnRecord): void {
+    // Once past `dispatched` a turn never returns to it: later events skip the transaction (and so keep their group commit).
+    const live = this.#live.get(turn.id);
+    if (live?.alive === true) return;
     const s = this.#o.store;
     s.tx(() => { if (s.setTurnState(turn.id, ["dispatched"], "running")) this.#journalState(turn, "running", null); });
+    if (live !== undefined) live.alive = true;
   }
 
   #event(turn: TurnRecord, e: ExecutorEvent): void {
@@ -206,6 +210,8 @@ export class TurnEngine {
   #permission(turn: TurnRecord, ask: PermissionAsk): Promise<PermissionDecision> {
     // During shutdown no answer is given: the agent is about to be stopped.
     if (this.#closed) return new Promise(() => {});
+    // Whatever the agent hears back, the events it sent before asking are durable first.
+    this.#o.store.flush();
     this.#alive(turn);
     const cur = this.#o.store.getTurn(turn.id);
     // Only a live turn can be asked; anything else gets cancelled (P-TRN-14/18).

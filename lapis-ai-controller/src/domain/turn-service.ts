@@ -11,6 +11,7 @@ import { TurnEngine } from "./turn-execution.ts";
 import { recoverTurns, resolveTurn, type RecoverySummary, type Resolution } from "./turn-recovery.ts";
 import { ok, refuse, toOutcome, type Result } from "./turn-result.ts";
 import { isFencing, type TurnState } from "./turn-state.ts";
+import { readRecall, type TurnMemory } from "./memory-journal.ts";
 import type { InteractionRecord, JournalEntry, PreparedConfig, EngineStore } from "./turn-store-port.ts";
 import type { PreparationPort } from "./turn-preparation.ts";
 
@@ -146,6 +147,9 @@ export class TurnService {
     if (!t) return refuse("not_found");
     return ok({ turnId: t.id, threadId: t.threadId, state: t.state, attemptOf: t.attemptOf, errorCode: t.errorCode, config: t.config });
   }
+
+  /** What recall gave a turn (its preparation metadata: ids and counts), or null. */
+  memory(turnId: string): TurnMemory | null { return readRecall(this.store.journal({ turnId })); }
 
   /** Interactions of a turn. */
   interactions(turnId: string): InteractionRecord[] { return this.store.listInteractions(turnId); }

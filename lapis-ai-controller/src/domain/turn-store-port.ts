@@ -106,6 +106,15 @@ export type EngineStore = {
   releaseLease(workspaceId: string, turnId: string): boolean;
   fenceLease(workspaceId: string, turnId: string): void;
   append(e: Omit<JournalEntry, "seq">): number;
+  /**
+   * Appends an agent event with group commit: redacted and stamped now,
+   * committed with the others that arrive before the next macrotask (or at
+   * once when the batch is full, or by the next `tx`, which commits the queue
+   * first). Subscribers hear of it only after that commit.
+   */
+  appendGrouped(e: Omit<JournalEntry, "seq">): void;
+  /** Commits the queued events now: a barrier before an answer leaves for the agent or an application. */
+  flush(): void;
   journal(filter: { threadId?: string; turnId?: string; afterSeq?: number }): JournalEntry[];
   insertInteraction(i: InteractionRecord): void;
   getInteraction(id: string): InteractionRecord | null;

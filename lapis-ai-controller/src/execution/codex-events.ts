@@ -1,6 +1,9 @@
 // Translates app-server notifications of one turn into executor events: agent
 // message deltas become text and reasoning deltas reasoning, each keyed by
-// its item id as the message id, closed by the item's completion; tool-like
+// its item id as the message id, closed by the item's completion. Deltas of
+// one item that arrived in the same read are merged into one event (flush()
+// at the end of each read), so streaming adds no delay and a burst costs one
+// journal write instead of one per token; tool-like
 // items become one envelope from `item/started` to `item/completed`; Codex's
 // warnings and errors become diagnostics, never reply text.
 import type { ExecutorEvent, ToolEnvelope } from "../domain/executor-port.ts";
@@ -39,14 +42,24 @@ function envelopeOf(item: Item, id: string, type: string): ToolEnvelope {
 export class CodexEventTranslator {
   #open: Record<Channel, string | null> = { text: null, reasoning: null };
   #tools = new Map<string, ToolEnvelope>();
+  #pending: { channel: Channel; messageId: string | null; text: string } | null = null;
 
-  /** Events for one notification. */
+  /** Events for one notification (a delta may be held until flush()). */
   translate(method: string, params: unknown): ExecutorEvent[] {
-    const p = record(params);
+    if (method === "item/agentMessage/delta") return this.#delta("text", record(params));
+    if (method === "item/reasoning/summaryTextDelta" || method === "item/reasoning/textDelta") return this.#delta("reasoning", record(params));
+    return [...this.flush(), ...this.#other(method, record(params))];
+  }
+
+  /** The merged delta held so far, if any. */
+  flush(): ExecutorEvent[] {
+    const p = this.#pending;
+    this.#pending = null;
+    return p === null ? [] : [{ type: p.channel, messageId: p.messageId, text: p.text }];
+  }
+
+  #other(method: string, p: Record<string, unknown>): ExecutorEvent[] {
     switch (method) {
-      case "item/agentMessage/delta": return this.#delta("text", p);
-      case "item/reasoning/summaryTextDelta":
-      case "item/reasoning/textDelta": return this.#delta("reasoning", p);
       case "item/started": return this.#started(record(p.item));
       case "item/completed": return this.#completed(record(p.item));
       case "warning": return this.#diagnostic("warning", str(p.message));
@@ -60,7 +73,7 @@ export class CodexEventTranslator {
 
   /** Closes open messages and unsettled tools at the end of a turn. */
   finish(): ExecutorEvent[] {
-    const out: ExecutorEvent[] = [];
+    const out: ExecutorEvent[] = this.flush();
     for (const channel of ["text", "reasoning"] as const) {
       const open = this.#open[channel];
       if (open !== null) out.push({ type: "message_completed", channel, messageId: open });
@@ -74,11 +87,16 @@ export class CodexEventTranslator {
   #delta(channel: Channel, p: Record<string, unknown>): ExecutorEvent[] {
     const itemId = str(p.itemId);
     const text = str(p.delta) ?? "";
-    const out: ExecutorEvent[] = [];
+    const pending = this.#pending;
+    if (pending !== null && pending.channel === channel && pending.messageId === itemId) {
+      pending.text += text;
+      return [];
+    }
+    const out: ExecutorEvent[] = this.flush();
     const open = this.#open[channel];
     if (open !== null && open !== itemId) out.push({ type: "message_completed", channel, messageId: open });
     this.#open[channel] = itemId;
-    if (text.length > 0) out.push({ type: channel, messageId: itemId, text });
+    if (text.length > 0) this.#pending = { channel, messageId: itemId, text };
     return out;
   }
 

@@ -22,6 +22,8 @@ export type RpcHandlers = {
   notification(method: string, params: unknown): void;
   /** Must settle; a rejection is answered as an internal error. */
   request(method: string, params: unknown): Promise<ServerAnswer>;
+  /** Called after the messages of one read from the server were handled (lets deltas that arrived together be merged). */
+  readDone?(): void;
 };
 
 /** Connection limits, capped in code. */
@@ -119,6 +121,7 @@ export class CodexRpc {
       if (this.#buffered > this.#maxLine) { this.#buffer = []; this.close(); return; }
       this.#buffer.push(chunk.subarray(start));
     }
+    if (!this.#closed) this.#handlers.readDone?.();
   }
 
   #line(line: string): void {

@@ -72,7 +72,11 @@ export class CodexSession implements PreparedSession {
       child.once("error", exit);
     });
     if (!child.stdout || !child.stdin) throw new Error("app-server pipes missing");
-    this.#rpc = new CodexRpc(child.stdout, child.stdin, { notification: (m, p) => this.#notification(m, p), request: (m, p) => this.#request(m, p) });
+    this.#rpc = new CodexRpc(child.stdout, child.stdin, {
+      notification: (m, p) => this.#notification(m, p),
+      request: (m, p) => this.#request(m, p),
+      readDone: () => { const t = this.#turn; if (t !== null) for (const e of t.translator.flush()) t.sink.event(e); },
+    });
     // The process or its pipes ending ends a running turn as provider_exited.
     this.#rpc.onClose(() => this.#end({ kind: "failed", code: "provider_exited" }));
     void this.#exited.then(() => this.#rpc.close());
@@ -186,6 +190,8 @@ export class CodexSession implements PreparedSession {
     }
     // A request outside a running turn cannot be asked (P-TRN-18).
     if (turn === null) return { error: { code: RPC_CODES.invalidRequest, message: "no active turn" } };
+    // Text that arrived before the ask is delivered before it.
+    for (const e of turn.translator.flush()) turn.sink.event(e);
     const decision = await turn.sink.permission(plan.ask);
     return plan.answer(decision);
   }

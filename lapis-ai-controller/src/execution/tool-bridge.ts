@@ -17,7 +17,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Schema } from "../domain/contract/schema.ts";
-import { explain } from "../domain/contract/validate.ts";
+import { checkToolArguments } from "../domain/contract/tools.ts";
 
 /** Whom a bridge grant serves: server-derived, never a client's claim. */
 export type ToolBinding = { readonly principal: string; readonly application: string; readonly threadId: string };
@@ -37,10 +37,10 @@ export type McpHttpServer = { type: "http"; name: string; url: string; headers: 
 /** A live grant; revoke() invalidates its bearer at once. */
 export type ToolGrant = { readonly server: McpHttpServer; revoke(): void };
 
-/** Bridge limits, capped in code. */
-export type BridgeLimits = { maxBodyBytes: number; maxGrants: number };
-export const BRIDGE_LIMIT_DEFAULTS: BridgeLimits = { maxBodyBytes: 1024 * 1024, maxGrants: 256 };
-export const BRIDGE_LIMIT_CAPS: BridgeLimits = { maxBodyBytes: 16 * 1024 * 1024, maxGrants: 4096 };
+/** Bridge limits, capped in code. `maxArgumentDepth` bounds the JSON nesting of a call's arguments. */
+export type BridgeLimits = { maxBodyBytes: number; maxGrants: number; maxArgumentDepth?: number };
+export const BRIDGE_LIMIT_DEFAULTS = { maxBodyBytes: 1024 * 1024, maxGrants: 256, maxArgumentDepth: 64 } as const satisfies Required<BridgeLimits>;
+export const BRIDGE_LIMIT_CAPS = { maxBodyBytes: 16 * 1024 * 1024, maxGrants: 4096, maxArgumentDepth: 256 } as const satisfies Required<BridgeLimits>;
 
 /** The MCP server name the agent sees. */
 export const BRIDGE_SERVER_NAME = "lapis-app-tools";
@@ -64,7 +64,7 @@ function readBody(req: IncomingMessage, max: number): Promise<unknown | undefine
 /** The running bridge. */
 export class ToolBridge {
   readonly #host: ToolHost;
-  readonly #limits: BridgeLimits;
+  readonly #limits: Required<BridgeLimits>;
   readonly #grants = new Map<string, ToolBinding>();
   #http: HttpServer | null = null;
   #url = "";
@@ -73,7 +73,11 @@ export class ToolBridge {
 
   private constructor(host: ToolHost, limits: BridgeLimits) {
     this.#host = host;
-    this.#limits = { maxBodyBytes: Math.min(limits.maxBodyBytes, BRIDGE_LIMIT_CAPS.maxBodyBytes), maxGrants: Math.min(limits.maxGrants, BRIDGE_LIMIT_CAPS.maxGrants) };
+    this.#limits = {
+      maxBodyBytes: Math.min(limits.maxBodyBytes, BRIDGE_LIMIT_CAPS.maxBodyBytes),
+      maxGrants: Math.min(limits.maxGrants, BRIDGE_LIMIT_CAPS.maxGrants),
+      maxArgumentDepth: Math.min(limits.maxArgumentDepth ?? BRIDGE_LIMIT_DEFAULTS.maxArgumentDepth, BRIDGE_LIMIT_CAPS.maxArgumentDepth),
+    };
   }
 
   /** Starts the bridge on 127.0.0.1 with an ephemeral port. */
@@ -147,8 +151,8 @@ export class ToolBridge {
       const args = request.params.arguments ?? {};
       // Arguments outside the tool's input schema never reach the application.
       const listed = this.#host.list(binding).find((t) => t.name === request.params.name);
-      // The agent learns which rule refused (a keyword or `integer_unsafe` / `number_not_finite`), never a value.
-      const invalid = listed === undefined ? null : explain(listed.inputSchema, args);
+      // The agent learns which rule refused (a keyword, `json_too_deep`, `integer_unsafe`, `number_not_finite`), never a value.
+      const invalid = listed === undefined ? null : checkToolArguments(listed.inputSchema, args, this.#limits.maxArgumentDepth);
       if (invalid !== null) return { isError: true, content: [{ type: "text" as const, text: `invalid_params: ${invalid.rule}` }] };
       this.#calls += 1;
       const r = await this.#host.call(binding, request.params.name, args);

@@ -11,8 +11,8 @@ export {
   type MemorySource, type RecordPreimage, type StoredRecord,
 } from "./ports.ts";
 // Shared ranking and redaction screening
-export { compareRanked, compareRecency, fuseRrf, rankLexical, RRF_K, tokenize, type LexicalOptions, type RankDocument, type Ranked } from "./ranking.ts";
-export { checkCandidateText, hasReservedMarker, OMITTED_MARKER, REDACTED_MARKER, scanMemoryTexts, screenCandidates, type ScreenedCandidates } from "./redaction.ts";
+export { compareRanked, compareRecency, fuseRrf, rankLexical, RRF_K, termStats, tokenize, type LexicalOptions, type RankDocument, type Ranked, type TermStats } from "./ranking.ts";
+export { carriesRecalledTag, checkCandidateText, hasReservedMarker, OMITTED_MARKER, REDACTED_MARKER, scanMemoryTexts, screenCandidates, type ScreenedCandidates } from "./redaction.ts";
 // The vault profile
 export {
   EPISODE_FIELDS, EPISODE_SCHEMA, episodeText, parseEpisode, serializeEpisode, writeEpisode,
@@ -29,3 +29,8 @@ export type { Inspection, MemorySummary, RevisionView } from "./lapis/inspect.ts
 export type { SearchInput, SearchOutcome } from "./lapis/search.ts";
 export { contentHash, formatRef, parseRef, VAULT_LIMIT_CAPS, VAULT_LIMIT_DEFAULTS, type MemoryRef, type VaultLimits, type VaultOptions } from "./lapis/vault-context.ts";
 export { VaultMemory } from "./lapis/vault.ts";
+export { vaultMemoryHandlers, VaultEndpointFailure, WIRE_MAX_SOURCES, type VaultEndpointOptions } from "./lapis/endpoint.ts";
+export type { RecordLocation } from "./lapis/search.ts";
+// The pinned native embedding provider (opt-in: the optional peer onnxruntime-node, ~180 MB RSS; docs/memory-embeddings.md)
+export { createNativeEmbeddingProvider, NATIVE_LIMITS, type NativeEmbeddingError, type NativeEmbeddingOptions, type NativeEmbeddingProvider } from "./native/provider.ts";
+export { NATIVE_MODEL, type ModelFilesError } from "./native/model-files.ts";

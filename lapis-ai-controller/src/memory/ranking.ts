@@ -4,8 +4,11 @@
 // smaller id (code-unit order), so the same inputs always rank the same.
 // Callers filter by partition or scope BEFORE handing documents here.
 
-/** A rankable document. */
-export type RankDocument = { readonly id: string; readonly text: string; readonly updatedAt: string };
+/** A document's term counts and token count, as `termStats` computes them from its text. */
+export type TermStats = { readonly counts: ReadonlyMap<string, number>; readonly length: number };
+
+/** A rankable document; `stats`, when given, must be `termStats(text)` (callers cache it across queries). */
+export type RankDocument = { readonly id: string; readonly text: string; readonly updatedAt: string; readonly stats?: TermStats };
 
 /** A ranked entry: the item and its score (higher is better). */
 export type Ranked<T> = { readonly item: T; readonly score: number };
@@ -21,6 +24,14 @@ const TOKEN = /[\p{L}\p{N}]+/gu;
 /** Lower-cased NFKC word tokens (letters and digits), in text order. */
 export function tokenize(text: string): string[] {
   return text.normalize("NFKC").toLowerCase().match(TOKEN) ?? [];
+}
+
+/** The term counts and token count of a text, for BM25. */
+export function termStats(text: string): TermStats {
+  const counts = new Map<string, number>();
+  const tokens = tokenize(text);
+  for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+  return { counts, length: tokens.length };
 }
 
 function timeOf(updatedAt: string): number {
@@ -54,10 +65,8 @@ export function rankLexical<T extends RankDocument>(query: string, docs: readonl
   const terms = [...new Set(tokenize(query))];
   if (terms.length === 0 || docs.length === 0) return [];
   const counted = docs.map((doc) => {
-    const counts = new Map<string, number>();
-    const tokens = tokenize(doc.text);
-    for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
-    return { doc, counts, length: tokens.length };
+    const stats = doc.stats ?? termStats(doc.text);
+    return { doc, counts: stats.counts, length: stats.length };
   });
   const averageLength = counted.reduce((sum, c) => sum + c.length, 0) / counted.length || 1;
   const idf = new Map<string, number>();

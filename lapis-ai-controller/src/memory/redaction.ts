@@ -5,6 +5,7 @@
 // `candidate_rejected`, and so is content that already carries a reserved
 // marker, since a marker is not a fact (`[redacted:…]` must never come back
 // as a memory). A failed scanner fails closed.
+import { RECALLED_MEMORY_TAG } from "../domain/memory-candidates.ts";
 import type { EntryRedactor } from "../domain/redaction-port.ts";
 import { memoryErr, memoryOk, type MemoryCandidate, type MemoryResult } from "./ports.ts";
 
@@ -18,6 +19,15 @@ export const MEMORY_SCAN_KIND = "memory_document";
 /** True when `text` carries a reserved redaction or omission marker. */
 export function hasReservedMarker(text: string): boolean {
   return text.includes(REDACTED_MARKER) || text.includes(OMITTED_MARKER);
+}
+
+/**
+ * True when `text` carries the tag the service renders recalled memory in
+ * (`<recalled-memory …>` or its closing tag): such text came out of recall
+ * and is never stored again as a new memory.
+ */
+export function carriesRecalledTag(text: string): boolean {
+  return text.includes(`<${RECALLED_MEMORY_TAG}`) || text.includes(`</${RECALLED_MEMORY_TAG}`);
 }
 
 /** Refuses a derived candidate text that carries a reserved marker (`candidate_rejected`). */

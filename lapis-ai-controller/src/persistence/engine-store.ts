@@ -6,6 +6,7 @@
 import { ControllerFailure, type Result } from "../domain/errors.ts";
 import { TURN_STATES, type JournalMetadata, type Json } from "../domain/records.ts";
 import type { NativeModeResult } from "../domain/executor-port.ts";
+import type { JournalAppend } from "../domain/ports.ts";
 import type { EntryRedactor } from "../domain/redaction-port.ts";
 import type { EngineStore, InteractionRecord, JournalEntry, PreparedConfig, ThreadRecord, TurnRecord } from "../domain/turn-store-port.ts";
 import type { TurnState } from "../domain/turn-state.ts";
@@ -79,14 +80,26 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
       return e;
     });
   };
-  const append = (raw: Omit<JournalEntry, "seq">): number => {
+  // Redacted and stamped when it arrives, whenever it is written.
+  const journalAppend = (raw: Omit<JournalEntry, "seq">): JournalAppend => {
     const e = redactedEntry(raw, redactor);
     const { metadata, payload } = splitData(e.data);
     const messageId = typeof e.data.messageId === "string" ? e.data.messageId : null;
     const entry = { threadId: e.threadId, turnId: e.turnId, visibility: e.visibility, kind: e.type, messageId, metadata, createdAt: now() };
-    const id = must(store.journal.append(payload === undefined ? entry : { ...entry, payload })).journalId;
-    if (e.visibility === "transcript") onTranscript(e.threadId);
+    return payload === undefined ? entry : { ...entry, payload };
+  };
+  const append = (raw: Omit<JournalEntry, "seq">): number => {
+    const entry = journalAppend(raw);
+    const id = must(store.journal.append(entry)).journalId;
+    if (entry.visibility === "transcript") onTranscript(entry.threadId);
     return id;
+  };
+  const appendGrouped = (raw: Omit<JournalEntry, "seq">): void => {
+    const entry = journalAppend(raw);
+    // Subscribers hear of it only after its group's COMMIT (persistence/group-commit.ts).
+    store.handle.group(() => void must(store.journal.append(entry)), () => {
+      if (entry.visibility === "transcript") onTranscript(entry.threadId);
+    });
   };
   // The cache holds live turns only: a settled turn read later (turns.get, turns.wait) is rebuilt, not kept forever.
   const configOf = (turnId: string, providerId: string, live: boolean): PreparedConfig => {
@@ -179,6 +192,8 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
       store.leases.update(workspaceId, turnId, { kind: "fence", confirmDeadlineAt: null });
     },
     append,
+    appendGrouped,
+    flush: () => store.handle.flush(),
     journal(f) {
       const where = ["journal_id > ?"];
       const params: (string | number)[] = [f.afterSeq ?? 0];

@@ -16,6 +16,14 @@ export interface StoreHandle {
   readonly retention: RetentionProfile;
   /** Payloads of metadata-only threads, kept in memory only (P-STO-09, P-STO-14). */
   readonly volatile: VolatilePayloads;
-  /** Runs `work` in one `BEGIN IMMEDIATE` transaction; nested calls join the outer one. */
+  /** Runs `work` in one `BEGIN IMMEDIATE` transaction after committing the group queue; nested calls join the outer one. */
   transact<T>(work: () => T): T;
+  /**
+   * Queues `work` for the next group commit (persistence/group-commit.ts): one
+   * transaction for what arrives before the next macrotask, bounded in size;
+   * `committed` runs after its COMMIT. Inside a transaction it joins that one.
+   */
+  group(work: () => void, committed: () => void): void;
+  /** Commits the group queue now: a barrier before anything that depends on queued writes leaves the process. */
+  flush(): void;
 }

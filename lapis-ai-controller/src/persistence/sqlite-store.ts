@@ -10,6 +10,7 @@ import { controllerError, ControllerFailure, err, ok, type Result } from "../dom
 import { systemClock, type Clock, type Store } from "../domain/ports.ts";
 import type { RetentionProfile } from "../domain/records.ts";
 import { auditStore } from "./audit.ts";
+import { groupCommitLimits, transactor, type GroupCommitLimits } from "./group-commit.ts";
 import { commandStore } from "./command-store.ts";
 import type { StoreHandle } from "./handle.ts";
 import { acquireInstanceLock, isInstanceLocked, type InstanceLock } from "./instance-lock.ts";
@@ -34,6 +35,8 @@ export interface StoreOptions {
   readonly volatile?: Partial<VolatileLimits>;
   /** Wait for the instance lock (default 250 ms, ceiling 5 s). */
   readonly lockWaitMs?: number;
+  /** Group commit of queued writes (default 64 items per transaction, ceiling 1024; 1 = one commit per item). */
+  readonly groupCommit?: Partial<GroupCommitLimits>;
 }
 
 /** Storage settings read live from SQLite (P-STO-01). */
@@ -82,26 +85,6 @@ export function readSchemaVersion(db: DatabaseSync): number | undefined {
   return typeof row?.version === "number" || typeof row?.version === "bigint" ? Number(row.version) : Number.NaN;
 }
 
-function transactor(db: DatabaseSync): <T>(work: () => T) => T {
-  let depth = 0;
-  return <T>(work: () => T): T => {
-    if (depth > 0) return work();
-    db.exec("BEGIN IMMEDIATE");
-    depth += 1;
-    try {
-      const result = work();
-      if (result instanceof Promise) throw new Error("a store transaction body must be synchronous");
-      db.exec("COMMIT");
-      return result;
-    } catch (error) {
-      if (db.isTransaction) db.exec("ROLLBACK");
-      throw error;
-    } finally {
-      depth -= 1;
-    }
-  };
-}
-
 /** Creates schema v1 on an empty database, or checks the stored version. */
 function ensureSchema(db: DatabaseSync, transact: <T>(work: () => T) => T): Result<void> {
   const version = readSchemaVersion(db);
@@ -125,6 +108,8 @@ export function openSqliteStore(options: StoreOptions): Result<SqliteStore> {
   if (!isAbsolute(options.path)) return err(controllerError("config_invalid", { where: "database" }));
   const limits = volatileLimits(options.volatile);
   if (!limits.ok) return limits;
+  const group = groupCommitLimits(options.groupCommit);
+  if (!group.ok) return err(controllerError("config_invalid", { where: group.where }));
   try {
     mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
   } catch {
@@ -138,7 +123,8 @@ export function openSqliteStore(options: StoreOptions): Result<SqliteStore> {
     closeSync(openSync(options.path, "a", 0o600));
     db = new DatabaseSync(options.path, { timeout: 1_000 });
     configureConnection(db, true);
-    const transact = transactor(db);
+    const runner = transactor(db, group.value);
+    const transact = runner.transact;
     const schema = ensureSchema(db, transact);
     if (!schema.ok) return fail(db, lock.value, schema.error);
     const valid = validateAllRecords(db);
@@ -150,6 +136,8 @@ export function openSqliteStore(options: StoreOptions): Result<SqliteStore> {
       retention,
       volatile: new VolatilePayloads(limits.value),
       transact,
+      group: runner.group,
+      flush: runner.flush,
     };
     return ok(assemble(options.path, handle, lock.value));
   } catch (caught) {
@@ -188,6 +176,8 @@ function assemble(path: string, handle: StoreHandle, lock: InstanceLock): Sqlite
       if (closed) return;
       closed = true;
       try {
+        // What is queued was never acknowledged; committing it on an orderly close keeps it anyway.
+        try { handle.flush(); } catch { /* the database is failing: close regardless */ }
         handle.volatile.clear();
         handle.db.close();
       } finally {

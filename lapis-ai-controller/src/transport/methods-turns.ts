@@ -55,7 +55,7 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
       interactionId: i.id, nativeRequestId: i.nativeRequestId, category: i.category, state: i.state,
       optionIds: i.optionIds, optionId: i.optionId, decidedBy: i.decidedBy, deadlineAt: i.deadlineAt,
     }));
-    return ok({ result: { ...view.value, interactions } });
+    return ok({ result: { ...view.value, interactions, memory: service.memory(turnId) } });
   };
 
   const respond: Handler = (deps, _conn, access, raw) => {

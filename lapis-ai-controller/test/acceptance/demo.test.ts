@@ -29,6 +29,7 @@ const dir = mkdtempSync(join(tmpdir(), "aic-demo-"));
 const demoHome = join(dir, "home");
 const measured: Record<string, number> = {};
 let lastThread = "";
+let firstThread = "";
 
 test.after(() => {
   spawnSync("chmod", ["-R", "u+w", dir], { timeout: 30_000 });
@@ -78,6 +79,7 @@ test("AIC-DEMO-01 first run: npm run demo answers a prompt with streamed SmolLM2
   const url = /serve ready at (ws:\/\/\S+)/.exec(demo.out())?.[1];
   assert.ok(url !== undefined);
   const threadId = /new thread 1 \(([0-9a-f-]{36})\)/.exec(demo.out())?.[1] as string;
+  firstThread = threadId;
   const client = await ControllerClient.connect({ url, credential: { type: "token", token: token() } });
   t.after(() => client.close());
 
@@ -123,8 +125,10 @@ test("AIC-DEMO-02 second run reuses installs, config, workspace and resumes the 
   assert.match(demo.out(), /reusing the terminal chat/);
   assert.match(demo.out(), /llama-server installed or reused in/);
   assert.match(demo.err(), /reusing llama-server/, "the shared install script found its cache");
+  // Each thread by its first words and last activity, the open one marked current.
   demo.type("/threads");
-  await demo.waitFor(new RegExp(`\\* 2  ${lastThread}`), 30_000);
+  await demo.waitFor(new RegExp(`  1  ${firstThread}  "Write five sentences about the sea\\."  · last active [^\\n]*\\n`), 30_000);
+  await demo.waitFor(new RegExp(`\\* 2  ${lastThread}  "Write a long story about a lighthouse keeper, at…"  · last active [^\\n]*\\(current\\)`), 30_000);
   demo.type("/resume 1");
   await demo.waitFor(/resumed thread 1 /, 30_000);
   await quitAndCheck(demo);

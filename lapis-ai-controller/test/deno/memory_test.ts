@@ -44,11 +44,11 @@ test("P-MEM-04 P-MEM-13 a vault memory runs under Deno over the real scanner; No
     assert.ok((await vault.ingest({ partition: "user", text: "Forget me: the old pager number." })).ok);
     const secret = await vault.ingest({ partition: "user", text: "key sk-proj-CANARYabcdefghijklmnopqrstuvwxyz0123" });
     assert.deepEqual(secret, { ok: false, error: { code: "candidate_rejected", retryable: false } });
-    const forgotten = await vault.forget("user/ep-2");
+    const forgotten = await vault.forget("user:ep-2");
     assert.ok(forgotten.ok);
     const found = await vault.search({ partitions: ["user"], query: "build box" });
     assert.ok(found.ok);
-    assert.deepEqual(found.value.candidates.map((c) => c.id), ["user/ep-1"]);
+    assert.deepEqual(found.value.candidates.map((c) => c.id), ["user:ep-1"]);
     const script = `import { readdirSync, readFileSync } from "node:fs";
 import { parseEpisode, serializeEpisode } from ${JSON.stringify(new URL("../../src/memory/index.ts", import.meta.url).href)};
 const dir = ${JSON.stringify(join(dir, "user", "records"))};

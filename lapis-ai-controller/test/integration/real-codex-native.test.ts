@@ -11,18 +11,18 @@ import { sessionBindingKey } from "../../src/execution/acp-executor.ts";
 import { descendants, procText } from "../support/proc-tree.ts";
 import { dispatch, escalated, nativeFixture, prepared, textOf } from "../support/codex-native-fixture.ts";
 
-test("P-PRV-06 native: agent text streams as deltas keyed by the item id, each message closed, before the turn completes", { timeout: 120_000 }, async (t) => {
+test("P-PRV-06 native: agent text streams as it arrives, keyed by the item id, each message closed, before the turn completes", { timeout: 120_000 }, async (t) => {
   const f = await nativeFixture(t);
   const ex = f.executor();
   const s = await prepared(ex, f.setup());
   assert.deepEqual(s.continuity, { kind: "new" });
   assert.match(s.nativeSessionId, /^[0-9a-f-]{36}$/);
-  f.model.push({ text: ["hel", "lo ", "native"] });
+  // Deltas 300 ms apart arrive in separate reads: each is its own event, delivered before the next exists.
+  f.model.push({ text: ["hel", "lo ", "native"], gapMs: 300 });
   const turn = dispatch(s, "say hello");
   assert.deepEqual(await turn.outcome, { kind: "stopped", stopReason: "end_turn" });
   const texts = turn.rec.events.filter((e) => e.type === "text");
-  // Chunk boundaries are the model's deltas, not one block at the end.
-  assert.deepEqual(texts.map((e) => (e.type === "text" ? e.text : "")), ["hel", "lo ", "native"]);
+  assert.ok(texts.length >= 2, `streamed in ${texts.length} event(s)`);
   const ids = new Set(texts.map((e) => (e.type === "text" ? e.messageId : null)));
   assert.equal(ids.size, 1);
   const messageId = [...ids][0];
@@ -34,6 +34,14 @@ test("P-PRV-06 native: agent text streams as deltas keyed by the item id, each m
   assert.ok(turn.rec.events.some((e) => e.type === "diagnostic" && /Model metadata/.test(e.text)));
   assert.equal(textOf(turn.rec.events), "hello native");
   assert.ok(JSON.stringify(f.model.requests.at(-1)).includes("say hello"));
+  // Deltas that arrive in one read are merged into one event, the text unchanged.
+  const burst = Array.from({ length: 40 }, (_, i) => `w${i} `);
+  f.model.push({ text: burst });
+  const fast = dispatch(s, "say many words");
+  assert.deepEqual(await fast.outcome, { kind: "stopped", stopReason: "end_turn" });
+  assert.equal(textOf(fast.rec.events), burst.join(""));
+  // How many events depends on how the reads fall; every one carries the same message id.
+  assert.equal(new Set(fast.rec.events.filter((e) => e.type === "text").map((e) => (e.type === "text" ? e.messageId : null))).size, 1);
   // The next turn reuses the live thread.
   const again = await ex.prepare(f.setup());
   assert.ok(again.ok && again.continuity.kind === "continued" && again.session === s);

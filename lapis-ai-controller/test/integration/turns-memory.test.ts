@@ -118,6 +118,24 @@ test("memory recall through serve", async (t) => {
     await c.disposeEndpoint("mem-marked");
   });
 
+  await t.test("P-MEM-02 P-API-09 turns.get shows the owner which memory ids reached the agent (vault ids with a slash, counts, never text); another principal or application reads not_found", async () => {
+    const threadId = await thread(2);
+    await c.registerEndpoint({ endpointId: "mem-view", kind: "memory", threadId, memory: { budgetTokens: 200, recall: () => [cand("user/ep-0001", "VIEW-CANARY-A", 5), cand("user/ep-0002", `VIEW-CANARY-BIG ${"y".repeat(2_000)}`, 4), cand("bad id", "VIEW-CANARY-C", 3)] } });
+    const { turnId, prompt } = await run(threadId, "USER-PROMPT-VIEW");
+    assert.match(prompt, /<recalled-memory id="user\/ep-0001" /);
+    const view = await c.turns.get(turnId);
+    assert.deepEqual(view.memory, { endpointId: "mem-view", code: null, profile: "vault", budgetTokens: 200, usedTokens: view.memory?.usedTokens, offered: 3, invalid: 1, rejected: 0, skipped: 1, rendered: [{ memoryId: "user/ep-0001", origin: "ingest", truncated: false }] });
+    assert.ok(!JSON.stringify(view).includes("VIEW-CANARY"), "ids and counts only");
+    await c.disposeEndpoint("mem-view");
+    const plain = await run(threadId, "USER-PROMPT-NOMEM");
+    assert.equal((await c.turns.get(plain.turnId)).memory, null, "no memory endpoint at preparation: null");
+    for (const who of ["bob", "mail"]) {
+      const stranger = await serve.client(who);
+      await assert.rejects(stranger.turns.get(turnId), (e: { code?: string }) => e.code === "not_found");
+      stranger.close();
+    }
+  });
+
   await t.test("P-ARC-21 a restricted, metadata-only thread gets rendered memory and its ids survive as metadata", async () => {
     const threadId = await thread(4, { restricted: true, retention: "metadata-only" });
     await c.registerEndpoint({ endpointId: "mem-r", kind: "memory", threadId, memory: { recall: (r) => [cand("r-1", `RESTRICTED-${String(r.access.restricted)}`, 1)] } });

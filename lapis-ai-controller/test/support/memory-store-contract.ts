@@ -67,7 +67,7 @@ export function recordStoreContract(name: string, make: Factory): void {
     await store.put(record("project", "ep-c", 1, "c"), 0);
     const users = await store.list("user");
     assert.ok(users.ok);
-    assert.deepEqual(users.value.map((r) => `${r.partition}/${r.id}`), ["user/ep-a", "user/ep-b"]);
+    assert.deepEqual(users.value.map((r) => `${r.partition}:${r.id}`), ["user:ep-a", "user:ep-b"]);
     assert.deepEqual(await store.list("workspace"), { ok: true, value: [] });
   });
 

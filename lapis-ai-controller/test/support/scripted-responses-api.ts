@@ -8,8 +8,8 @@ import type { AddressInfo } from "node:net";
 
 /** One scripted model reply, consumed in order, one per POST /v1/responses. */
 export type ScriptedReply =
-  /** An assistant message streamed as these text deltas (chunk boundaries kept). */
-  | { text: readonly string[] }
+  /** An assistant message streamed as these text deltas (chunk boundaries kept), `gapMs` apart when given. */
+  | { text: readonly string[]; gapMs?: number }
   /** A function call, e.g. Codex's `exec_command`, with its JSON arguments. */
   | { call: { name: string; arguments: Record<string, unknown>; callId?: string; namespace?: string } }
   /** Opens the stream, sends `response.created`, then never finishes (until the client goes). */
@@ -59,6 +59,26 @@ function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon:
     return;
   }
   let item: Record<string, unknown>;
+  if ("text" in reply && (reply.gapMs ?? 0) > 0) {
+    const itemId = `msg_scripted_${n}`;
+    sse(res, "response.output_item.added", { output_index: 0, item: { id: itemId, type: "message", role: "assistant", status: "in_progress", content: [] } });
+    const deltas = [...reply.text];
+    const next = () => {
+      if (res.destroyed) return;
+      const delta = deltas.shift();
+      if (delta !== undefined) {
+        sse(res, "response.output_text.delta", { item_id: itemId, output_index: 0, content_index: 0, delta });
+        setTimeout(next, reply.gapMs);
+        return;
+      }
+      const done = { id: itemId, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: reply.text.join(""), annotations: [] }] };
+      sse(res, "response.output_item.done", { output_index: 0, item: done });
+      sse(res, "response.completed", { response: { id, object: "response", status: "completed", output: [done], usage: USAGE } });
+      res.end();
+    };
+    next();
+    return;
+  }
   if ("text" in reply) {
     const itemId = `msg_scripted_${n}`;
     sse(res, "response.output_item.added", { output_index: 0, item: { id: itemId, type: "message", role: "assistant", status: "in_progress", content: [] } });

@@ -2,6 +2,7 @@
 // argument that fills the bridge's 1 MiB body and fails only at its last
 // item (so the validator walks all of it), and a small one that passes.
 // Used by the load test and by the bench's validation row.
+import { ANALYSIS_BUDGET, patternRule } from "../../src/domain/contract/pattern-rules.ts";
 import type { ToolDefinition } from "../../src/domain/contract/tools.ts";
 
 type Args = Record<string, unknown>;
@@ -76,4 +77,36 @@ export function worstCases(): WorstCase[] {
       passing: { m: { a: "x" } }, failing: { m: map }, rule: "pattern",
     },
   ];
+}
+
+/** Patterns whose analysis at registration costs the most we know of, within 256 characters each. */
+export function worstPatterns(): string[] {
+  const chars = [...LETTERS, ..."!#%&,;:<=>@_~"];
+  return [
+    `^(?:${LETTERS.slice(0, 60).map((c) => `${c}?`).join("")}!){8}$`,
+    `^${chars.map((c) => `${c}?`).join("")}$`,
+    `^(?:${chars.join("|")})+$`,
+    `^${chars.slice(0, 42).reduce((inner, c) => `(?:${c}${inner})?`, "")}$`,
+  ];
+}
+
+/**
+ * A tool schema holding as many of the worst patterns as the registration
+ * bounds allow: 4096 pattern characters, and the analysis budget shared by
+ * the schema's patterns.
+ */
+export function worstRegistrationSchema(): ToolDefinition["inputSchema"] {
+  const patterns = worstPatterns();
+  const properties: Record<string, { type: "string"; pattern: string }> = {};
+  const budget = { entries: ANALYSIS_BUDGET };
+  let chars = 0;
+  for (let i = 0; ; i++) {
+    const pattern = patterns[i % patterns.length] as string;
+    const trial = { entries: budget.entries };
+    if (chars + pattern.length > 4096 || patternRule(pattern, undefined, trial) !== null) break;
+    budget.entries = trial.entries;
+    chars += pattern.length;
+    properties[`p${i}`] = { type: "string", pattern };
+  }
+  return { type: "object", properties };
 }

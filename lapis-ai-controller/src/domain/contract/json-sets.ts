@@ -1,8 +1,10 @@
-// Sets of JSON values for `enum`, `const` and `uniqueItems`, so each check is
-// one lookup instead of a deep comparison against every member. Strings,
-// numbers, booleans and null are their own keys (a JavaScript Set compares
-// them by value, and -0 equals 0 as JSON equality wants); objects and arrays
-// are keyed by their canonical JSON, computed once per value and call.
+// JSON equality for `enum`, `const` and `uniqueItems` without comparing
+// every pair. Strings, numbers, booleans and null are their own keys (a
+// JavaScript Set compares them by value, and -0 equals 0 as JSON equality
+// wants); objects and arrays are keyed by their canonical JSON. `enum` and
+// `const` are set lookups; `uniqueItems` over only numbers, only strings or
+// only objects and arrays sorts the keys and compares neighbours, and a
+// mixed array goes through a set.
 import { canonicalKey } from "../canonical-json.ts";
 
 type Primitive = string | number | boolean | null;
@@ -77,6 +79,24 @@ export function equalsConst(constant: unknown, value: unknown, cache: KeyCache):
 
 /** True when every item of `items` is distinct under JSON equality. */
 export function allDistinct(items: readonly unknown[], cache: KeyCache): boolean {
+  // All finite numbers (the common large case): sorted, a duplicate sits next to its twin (-0 beside 0).
+  if (items.every((x) => typeof x === "number" && Number.isFinite(x))) {
+    const sorted = Float64Array.from(items as readonly number[]).sort();
+    for (let i = 1; i < sorted.length; i++) if (sorted[i] === sorted[i - 1]) return false;
+    return true;
+  }
+  // All strings, or all objects and arrays (by canonical JSON): sorted copies, a duplicate sits next to its twin;
+  // cheaper than hashing every key into a set.
+  if (items.every((x) => typeof x === "string")) return sortedDistinct([...(items as readonly string[])]);
+  if (items.every((x) => typeof x === "object" && x !== null)) {
+    const keys: string[] = [];
+    for (const item of items) {
+      const key = canonicalKey(item);
+      if (key === undefined) break;
+      keys.push(key);
+    }
+    if (keys.length === items.length) return sortedDistinct(keys);
+  }
   const seen = new JsonSet();
   for (const item of items) {
     if (!seen.add(item, cache)) {
@@ -84,5 +104,11 @@ export function allDistinct(items: readonly unknown[], cache: KeyCache): boolean
       if (seen.has(item, cache)) return false;
     }
   }
+  return true;
+}
+
+function sortedDistinct(keys: string[]): boolean {
+  keys.sort();
+  for (let i = 1; i < keys.length; i++) if (keys[i] === keys[i - 1]) return false;
   return true;
 }

@@ -25,6 +25,16 @@ export const MEMORY_ENVELOPE = obj({
 /** The access envelope of one memory call. */
 export type MemoryEnvelope = Infer<typeof MEMORY_ENVELOPE>;
 
+/**
+ * A memory's provenance id: like other ids, plus `/`, so a store's
+ * `<partition>/<record id>` passes unchanged (the service never opens it as a path).
+ */
+export const MEMORY_ID_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._:/-]{0,255}$";
+/** A memory id schema. */
+export function memoryId(description?: string): { readonly type: "string"; readonly pattern: string } {
+  return { type: "string", pattern: MEMORY_ID_PATTERN, ...(description === undefined ? {} : { description }) };
+}
+
 const SHA256 = str({ pattern: "^[0-9a-f]{64}$", description: "lowercase hex sha256 of the source content" });
 
 /** One source a memory rests on: an application-owned reference and the content hash it was derived from. */
@@ -35,7 +45,7 @@ export const MEMORY_SOURCE = obj({
 
 /** One memory candidate as an endpoint answers it. */
 export const MEMORY_CANDIDATE = obj({
-  id: id("the memory's provenance id (rendered with the text and recorded in the turn's metadata)"),
+  id: memoryId("the memory's provenance id (rendered with the text and recorded in the turn's metadata)"),
   text: str({ minLength: 1, maxLength: 100_000 }),
   score: { type: "number", minimum: 0, maximum: 1_000_000, description: "relevance, higher first" },
   updatedAt: str({ pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$", description: "RFC 3339 time of the last revision" }),
@@ -65,12 +75,12 @@ export const MEMORY_OPERATIONS = {
   },
   "memory.authorize": {
     summary: "the agent's memory_read tool, first step: may this envelope read this memory? null refuses; else the evidence location",
-    params: obj({ access: MEMORY_ENVELOPE, id: id() }, ["access", "id"]),
+    params: obj({ access: MEMORY_ENVELOPE, id: memoryId() }, ["access", "id"]),
     answer: nullable(obj({ location: EVIDENCE_LOCATION }, ["location"])),
   },
   "memory.read": {
     summary: "the agent's memory_read tool, second step: the memory at the authorized location (its sources include that location)",
-    params: obj({ access: MEMORY_ENVELOPE, id: id(), location: EVIDENCE_LOCATION }, ["access", "id", "location"]),
+    params: obj({ access: MEMORY_ENVELOPE, id: memoryId(), location: EVIDENCE_LOCATION }, ["access", "id", "location"]),
     answer: obj({ candidate: MEMORY_CANDIDATE }, ["candidate"]),
   },
 } as const;

@@ -4,7 +4,7 @@
 import type { Infer, Schema } from "./schema.ts";
 import { anyJson, bool, id, int, literal, mapOf, nullable, obj, oneOf, oneOfValues, str } from "./schema.ts";
 import { ERROR_CODE, EVENT } from "./shapes.ts";
-import { EVIDENCE_LOCATION, MEMORY_ENVELOPE, MEMORY_OPERATION_NAMES } from "./memory.ts";
+import { EVIDENCE_LOCATION, MEMORY_ENVELOPE, MEMORY_OPERATION_NAMES, memoryId } from "./memory.ts";
 
 /** One server notification. */
 export interface NotificationContract {
@@ -32,8 +32,10 @@ export type NotificationName = keyof typeof NOTIFICATIONS;
 /** The params of a notification. */
 export type NotificationParams<N extends NotificationName> = Infer<(typeof NOTIFICATIONS)[N]["params"]>;
 
-/** The operations of `endpoint.invoke`. */
-export const ENDPOINT_OPERATIONS = ["tool", "capture.begin", "capture.finish", "context", "preparation", ...MEMORY_OPERATION_NAMES] as const;
+/** The operations of `endpoint.invoke` (a `preparation` endpoint is asked with `prepare`). */
+export const ENDPOINT_OPERATIONS = ["tool", "capture.begin", "capture.finish", "context", "prepare", ...MEMORY_OPERATION_NAMES] as const;
+/** One operation of `endpoint.invoke`. */
+export type EndpointOperation = (typeof ENDPOINT_OPERATIONS)[number];
 
 /** The service's request to the connection that registered an endpoint. */
 export const ENDPOINT_INVOKE = {
@@ -50,7 +52,7 @@ export const ENDPOINT_INVOKE = {
     access: MEMORY_ENVELOPE,
     query: str({ description: "memory.search: the agent's query" }),
     limit: int(1, 64),
-    id: id("memory.authorize / memory.read: the memory id"),
+    id: memoryId("memory.authorize / memory.read: the memory id"),
     location: EVIDENCE_LOCATION,
   }, ["endpointId", "operation"]),
   result: anyJson("the tool result (text or JSON), or the callback's answer (capture.begin: {ack:true})"),

@@ -2,7 +2,7 @@
 // the subset of schema.ts, matches the 2020-12 metaschema for the keywords
 // it uses, and stays within bounds that keep validating a call's arguments
 // linear (validate.ts). Every refusal names the key path and the rule.
-import { patternRule } from "./pattern-rules.ts";
+import { ANALYSIS_BUDGET, type AnalysisBudget, patternRule } from "./pattern-rules.ts";
 import { regex } from "./validate.ts";
 
 /** Bounds on an application-supplied schema. */
@@ -17,6 +17,8 @@ export interface SchemaBounds {
   readonly maxJsonDepth?: number;
   /** Most subschemas that may apply to one place of a value through `anyOf` / `oneOf` (each costs one more look at it). */
   readonly maxApplicators?: number;
+  /** Most characters of all `pattern`s together (each is analysed at registration). */
+  readonly maxPatternChars?: number;
 }
 
 /** Where a schema was refused and by which rule. */
@@ -28,7 +30,7 @@ export interface SchemaFailure {
 /** The only `$schema` accepted: the dialect the validator implements. */
 export const SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema";
 /** Defaults of the optional bounds. */
-export const SCHEMA_BOUND_DEFAULTS = { maxJsonDepth: 64, maxApplicators: 8 } as const;
+export const SCHEMA_BOUND_DEFAULTS = { maxJsonDepth: 64, maxApplicators: 8, maxPatternChars: 4096 } as const;
 
 const TYPES: ReadonlySet<string> = new Set(["object", "array", "string", "integer", "number", "boolean", "null"]);
 const KEYWORDS: ReadonlySet<string> = new Set([
@@ -49,30 +51,49 @@ const refuse = (path: string, rule: string): SchemaFailure => ({ path, rule });
 const distinct = (items: readonly unknown[]): boolean => new Set(items).size === items.length;
 
 /**
- * Walks the whole document with its own stack: depth at most `maxDepth`, and
+ * Walks a whole JSON value with its own stack: depth at most `maxDepth`, and
  * every number finite (a literal such as 1e400 parses to Infinity). The
- * path is built only for a failure, from parent links.
+ * path is built only for a failure, from parent links. Used on schema
+ * documents and on tool call arguments.
  */
-function checkJson(root: unknown, maxDepth: number): SchemaFailure | null {
-  type Entry = { readonly v: unknown; readonly depth: number; readonly up: Entry | null; readonly key: string };
+export function checkJsonValue(root: unknown, maxDepth: number): SchemaFailure | null {
+  // Only containers go on the stack; a leaf is judged where its container is read.
+  type Entry = { readonly v: object; readonly depth: number; readonly up: Entry | null; readonly key: string | number };
   const pathOf = (e: Entry): string => {
-    const keys: string[] = [];
+    const keys: (string | number)[] = [];
     for (let at: Entry | null = e; at !== null && at.up !== null; at = at.up) keys.push(at.key);
-    return keys.reverse().reduce((path, key) => (key.startsWith("[") ? `${path}${key}` : join(path, key)), "");
+    return keys.reverse().reduce<string>((path, key) => (typeof key === "number" ? `${path}[${key}]` : join(path, key)), "");
   };
+  const finite = (x: unknown): boolean => typeof x !== "number" || Number.isFinite(x);
+  if (!finite(root)) return refuse("", "number_not_finite");
+  if (typeof root !== "object" || root === null) return null;
   const stack: Entry[] = [{ v: root, depth: 0, up: null, key: "" }];
   for (let e = stack.pop(); e !== undefined; e = stack.pop()) {
-    if (typeof e.v === "number" && !Number.isFinite(e.v)) return refuse(pathOf(e), "number_not_finite");
-    if (typeof e.v !== "object" || e.v === null) continue;
     if (e.depth >= maxDepth) return refuse(pathOf(e), "json_too_deep");
-    if (Array.isArray(e.v)) e.v.forEach((v: unknown, i) => stack.push({ v, depth: e.depth + 1, up: e, key: `[${i}]` }));
-    else for (const [key, v] of Object.entries(e.v)) stack.push({ v, depth: e.depth + 1, up: e, key });
+    const visit = (x: unknown, key: string | number): SchemaFailure | null => {
+      if (typeof x === "object" && x !== null) stack.push({ v: x, depth: (e as Entry).depth + 1, up: e as Entry, key });
+      else if (!finite(x)) return refuse(pathOf({ v: {}, depth: 0, up: e as Entry, key }), "number_not_finite");
+      return null;
+    };
+    if (Array.isArray(e.v)) {
+      for (let i = 0; i < e.v.length; i++) {
+        const failed = visit(e.v[i], i);
+        if (failed !== null) return failed;
+      }
+    } else {
+      const record = e.v as Record<string, unknown>;
+      for (const key of Object.keys(record)) {
+        const failed = visit(record[key], key);
+        if (failed !== null) return failed;
+      }
+    }
   }
   return null;
 }
 
 /** Schema keywords of one node, in metaschema order; null when all hold. */
-function checkKeywords(s: Json, path: string, bounds: SchemaBounds, root: boolean): SchemaFailure | null {
+function checkKeywords(s: Json, path: string, walk: Walk, root: boolean): SchemaFailure | null {
+  const bounds = walk.bounds;
   for (const key of Object.keys(s)) if (!KEYWORDS.has(key)) return refuse(join(path, key), "keyword_unknown");
   if (s.type !== undefined) {
     const types = typeof s.type === "string" ? [s.type] : s.type;
@@ -94,8 +115,10 @@ function checkKeywords(s: Json, path: string, bounds: SchemaBounds, root: boolea
     const at = join(path, "pattern");
     if (typeof s.pattern !== "string") return refuse(at, "keyword_invalid");
     if (s.pattern.length > bounds.maxPatternLength) return refuse(at, "pattern_too_long");
+    walk.patternChars += s.pattern.length;
+    if (walk.patternChars > (bounds.maxPatternChars ?? SCHEMA_BOUND_DEFAULTS.maxPatternChars)) return refuse(at, "patterns_too_long");
     if (regex(s.pattern) === null) return refuse(at, "pattern_syntax");
-    const rule = patternRule(s.pattern, typeof s.maxLength === "number" ? s.maxLength : undefined);
+    const rule = patternRule(s.pattern, typeof s.maxLength === "number" ? s.maxLength : undefined, walk.analysis);
     if (rule !== null) return refuse(at, rule);
   }
   return null;
@@ -104,6 +127,9 @@ function checkKeywords(s: Json, path: string, bounds: SchemaBounds, root: boolea
 interface Walk {
   readonly bounds: SchemaBounds;
   nodes: number;
+  patternChars: number;
+  /** Shared by all patterns of the schema. */
+  readonly analysis: AnalysisBudget;
 }
 
 /**
@@ -116,7 +142,7 @@ function checkNode(value: unknown, path: string, depth: number, walk: Walk): Sch
   if (depth > walk.bounds.maxDepth) return refuse(path, "schema_too_deep");
   if (++walk.nodes > walk.bounds.maxNodes) return refuse(path, "schema_too_many_nodes");
   const s = value;
-  const failed = checkKeywords(s, path, walk.bounds, depth === 0);
+  const failed = checkKeywords(s, path, walk, depth === 0);
   if (failed !== null) return failed;
   const children: [string, unknown][] = [];
   if (s.properties !== undefined) {
@@ -149,9 +175,9 @@ function checkNode(value: unknown, path: string, depth: number, walk: Walk): Sch
 
 /** Checks that `value` is a schema of the subset within `bounds`; returns null or where and why it was refused. */
 export function checkSchema(value: unknown, bounds: SchemaBounds): SchemaFailure | null {
-  const json = checkJson(value, bounds.maxJsonDepth ?? SCHEMA_BOUND_DEFAULTS.maxJsonDepth);
+  const json = checkJsonValue(value, bounds.maxJsonDepth ?? SCHEMA_BOUND_DEFAULTS.maxJsonDepth);
   if (json !== null) return json;
-  const walk: Walk = { bounds, nodes: 0 };
+  const walk: Walk = { bounds, nodes: 0, patternChars: 0, analysis: { entries: ANALYSIS_BUDGET } };
   const cost = checkNode(value, "", 0, walk);
   if (!Array.isArray(cost)) return cost;
   const max = bounds.maxApplicators ?? SCHEMA_BOUND_DEFAULTS.maxApplicators;

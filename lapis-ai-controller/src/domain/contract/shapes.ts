@@ -2,6 +2,7 @@
 // journal events, snapshots, turns, interactions and command receipts.
 import { ERROR_CODES } from "../errors.ts";
 import { APPROVAL_POLICIES, DECIDERS, INTERACTION_STATES, NATIVE_MODE_RESULTS, RETENTION_PROFILES, TURN_STATES } from "../records.ts";
+import { MEMORY_ORIGINS, MEMORY_PROFILES, memoryId } from "./memory.ts";
 import { anyJson, bool, id, int, list, literal, mapOf, nullable, obj, oneOf, oneOfValues, str } from "./schema.ts";
 
 /** Longest list of identifiers in a binding. */
@@ -111,6 +112,30 @@ const NATIVE_MODE = obj({
   current: nullable(str()),
 }, ["requested", "result", "current"]);
 
+/**
+ * What recall gave a turn, from its preparation metadata: counts, the budget
+ * applied, and the ids that reached the agent in render order (ids only,
+ * never memory text). `code` is null when the endpoint answered, else why
+ * recall gave nothing (the turn ran on). Null when the thread had no memory
+ * endpoint at preparation.
+ */
+export const TURN_MEMORY = obj({
+  endpointId: id(),
+  code: nullable(ERROR_CODE),
+  profile: oneOfValues(MEMORY_PROFILES),
+  budgetTokens: int(0),
+  usedTokens: int(0),
+  offered: int(0),
+  invalid: int(0),
+  rejected: int(0),
+  skipped: int(0),
+  rendered: list(obj({
+    memoryId: memoryId("the provenance id, as rendered in the recalled-memory tag"),
+    origin: oneOfValues(MEMORY_ORIGINS),
+    truncated: bool(),
+  }, ["memoryId", "origin", "truncated"]), 256, "in render order"),
+}, ["endpointId", "code", "profile", "budgetTokens", "usedTokens", "offered", "invalid", "rejected", "skipped", "rendered"]);
+
 /** A turn as `turns.get` returns it. */
 export const TURN = obj({
   turnId: id(),
@@ -128,7 +153,8 @@ export const TURN = obj({
     nativeMode: nullable(NATIVE_MODE),
   }, ["configVersion", "retention", "providerId", "restricted", "requestedMode", "approval", "nativeMode"]),
   interactions: list(INTERACTION, 1024),
-}, ["turnId", "threadId", "state", "attemptOf", "errorCode", "config", "interactions"]);
+  memory: nullable(TURN_MEMORY),
+}, ["turnId", "threadId", "state", "attemptOf", "errorCode", "config", "interactions", "memory"]);
 
 /** Turn input: a string or `{text}`. */
 export const TURN_INPUT = oneOf([str(), obj({ text: str() }, ["text"])]);

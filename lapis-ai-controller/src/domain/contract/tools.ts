@@ -6,7 +6,8 @@ import type { Result } from "../errors.ts";
 import { controllerError, err, ok } from "../errors.ts";
 import type { Infer, Schema } from "./schema.ts";
 import { id, mapOf, obj, str, anyJson } from "./schema.ts";
-import { checkSchema } from "./schema-check.ts";
+import { checkJsonValue, checkSchema } from "./schema-check.ts";
+import { explain, type ValueFailure } from "./validate.ts";
 
 /** One tool as an application registers it (the input schema is checked by `checkToolDefinitions`). */
 export const TOOL_DEFINITION = obj({
@@ -31,7 +32,7 @@ export const TOOL_LIMIT_DEFAULTS: ToolLimits = { maxToolDescriptionChars: 2048, 
 /** Hard ceilings in code. */
 export const TOOL_LIMIT_CAPS: ToolLimits = { maxToolDescriptionChars: 16 * 1024, maxToolSchemaBytes: 256 * 1024, maxToolSchemaDepth: 256 };
 /** Fixed structural bounds of an input schema. */
-export const TOOL_SCHEMA_BOUNDS = { maxDepth: 16, maxNodes: 512, maxPatternLength: 256, maxApplicators: 8 } as const;
+export const TOOL_SCHEMA_BOUNDS = { maxDepth: 16, maxNodes: 512, maxPatternLength: 256, maxApplicators: 8, maxPatternChars: 4096 } as const;
 
 const refused = (where: string, rule: string) => err(controllerError("invalid_params", { where, rule }));
 
@@ -55,10 +56,25 @@ export function checkToolDefinitions(tools: readonly ToolDefinition[], limits: T
     if (tool.description.length > max.description) return refused(`${at}.description`, "description_too_long");
     const schema = tool.inputSchema as Schema;
     if (schema.type !== "object") return refused(`${at}.inputSchema.type`, "root_not_object");
-    // The walk bounds the nesting first, so encoding the schema below cannot overflow the stack.
-    const failed = checkSchema(schema, { ...TOOL_SCHEMA_BOUNDS, maxJsonDepth: max.depth });
-    if (failed !== null) return refused(`${at}.inputSchema${failed.path === "" ? "" : `.${failed.path}`}`, failed.rule);
+    const where = (path: string) => `${at}.inputSchema${path === "" ? "" : `.${path}`}`;
+    // Nesting first (its own stack), so encoding the schema cannot overflow the call stack; size
+    // next, so the pattern analysis below runs on at most maxToolSchemaBytes of schema.
+    const shape = checkJsonValue(schema, max.depth);
+    if (shape !== null) return refused(where(shape.path), shape.rule);
     if (new TextEncoder().encode(JSON.stringify(tool.inputSchema)).length > max.bytes) return refused(`${at}.inputSchema`, "schema_too_large");
+    const failed = checkSchema(schema, { ...TOOL_SCHEMA_BOUNDS, maxJsonDepth: max.depth });
+    if (failed !== null) return refused(where(failed.path), failed.rule);
   }
   return ok(tools);
+}
+
+/**
+ * Checks one tool call's arguments as the bridge does: nesting (at most
+ * `maxDepth`, walked with its own stack) and finite numbers first, so nothing
+ * after it can overflow the call stack, then the input schema. Returns null or
+ * the key path and the rule that refused.
+ */
+export function checkToolArguments(schema: Schema, args: unknown, maxDepth: number): ValueFailure | null {
+  const shape = checkJsonValue(args, maxDepth);
+  return shape ?? explain(schema, args);
 }

@@ -18,7 +18,7 @@ import { hasReservedMarker, scanMemoryTexts } from "../redaction.ts";
 import { originOf, type Episode } from "./episode.ts";
 import { normalizeSources } from "./ingest.ts";
 import { PARTITION_PATTERN } from "./store-rules.ts";
-import { contentHash, episodeOf, episodeText, writeChecked, type VaultContext } from "./vault-context.ts";
+import { contentHash, episodeOf, episodeText, formatRef, writeChecked, type VaultContext } from "./vault-context.ts";
 
 export type ConsolidationWrite = { readonly kind: "promote" | "supersede"; readonly before: Episode; readonly after: Episode };
 export type ConsolidationPlan = { readonly writes: ConsolidationWrite[]; readonly rejected: string[] };
@@ -90,7 +90,7 @@ export async function consolidate(ctx: VaultContext, partition: string, holder: 
     for (const record of listed.value) {
       const e = episodeOf(record);
       if (e === null) {
-        invalid.push(`${partition}/${record.id}`);
+        invalid.push(formatRef({ partition, id: record.id }));
         continue;
       }
       episodes.push(e);
@@ -108,9 +108,9 @@ export async function consolidate(ctx: VaultContext, partition: string, holder: 
       if (!held.ok) return held;
       const put = await writeChecked(ctx, partition, write.after, write.before.revision);
       if (!put.ok) return put.error.code === "memory_revision_conflict" ? memoryErr("memory_revision_conflict", true) : put;
-      (write.kind === "promote" ? promoted : superseded).push(`${partition}/${write.after.id}`);
+      (write.kind === "promote" ? promoted : superseded).push(formatRef({ partition, id: write.after.id }));
     }
-    return memoryOk({ promoted, superseded, rejected: plan.rejected.map((id) => `${partition}/${id}`), invalid });
+    return memoryOk({ promoted, superseded, rejected: plan.rejected.map((id) => formatRef({ partition, id })), invalid });
   } finally {
     await lease.value.release();
   }

@@ -48,8 +48,11 @@ export type EpisodeField = (typeof EPISODE_FIELDS)[number];
 export type EpisodeParseError = MemoryError & { readonly code: "memory_record_invalid"; readonly reason: EpisodeParseReason; readonly field?: EpisodeField };
 export type EpisodeParse = { readonly ok: true; readonly value: Episode } | { readonly ok: false; readonly error: EpisodeParseError };
 
-/** Record ids and partition-safe names: lower-case letters, digits, `.`, `_`, `-`; starting with a letter or digit. */
-export const ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,127}$/;
+/**
+ * Record ids and other file-safe names: lower-case letters, digits, `.`, `_`, `-`, starting with a letter or
+ * digit, at most 95 characters (so `partition:id` stays within the protocol's 128-character ids).
+ */
+export const ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,94}$/;
 /** Tags: lower-case, may carry a `prefix:` such as `origin:`. */
 export const TAG_PATTERN = /^[a-z0-9][a-z0-9:._/-]{0,63}$/;
 /** UTC timestamps with optional milliseconds. */

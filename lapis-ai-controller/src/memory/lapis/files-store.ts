@@ -10,7 +10,7 @@
 // first creates the preimage of the revision it replaces exclusively, so of
 // two writers of the same revision exactly one wins, across processes too.
 import { randomUUID } from "node:crypto";
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { memoryErr, memoryOk, type ExclusionEntry, type MaintenanceLease, type MemoryRecordStore, type MemoryResult, type RecordPreimage, type StoredRecord } from "../ports.ts";
 import { ID_PATTERN, parseEpisode } from "./episode.ts";
@@ -25,6 +25,9 @@ export type FilesStoreOptions = {
   /** Milliseconds since the epoch; injectable for lease tests. */
   readonly now?: () => number;
 };
+
+/** A file's content as last read, with the stamp (device, inode, size, times) it was read under. */
+type Cached = { readonly stamp: string; readonly content: string; revision: number | undefined };
 
 const episodeRevision = (content: string): number | null => {
   const parsed = parseEpisode(content);
@@ -62,6 +65,7 @@ export class MarkdownFilesStore implements MemoryRecordStore {
   readonly #revisionOf: (content: string) => number | null;
   readonly #limits: StoreLimits;
   readonly #now: () => number;
+  readonly #cache = new Map<string, Cached>();
 
   constructor(root: string, options: FilesStoreOptions = {}) {
     this.#root = root;
@@ -74,24 +78,48 @@ export class MarkdownFilesStore implements MemoryRecordStore {
     return join(this.#root, partition, "records");
   }
 
-  #read(path: string): MemoryResult<string | null> {
+  /**
+   * Reads a file (null when absent). Content is reused while the file's
+   * identity and times are unchanged (every write here renames a new inode
+   * in), so a search need not re-read and re-parse a whole vault.
+   */
+  #readEntry(path: string): MemoryResult<Cached | null> {
+    let fd: number | null = null;
     try {
-      if (statSync(path).size > this.#limits.maxRecordBytes) return memoryErr("memory_limit_exceeded");
-      return memoryOk(readFileSync(path, "utf8"));
+      fd = openSync(path, "r");
+      const st = fstatSync(fd);
+      if (st.size > this.#limits.maxRecordBytes) return memoryErr("memory_limit_exceeded");
+      const stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+      const cached = this.#cache.get(path);
+      if (cached !== undefined && cached.stamp === stamp) return memoryOk(cached);
+      const entry: Cached = { stamp, content: readFileSync(fd, "utf8"), revision: undefined };
+      if (cached === undefined && this.#cache.size >= this.#limits.maxRecords) this.#cache.clear(); // bounded: start over rather than grow
+      this.#cache.set(path, entry);
+      return memoryOk(entry);
     } catch (caught) {
       return errno(caught) === "ENOENT" ? memoryOk(null) : memoryErr("memory_store_failed", true);
+    } finally {
+      if (fd !== null) closeSync(fd);
     }
   }
 
-  #record(partition: string, id: string, content: string): StoredRecord {
-    return { partition, id, revision: this.#revisionOf(content) ?? 0, content };
+  #read(path: string): MemoryResult<string | null> {
+    const entry = this.#readEntry(path);
+    return entry.ok ? memoryOk(entry.value === null ? null : entry.value.content) : entry;
+  }
+
+  /** A record read through the cache, its revision parsed once per content. */
+  #readRecord(partition: string, id: string): MemoryResult<StoredRecord | null> {
+    const entry = this.#readEntry(join(this.#records(partition), `${id}.md`));
+    if (!entry.ok || entry.value === null) return entry.ok ? memoryOk(null) : entry;
+    const cached = entry.value;
+    if (cached.revision === undefined) cached.revision = this.#revisionOf(cached.content) ?? 0;
+    return memoryOk({ partition, id, revision: cached.revision, content: cached.content });
   }
 
   async get(partition: string, id: string): Promise<MemoryResult<StoredRecord | null>> {
     if (!PARTITION_PATTERN.test(partition) || !ID_PATTERN.test(id)) return memoryErr("memory_record_invalid");
-    const read = this.#read(join(this.#records(partition), `${id}.md`));
-    if (!read.ok) return read;
-    return memoryOk(read.value === null ? null : this.#record(partition, id, read.value));
+    return this.#readRecord(partition, id);
   }
 
   async put(record: StoredRecord, expectedRevision: number): Promise<MemoryResult<StoredRecord>> {
@@ -158,9 +186,9 @@ export class MarkdownFilesStore implements MemoryRecordStore {
     if (ids.length > this.#limits.maxRecords) return memoryErr("memory_limit_exceeded");
     const out: StoredRecord[] = [];
     for (const id of ids) {
-      const read = this.#read(join(this.#records(partition), `${id}.md`));
+      const read = this.#readRecord(partition, id);
       if (!read.ok) return read;
-      if (read.value !== null) out.push(this.#record(partition, id, read.value));
+      if (read.value !== null) out.push(read.value);
     }
     return memoryOk(out);
   }

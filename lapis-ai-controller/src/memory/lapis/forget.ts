@@ -9,7 +9,7 @@ import { contentHash, episodeText, formatRef, parseRef, readEpisode, writeChecke
 
 export type ForgetOutcome = { readonly ref: string; readonly revision: number; readonly alreadyForgotten: boolean };
 
-/** Forgets `ref` (`partition/id`); `expectedRevision`, when given, must be the current revision. */
+/** Forgets `ref` (`partition:id`); `expectedRevision`, when given, must be the current revision. */
 export async function forget(ctx: VaultContext, refText: string, expectedRevision?: number): Promise<MemoryResult<ForgetOutcome>> {
   const ref = parseRef(refText);
   if (ref === null) return memoryErr("memory_record_invalid");

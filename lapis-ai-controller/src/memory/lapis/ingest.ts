@@ -1,13 +1,14 @@
 // Ingest: a new memory becomes an episode document. Refused before anything
-// is written: content that came out of recall (it is never stored again),
+// is written: content that came out of recall (origin recall, or text in the
+// service's recalled-memory tag; it is never stored again),
 // content a forget excluded, text or source refs carrying reserved markers,
 // and text the redaction port would change. Text already stored in the
 // partition is not stored twice: the existing record is answered.
 import { memoryErr, memoryOk, type MemoryResult, type MemorySource } from "../ports.ts";
-import { hasReservedMarker, scanMemoryTexts } from "../redaction.ts";
+import { carriesRecalledTag, hasReservedMarker, scanMemoryTexts } from "../redaction.ts";
 import { isSha256, isSourceRef, TAG_PATTERN, type Episode } from "./episode.ts";
 import { PARTITION_PATTERN } from "./store-rules.ts";
-import { contentHash, episodeOf, episodeText, writeChecked, type VaultContext } from "./vault-context.ts";
+import { contentHash, derive, formatRef, writeChecked, type VaultContext } from "./vault-context.ts";
 
 export type IngestInput = {
   readonly partition: string;
@@ -48,6 +49,8 @@ export async function ingest(ctx: VaultContext, input: IngestInput): Promise<Mem
   const text = input.text.replace(/(?:\r?\n)+$/, "");
   if (text.trim() === "") return memoryErr("memory_record_invalid");
   if (text.length > ctx.limits.maxTextChars) return memoryErr("memory_limit_exceeded");
+  // Text (or a source ref) holding the service's recalled-memory tag is recall output pasted back: never stored again.
+  if (carriesRecalledTag(text) || (input.sources ?? []).some((s) => carriesRecalledTag(s.ref))) return memoryErr("memory_recalled_content");
   if (hasReservedMarker(text)) return memoryErr("candidate_rejected");
   const sources = normalizeSources(input.sources ?? [], ctx.limits.maxSources);
   if (!sources.ok) return sources;
@@ -61,9 +64,9 @@ export async function ingest(ctx: VaultContext, input: IngestInput): Promise<Mem
   const listed = await ctx.store.list(input.partition);
   if (!listed.ok) return listed;
   for (const record of listed.value) {
-    const existing = episodeOf(record);
-    if (existing?.state === "active" && contentHash(episodeText(existing)) === hash) {
-      return memoryOk({ ref: `${input.partition}/${existing.id}`, revision: existing.revision, duplicate: true });
+    const existing = derive(ctx, record);
+    if (existing?.episode.state === "active" && existing.hash === hash) {
+      return memoryOk({ ref: formatRef({ partition: input.partition, id: existing.episode.id }), revision: existing.episode.revision, duplicate: true });
     }
   }
   const at = ctx.now();
@@ -73,5 +76,5 @@ export async function ingest(ctx: VaultContext, input: IngestInput): Promise<Mem
   };
   const put = await writeChecked(ctx, input.partition, episode, 0);
   if (!put.ok) return put;
-  return memoryOk({ ref: `${input.partition}/${episode.id}`, revision: 1, duplicate: false });
+  return memoryOk({ ref: formatRef({ partition: input.partition, id: episode.id }), revision: 1, duplicate: false });
 }

@@ -30,7 +30,7 @@ export type MemorySummary = {
   readonly sources: readonly MemorySource[];
 };
 
-/** One memory and its history; `ref` is `partition/id`. */
+/** One memory and its history; `ref` is `partition:id`. */
 export async function inspect(ctx: VaultContext, refText: string): Promise<MemoryResult<Inspection>> {
   const ref = parseRef(refText);
   if (ref === null) return memoryErr("memory_record_invalid");

@@ -1,10 +1,11 @@
 // What every vault operation shares: the injected ports, the clock and id
-// source, the capped limits, memory references (`partition/id`), the content
+// source, the capped limits, memory references (`partition:id`), the content
 // hash exclusions and duplicates are keyed on, and the one checked write
 // path (serialize, scan through the redaction port, put with revision).
 import { createHash, randomUUID } from "node:crypto";
 import type { EntryRedactor } from "../../domain/redaction-port.ts";
 import { memoryErr, memoryOk, type MemoryRecordStore, type MemoryResult, type StoredRecord } from "../ports.ts";
+import { termStats, type TermStats } from "../ranking.ts";
 import { scanMemoryTexts } from "../redaction.ts";
 import { episodeText, ID_PATTERN, parseEpisode, writeEpisode, type Episode } from "./episode.ts";
 import { PARTITION_PATTERN } from "./store-rules.ts";
@@ -23,13 +24,15 @@ export type VaultLimits = {
   readonly leaseMs: number;
   /** Distinct source refs that promote a single episode at consolidation. */
   readonly promoteSources: number;
+  /** Records whose derived search facts are kept between searches. */
+  readonly maxDerived: number;
 };
 
 export const VAULT_LIMIT_DEFAULTS: VaultLimits = {
-  maxTextChars: 16_384, maxSources: 32, maxTags: 16, searchLimit: 8, maxSearchLimit: 100, maxQueryChars: 4_096, leaseMs: 60_000, promoteSources: 2,
+  maxTextChars: 16_384, maxSources: 32, maxTags: 16, searchLimit: 8, maxSearchLimit: 100, maxQueryChars: 4_096, leaseMs: 60_000, promoteSources: 2, maxDerived: 50_000,
 };
 export const VAULT_LIMIT_CAPS: VaultLimits = {
-  maxTextChars: 262_144, maxSources: 256, maxTags: 64, searchLimit: 100, maxSearchLimit: 1_000, maxQueryChars: 65_536, leaseMs: 600_000, promoteSources: 64,
+  maxTextChars: 262_144, maxSources: 256, maxTags: 64, searchLimit: 100, maxSearchLimit: 1_000, maxQueryChars: 65_536, leaseMs: 600_000, promoteSources: 64, maxDerived: 500_000,
 };
 
 /** The ports and policies one vault memory runs with. */
@@ -41,7 +44,12 @@ export type VaultContext = {
   /** A fresh record id (matching the id grammar). */
   readonly newId: () => string;
   readonly limits: VaultLimits;
+  /** What was derived from each record's content (episode, text, hash, term stats), reused while the content is the same. */
+  readonly derived: Map<string, Derived>;
 };
+
+/** What search derives from a record; recomputed whenever the record's content differs. */
+export type Derived = { readonly content: string; readonly episode: Episode; readonly text: string; readonly hash: string; readonly stats: TermStats };
 
 export type VaultOptions = {
   readonly store: MemoryRecordStore;
@@ -65,21 +73,39 @@ export function vaultContext(options: VaultOptions): VaultContext {
     now: options.now ?? (() => new Date().toISOString()),
     newId: options.newId ?? (() => `ep-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`),
     limits: limits as VaultLimits,
+    derived: new Map(),
   };
 }
 
-/** A memory reference: `partition/id`, the provenance id candidates carry. */
+/** The derived facts of a record (null when it is not a schema-1 episode of that id), from the cache while its content is unchanged. */
+export function derive(ctx: VaultContext, record: StoredRecord): Derived | null {
+  const key = formatRef(record);
+  const cached = ctx.derived.get(key);
+  if (cached !== undefined && cached.content === record.content) return cached;
+  const episode = episodeOf(record);
+  if (episode === null) {
+    ctx.derived.delete(key);
+    return null;
+  }
+  const text = episodeText(episode);
+  const fresh: Derived = { content: record.content, episode, text, hash: contentHash(text), stats: termStats(text) };
+  if (cached === undefined && ctx.derived.size >= ctx.limits.maxDerived) ctx.derived.clear(); // bounded: start over rather than grow
+  ctx.derived.set(key, fresh);
+  return fresh;
+}
+
+/** A memory reference: `partition:id`, the provenance id candidates carry (it fits the protocol's id grammar). */
 export type MemoryRef = { readonly partition: string; readonly id: string };
 
 export function formatRef(ref: MemoryRef): string {
-  return `${ref.partition}/${ref.id}`;
+  return `${ref.partition}:${ref.id}`;
 }
 
 export function parseRef(ref: string): MemoryRef | null {
-  const slash = ref.indexOf("/");
-  const partition = ref.slice(0, slash);
-  const id = ref.slice(slash + 1);
-  return slash > 0 && PARTITION_PATTERN.test(partition) && ID_PATTERN.test(id) ? { partition, id } : null;
+  const colon = ref.indexOf(":");
+  const partition = ref.slice(0, colon);
+  const id = ref.slice(colon + 1);
+  return colon > 0 && PARTITION_PATTERN.test(partition) && ID_PATTERN.test(id) ? { partition, id } : null;
 }
 
 /** The hash duplicates and exclusions are keyed on: NFKC, lower case, whitespace collapsed. */

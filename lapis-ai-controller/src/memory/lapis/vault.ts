@@ -6,7 +6,7 @@ import { consolidate, type ConsolidationOutcome } from "./consolidate.ts";
 import { forget, type ForgetOutcome } from "./forget.ts";
 import { ingest, type IngestInput, type IngestOutcome } from "./ingest.ts";
 import { inspect, listMemories, undo, type Inspection, type MemorySummary } from "./inspect.ts";
-import { search, type SearchInput, type SearchOutcome } from "./search.ts";
+import { readMemory, search, type RecordLocation, type SearchInput, type SearchOutcome } from "./search.ts";
 import { vaultContext, type VaultContext, type VaultOptions } from "./vault-context.ts";
 
 /** Vault memory: ingest, search, inspect, undo, forget and consolidate over one record store. */
@@ -31,6 +31,11 @@ export class VaultMemory {
   async candidates(input: SearchInput): Promise<MemoryResult<MemoryCandidate[]>> {
     const found = await search(this.#ctx, input);
     return found.ok ? { ok: true, value: found.value.candidates } : found;
+  }
+
+  /** One active memory of `partitions`, screened, with the location of the revision read. */
+  read(ref: string, partitions: readonly string[]): Promise<MemoryResult<{ candidate: MemoryCandidate; location: RecordLocation }>> {
+    return readMemory(this.#ctx, ref, partitions);
   }
 
   /** One memory and its revision history. */

@@ -5,6 +5,8 @@ import assert from "node:assert/strict";
 import { applicationContextPort, type ContextThread } from "../../../src/capture/context-port.ts";
 import { EndpointRegistry, type EndpointCall, type EndpointKind } from "../../../src/domain/endpoint-registration.ts";
 import { fail } from "../../../src/domain/protocol-ports.ts";
+import { ENDPOINT_INVOKE, ENDPOINT_OPERATIONS } from "../../../src/domain/contract/notifications.ts";
+import { validate } from "../../../src/domain/contract/validate.ts";
 
 const ALICE = { principal: "alice", application: "notes" };
 const REQUEST = { turnId: "turn-1", threadId: "th-1", attemptOf: null, prompt: "the prompt" };
@@ -120,4 +122,21 @@ test("P-SDK-13 a thread without context sources asks nobody", async () => {
   add(reg, "ctx-1", "context", answering(seen, "ctx-1", { context: "x" }));
   assert.deepEqual(await applicationContextPort(() => reg, thread([]))(REQUEST), { ok: true, context: [] });
   assert.equal(seen.length, 0);
+});
+
+test("P-SDK-02 every call the port sends is an operation of the endpoint.invoke contract: a preparation endpoint is asked `prepare`, a frame that validates", async () => {
+  const reg = new EndpointRegistry(8);
+  const seen: Seen[] = [];
+  add(reg, "prep-1", "preparation", answering(seen, "prep-1", { context: "MEMORY" }));
+  add(reg, "ctx-1", "context", answering(seen, "ctx-1", { context: "CONTEXT" }));
+  await applicationContextPort(() => reg, thread(["ctx-1", "prep-1"]))(REQUEST);
+  assert.equal(seen.length, 2);
+  for (const s of seen) {
+    assert.ok((ENDPOINT_OPERATIONS as readonly string[]).includes(s.operation), s.operation);
+    // The frame the connection would send for this call passes the generated contract.
+    const { threadId, ...rest } = s.params;
+    assert.equal(validate(ENDPOINT_INVOKE.params, { endpointId: s.endpointId, operation: s.operation, threadId }), null);
+    assert.deepEqual(Object.keys(rest).sort(), ["attemptOf", "prompt", "turnId"]);
+  }
+  assert.equal(validate(ENDPOINT_INVOKE.params, { endpointId: "prep-1", operation: "preparation" }) === null, false, "the kind name is not an operation");
 });

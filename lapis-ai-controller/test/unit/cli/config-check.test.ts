@@ -26,6 +26,10 @@ test("ISSUE-25-D1 P-STO-03 unknown keys anywhere, literal tokens and unresolvabl
     [{ limits: { surprise: 1 } }, "config.limits.surprise"],
     [{ limits: { volatile: { maxEntries: 10, other: 1 } } }, "config.limits.volatile.other"],
     [{ limits: { volatile: { maxEntries: 0 } } }, "config.limits.volatile.maxEntries"],
+    [{ limits: { storage: { groupCommitMax: 10, other: 1 } } }, "config.limits.storage.other"],
+    [{ limits: { storage: { groupCommitMax: 0 } } }, "config.limits.storage.groupCommitMax"],
+    [{ limits: { storage: { groupCommitMax: 1025 } } }, "config.limits.storage.groupCommitMax"],
+    [{ limits: { storage: 5 } }, "config.limits.storage"],
     [{ limits: { capture: { surprise: 1 } } }, "config.limits.capture.surprise"],
     [{ limits: { turns: { surprise: 1 } } }, "config.limits.turns.surprise"],
     [{ limits: { protocol: { surprise: 1 } } }, "config.limits.protocol.surprise"],
@@ -40,7 +44,7 @@ test("ISSUE-25-D1 P-STO-03 unknown keys anywhere, literal tokens and unresolvabl
     assert.equal(r.error.where, where);
     assert.ok(!JSON.stringify(r.error).includes(`${SECRET}-resolved`));
   }
-  assert.ok(checkServiceConfig({ tokens: [{ id: "a", token: "env:T_OK" }], listen: { port: 0, allowedOrigins: ["http://app.localhost:5173"] }, limits: { volatile: { maxEntries: 10 } } }, env).ok);
+  assert.ok(checkServiceConfig({ tokens: [{ id: "a", token: "env:T_OK" }], listen: { port: 0, allowedOrigins: ["http://app.localhost:5173"] }, limits: { volatile: { maxEntries: 10 }, storage: { groupCommitMax: 1 } } }, env).ok);
   // Printed key paths keep only key-path characters: a key that is not one prints as `?`.
   assert.equal(keyPath("config.tokens[0].a b\n"), "config.tokens[0].a?b?");
 });

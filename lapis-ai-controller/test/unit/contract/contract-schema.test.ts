@@ -51,9 +51,13 @@ test("P-OPS-10 the contract's result schemas accept what the service returns (sn
   const turn: Turn = {
     turnId: "t1", threadId: "th", state: "completed", attemptOf: null, errorCode: null,
     config: { configVersion: 1, retention: "full", providerId: "codex", restricted: false, requestedMode: null, approval: { requested: "ask", effective: "ask", suppressedBy: null }, nativeMode: null },
-    interactions: [],
+    interactions: [], memory: null,
   };
   assert.equal(validate(METHODS["turns.get"].result, turn), null);
+  const recalled = { endpointId: "mem", code: null, profile: "vault", budgetTokens: 2000, usedTokens: 40, offered: 2, invalid: 0, rejected: 0, skipped: 1,
+    rendered: [{ memoryId: "user/ep-1", origin: "recall", truncated: false }] } as const;
+  assert.equal(validate(METHODS["turns.get"].result, { ...turn, memory: recalled }), null);
+  assert.equal(validate(METHODS["turns.get"].result, { ...turn, memory: { ...recalled, rendered: [{ memoryId: "user/ep-1", origin: "recall", truncated: false, text: "x" }] } }), "memory", "memory text never fits the shape");
   assert.equal(validate(METHODS["turns.get"].result, { ...turn, state: "nope" }), "state");
 });
 

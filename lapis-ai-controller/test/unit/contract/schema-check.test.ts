@@ -97,6 +97,14 @@ test("AIC-TOOL-04 value failures name the keyword that refused, at the key path"
   assert.deepEqual(explain(schema, { id: "ab", tags: ["a", "c"] }), { path: "tags[1]", rule: "enum" });
   assert.deepEqual(explain(schema, { id: "ab", tags: ["a", "b", "a", "b"] }), { path: "tags", rule: "maxItems" });
   assert.deepEqual(explain(schema, { id: "ab", k: 2 }), { path: "k", rule: "const" });
+  // Items judged by a leaf schema take a tight loop: the same answers, at the same index.
+  assert.deepEqual(explain({ type: "array", items: { type: "integer" } }, [1, 2, 2 ** 60]), { path: "[2]", rule: "integer_unsafe" });
+  assert.deepEqual(explain({ type: "array", items: { type: "string", pattern: "^a+$", maxLength: 3 } }, ["a", "aaaa"]), { path: "[1]", rule: "maxLength" });
+  assert.deepEqual(explain({ type: "array", items: { type: "string", pattern: "^a+$" } }, ["a", "b"]), { path: "[1]", rule: "pattern" });
+  assert.deepEqual(explain({ type: "array", items: { type: "number", minimum: 0, maximum: 1 } }, [0, 1, -1]), { path: "[2]", rule: "minimum" });
+  assert.deepEqual(explain({ type: "array", items: { enum: [1, { a: 1 }] } }, [1, { a: 1 }, { a: 2 }]), { path: "[2]", rule: "enum" });
+  assert.deepEqual(explain({ type: "array", items: { type: "integer" }, uniqueItems: true }, [1, 2, 1]), { path: "", rule: "uniqueItems" });
+  assert.deepEqual(explain({ type: "array", items: {} }, [{ deep: [1] }, "x", null]), null);
 });
 
 test("AIC-TOOL-04 at most 8 subschemas may look at one place of a value through anyOf and oneOf", () => {

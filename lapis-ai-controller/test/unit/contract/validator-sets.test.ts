@@ -67,3 +67,33 @@ test("AIC-TOOL-01 canonical JSON walks without recursion: 200k-deep values seria
   assert.throws(() => canonicalJson({ f: () => 1 }), /unsupported function/);
   assert.equal(canonicalKey(cyclic), undefined);
 });
+
+// The text canonical JSON always had: keys sorted by code unit, no whitespace (the reference the fast paths must match).
+function reference(value: unknown): string {
+  if (value === null || typeof value !== "object") return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map((v) => reference(v === undefined ? null : v)).join(",")}]`;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record).filter((k) => record[k] !== undefined).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${reference(record[k])}`).join(",")}}`;
+}
+
+test("AIC-TOOL-01 canonical JSON: sorted, unsorted, integer-like, __proto__ and non-ASCII keys give the reference text", () => {
+  let x = 12345;
+  const next = () => ((x = (x * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const keys = ["a", "b", "B", "10", "9", "__proto__", "é", "z\u{1F600}", "constructor", "", "aa"];
+  const gen = (depth: number): unknown => {
+    const r = next();
+    if (depth > 4 || r < 0.3) return [1, -0, 2.5, "s\"\n", true, null, 1e21][Math.floor(next() * 7)];
+    if (r < 0.6) return Array.from({ length: Math.floor(next() * 4) }, () => gen(depth + 1));
+    const o: Record<string, unknown> = {};
+    for (let i = Math.floor(next() * 5); i > 0; i--) o[keys[Math.floor(next() * keys.length)] as string] = gen(depth + 1);
+    return JSON.parse(JSON.stringify(o)) as unknown;
+  };
+  for (let i = 0; i < 3000; i++) {
+    const v = gen(0);
+    assert.equal(canonicalJson(v), reference(v));
+  }
+  const proto = JSON.parse('{"__proto__":{"b":1,"a":2},"x":[{"d":1,"c":2}]}') as unknown;
+  assert.equal(canonicalJson(proto), '{"__proto__":{"a":2,"b":1},"x":[{"c":2,"d":1}]}');
+  assert.equal(canonicalJson({ when: new Date(0) }), '{"when":{}}');
+});

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { MemoryCandidate } from "../../../src/domain/contract/memory.ts";
-import { enforceMemoryBudget, estimateTokens, threadBudget, MEMORY_LIMIT_CAPS } from "../../../src/domain/memory-budget.ts";
+import { enforceMemoryBudget, estimateTokens, threadBudget, MEMORY_LIMIT_CAPS, MEMORY_LIMIT_DEFAULTS } from "../../../src/domain/memory-budget.ts";
+import { parseEngineConfig } from "../../../src/domain/turn-config.ts";
 import { memoryEnvelope, rankCandidates, readCandidate, readCandidates } from "../../../src/domain/memory-candidates.ts";
 
 const SHA = "a".repeat(64);
@@ -66,4 +67,17 @@ test("P-MEM-12 P-MEM-17 a candidate carrying a redaction or omission marker (or 
 test("P-API-09 AIC-API-004c the envelope is built from the stored thread alone", () => {
   const thread = { threadId: "t-1", principal: "alice", application: "notes", workspaceId: "ws-1", restricted: true, binding: { principal: "mallory" } };
   assert.deepEqual(memoryEnvelope(thread), { principal: "alice", application: "notes", thread: "t-1", workspace: "ws-1", restricted: true });
+});
+
+test("P-MEM-02 the memory limits are configurable under limits.turns and capped; out of range is config_invalid", () => {
+  const defaults = parseEngineConfig({});
+  assert.ok(defaults.ok);
+  assert.deepEqual(defaults.value.memory, MEMORY_LIMIT_DEFAULTS);
+  const set = parseEngineConfig({ limits: { turns: { memoryMaxTokens: 500, memoryMaxCandidates: 4 } } });
+  assert.ok(set.ok);
+  assert.deepEqual(set.value.memory, { memoryMaxTokens: 500, memoryMaxCandidates: 4 });
+  for (const [key, value] of [["memoryMaxTokens", MEMORY_LIMIT_CAPS.memoryMaxTokens + 1], ["memoryMaxCandidates", 65], ["memoryMaxTokens", 0], ["memoryMaxCandidates", 1.5]] as const) {
+    const bad = parseEngineConfig({ limits: { turns: { [key]: value } } });
+    assert.deepEqual(bad.ok ? null : bad.error, { code: "config_invalid", retryable: false, where: `limits.turns.${key}` });
+  }
 });

@@ -118,3 +118,29 @@ test("P-CAP-04 the capture owner disconnecting mid-begin fences the mutating too
   assert.deepEqual(await m.callTool("write", {}), { isError: true, text: "endpoint_disconnected" });
   assert.deepEqual(order, ["capture.begin"]);
 });
+
+test("AIC-TOOL-03 arguments nested deeper than the bridge's limit answer invalid_params: json_too_deep; the tool never runs", async (t) => {
+  const { registry, bridge } = await setup(t);
+  let calls = 0;
+  endpoint(registry, A, "ta", "thread-a", ["x"], async () => { calls++; return { ok: true, value: "ran" }; });
+  const g = bridge.grant({ ...A, threadId: "thread-a" });
+  assert.ok(g);
+  const m = await connectBridge(g.server.url, g.server.headers);
+  t.after(() => m.close());
+  const nest = (n: number): Record<string, unknown> => {
+    let v: unknown = 1;
+    for (let i = 0; i < n; i++) v = [v];
+    return { v };
+  };
+  assert.deepEqual(await m.callTool("x", nest(62)), { isError: false, text: "ran" });
+  assert.deepEqual(await m.callTool("x", nest(200)), { isError: true, text: "invalid_params: json_too_deep" });
+  assert.equal(calls, 1);
+  const strict = await ToolBridge.start(applicationToolHost(() => registry, 2_000), { maxBodyBytes: 1024 * 1024, maxGrants: 4, maxArgumentDepth: 4 });
+  t.after(() => strict.close());
+  const gs = strict.grant({ ...A, threadId: "thread-a" });
+  assert.ok(gs);
+  const ms = await connectBridge(gs.server.url, gs.server.headers);
+  t.after(() => ms.close());
+  assert.deepEqual(await ms.callTool("x", nest(2)), { isError: false, text: "ran" });
+  assert.deepEqual(await ms.callTool("x", nest(4)), { isError: true, text: "invalid_params: json_too_deep" });
+});

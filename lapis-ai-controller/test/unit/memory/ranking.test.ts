@@ -3,7 +3,7 @@
 // reciprocal rank fusion with recency then id as the deterministic tie-break.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { compareRecency, fuseRrf, rankLexical, RRF_K, tokenize } from "../../../src/memory/ranking.ts";
+import { compareRecency, fuseRrf, rankLexical, RRF_K, termStats, tokenize } from "../../../src/memory/ranking.ts";
 
 const doc = (id: string, text: string, updatedAt = "2026-01-01T00:00:00.000Z") => ({ id, text, updatedAt });
 
@@ -79,4 +79,11 @@ test("P-MEM-06 fuseRrf is deterministic: list order does not matter, ties break 
   const scores = fuseRrf(lists).map((f) => f.score);
   assert.ok(scores.every((s) => s === scores[0]), "equal rank sets give exactly equal scores");
   assert.deepEqual(fuseRrf([[old, old, recent]]).map((f) => [f.item.id, f.score]), [["z", 1 / 61], ["y", 1 / 63]]);
+});
+
+test("P-MEM-06 cached term stats rank exactly as the text does", () => {
+  const docs = [doc("a", "the cat sat on the mat"), doc("b", "the dog chased the cat around the cat tree"), doc("c", "zebra crossing")];
+  const cached = docs.map((d) => ({ ...d, stats: termStats(d.text) }));
+  assert.deepEqual(rankLexical("cat zebra", cached).map((r) => [r.item.id, r.score]), rankLexical("cat zebra", docs).map((r) => [r.item.id, r.score]));
+  assert.deepEqual(termStats("The cat, the CAT."), { counts: new Map([["the", 2], ["cat", 2]]), length: 4 });
 });

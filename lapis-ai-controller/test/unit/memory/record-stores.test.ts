@@ -2,7 +2,7 @@
 // Markdown-files store keeps its guarantees across store instances and
 // processes over one directory (P-MEM-04: preimages, exclusions, leases).
 import assert from "node:assert/strict";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { MarkdownFilesStore } from "../../../src/memory/lapis/files-store.ts";
@@ -95,4 +95,18 @@ test("P-MEM-04 exclusion writes from two stores over one directory are both kept
   const results = await Promise.all([b.addExclusion("user", entry("e")), a.addExclusion("user", entry("f"))]);
   assert.deepEqual(results, [{ ok: true, value: undefined }, { ok: true, value: undefined }]);
   assert.deepEqual((await b.exclusions("user")), { ok: true, value: [entry("e"), entry("f")] });
+});
+
+test("P-MEM-04 the files store re-reads a record an editor rewrote in place or replaced, even with the same size", async (t) => {
+  const root = tempDir(t, "aic-mem-");
+  const store = new MarkdownFilesStore(root);
+  await store.put(record("user", "ep-1", 1, "alpha"), 0);
+  assert.equal((await store.list("user")).ok, true);
+  await new Promise((r) => setTimeout(r, 50)); // past the file system's timestamp granularity
+  const path = join(root, "user", "records", "ep-1.md");
+  writeFileSync(path, episodeDoc("ep-1", 1, "omega")); // same length, same inode
+  assert.deepEqual(await store.get("user", "ep-1"), { ok: true, value: record("user", "ep-1", 1, "omega") });
+  writeFileSync(`${path}.new`, episodeDoc("ep-1", 3, "gamma"));
+  renameSync(`${path}.new`, path);
+  assert.deepEqual(await store.list("user"), { ok: true, value: [record("user", "ep-1", 3, "gamma")] });
 });

@@ -39,12 +39,12 @@ test("P-MEM-13 P-MEM-17 legacy reads are screened before they become candidates;
   const client = new ScanClient({ deadlineMs: 5_000, resultBufferBytes: 64 * 1024 });
   t.after(() => client.close());
   const redactor = new PinnedSecretRedactor(client);
-  const read = [candidate("user/ep-1", "deploys happen on fridays after the freeze"), candidate("user/ep-2", `token ${KEY} for the staging box`),
-    candidate("user/ep-3", "marked [omitted:payload_too_large]"), candidate("user/ep-4", "a clean text", `file:${KEY}`)];
+  const read = [candidate("user:ep-1", "deploys happen on fridays after the freeze"), candidate("user:ep-2", `token ${KEY} for the staging box`),
+    candidate("user:ep-3", "marked [omitted:payload_too_large]"), candidate("user:ep-4", "a clean text", `file:${KEY}`)];
   const screened = screenCandidates(redactor, read);
   assert.ok(screened.ok);
-  assert.deepEqual(screened.value.kept.map((c) => c.id), ["user/ep-1"]);
-  assert.deepEqual(screened.value.rejected, ["user/ep-2", "user/ep-3", "user/ep-4"]);
+  assert.deepEqual(screened.value.kept.map((c) => c.id), ["user:ep-1"]);
+  assert.deepEqual(screened.value.rejected, ["user:ep-2", "user:ep-3", "user:ep-4"]);
   await client.close();
   assert.deepEqual(screenCandidates(redactor, read), { ok: false, error: { code: "scanner_unavailable", retryable: false } });
 });

@@ -62,12 +62,12 @@ test("P-MEM-04 P-MEM-12 consolidate applies the plan through the store, screenin
   writeFileSync(join(root, "user", "records", "ep-leak.md"), episodeDoc("ep-leak", 1, "token sk-proj-CANARYabcdefghijklmnopqrstuvwxyz0123 here",
     { sources: [{ ref: "t:1", sha256: H("a") }, { ref: "t:2", sha256: H("b") }] }));
   const out = value(await vault.consolidate("user", "test"));
-  assert.deepEqual(out, { promoted: ["user/ep-basic"], superseded: ["user/ep-dup"], rejected: ["user/ep-leak"], invalid: [] });
-  const basic = value(await vault.inspect("user/ep-basic"));
+  assert.deepEqual(out, { promoted: ["user:ep-basic"], superseded: ["user:ep-dup"], rejected: ["user:ep-leak"], invalid: [] });
+  const basic = value(await vault.inspect("user:ep-basic"));
   assert.equal(basic.current.tier, "promoted");
   assert.deepEqual(basic.current.sources.map((s) => s.ref), ["thread:t#m", "thread:t-1#m-1"]);
-  assert.equal(value(await vault.inspect("user/ep-dup")).current.supersededBy, "ep-basic");
-  assert.deepEqual(value(await vault.consolidate("user", "test")), { promoted: [], superseded: [], rejected: ["user/ep-leak"], invalid: [] });
+  assert.equal(value(await vault.inspect("user:ep-dup")).current.supersededBy, "ep-basic");
+  assert.deepEqual(value(await vault.consolidate("user", "test")), { promoted: [], superseded: [], rejected: ["user:ep-leak"], invalid: [] });
 });
 
 test("P-MEM-04 two stores over one directory never consolidate at once: the second is refused while the lease is held", async (t) => {

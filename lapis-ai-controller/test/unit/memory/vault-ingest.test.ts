@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
+import { readCandidates, RECALLED_MEMORY_TAG } from "../../../src/domain/memory-candidates.ts";
 import { episodeDoc } from "../../support/memory-store-contract.ts";
 import { CANARY_KEY, value, vaultSetup } from "../../support/vault-memory.ts";
 
@@ -16,7 +17,7 @@ test("P-ARC-20 P-MEM-01 ingest writes a schema-1 episode with origin:ingest, sor
   const { vault, root } = vaultSetup(t);
   const out = value(await vault.ingest({ partition: "user", text: "The user prefers tabs over spaces.\n\n", tags: ["topic:style"],
     sources: [{ ref: "thread:b#m-2", sha256: HASH }, { ref: "thread:a#m-1", sha256: HASH }, { ref: "thread:a#m-1", sha256: HASH }] }));
-  assert.deepEqual(out, { ref: "user/ep-0001", revision: 1, duplicate: false });
+  assert.deepEqual(out, { ref: "user:ep-0001", revision: 1, duplicate: false });
   assert.equal(readFileSync(join(root, "user", "records", "ep-0001.md"), "utf8"), [
     "---", "schema: 1", "id: ep-0001", "created: 2026-04-01T00:00:01.000Z", "updated: 2026-04-01T00:00:01.000Z", "revision: 1", "tier: episode", "state: active",
     "tags:", "  - origin:ingest", "  - topic:style", "sources:", "  - ref: thread:a#m-1", `    sha256: ${HASH}`, "  - ref: thread:b#m-2", `    sha256: ${HASH}`, "---",
@@ -46,7 +47,7 @@ test("P-ARC-20 recalled candidates passed back to ingest are refused; the store 
     }
     assert.deepEqual(await vault.ingest({ partition: "user", text: "something recalled", tags: ["origin:recall"] }), refused("memory_recalled_content"));
     // The same text ingested again answers the existing record.
-    assert.deepEqual(await vault.ingest({ partition: "user", text: "  the RELEASE train leaves on tuesdays. " }), { ok: true, value: { ref: "user/ep-0001", revision: 1, duplicate: true } });
+    assert.deepEqual(await vault.ingest({ partition: "user", text: "  the RELEASE train leaves on tuesdays. " }), { ok: true, value: { ref: "user:ep-0001", revision: 1, duplicate: true } });
   }
   assert.equal(value(await store.list("user")).length, 1);
 });
@@ -71,7 +72,7 @@ test("P-ARC-20 search filters by partition before scoring: another partition nei
   for (let i = 0; i < 6; i += 1) value(await vault.ingest({ partition: "workspace", text: `release release release ${i}` }));
   const after = value(await vault.search({ partitions: ["project"], query: "release friday" }));
   assert.deepEqual(after, alone);
-  assert.deepEqual(alone.candidates.map((c) => c.id), ["project/ep-0001", "project/ep-0002"]);
+  assert.deepEqual(alone.candidates.map((c) => c.id), ["project:ep-0001", "project:ep-0002"]);
   const both = value(await vault.search({ partitions: ["project", "workspace"], query: "release", limit: 3 }));
   assert.equal(both.candidates.length, 3);
   assert.deepEqual(await vault.search({ partitions: [], query: "x" }), refused("memory_record_invalid"));
@@ -84,12 +85,35 @@ test("P-MEM-13 P-MEM-17 an existing vault's records are screened before they bec
   writeFileSync(join(root, "user", "records", "ep-marked.md"), episodeDoc("ep-marked", 1, "deploy on fridays [redacted:openai_api_key]"));
   writeFileSync(join(root, "user", "records", "ep-broken.md"), "---\nschema: 9\n---\nfridays deploys\n");
   const found = value(await vault.search({ partitions: ["user"], query: "deploys fridays freeze" }));
-  assert.deepEqual(found.candidates.map((c) => c.id), ["user/ep-promoted"]);
-  assert.deepEqual(found.rejected.sort(), ["user/ep-leak", "user/ep-marked"]);
-  assert.deepEqual(found.invalid, ["user/ep-broken"]);
+  assert.deepEqual(found.candidates.map((c) => c.id), ["user:ep-promoted"]);
+  assert.deepEqual(found.rejected.sort(), ["user:ep-leak", "user:ep-marked"]);
+  assert.deepEqual(found.invalid, ["user:ep-broken"]);
   assert.ok(!JSON.stringify(found).includes(CANARY_KEY));
   const recent = value(await vault.search({ partitions: ["user"], query: "" }));
-  assert.ok(!recent.candidates.some((c) => c.id === "user/ep-forgotten" || c.id === "user/ep-superseded"));
+  assert.ok(!recent.candidates.some((c) => c.id === "user:ep-forgotten" || c.id === "user:ep-superseded"));
   assert.equal(recent.candidates[0]!.score, 0);
   assert.deepEqual(readdirSync(join(root, "user", "records")).length, 9, "search writes nothing");
+});
+
+test("P-ARC-20 P-MEM-17 text carrying the service's recalled-memory tag is refused memory_recalled_content and nothing is written", async (t) => {
+  const { vault, root } = vaultSetup(t);
+  // What the agent saw, pasted back by a user or an application: the rendered entry, its opening or closing tag alone.
+  const rendered = `<${RECALLED_MEMORY_TAG} id="user/ep-0001" origin="recall" updated="2026-04-01T00:00:01Z" sources="0">\nThe release train leaves on Tuesdays.\n</${RECALLED_MEMORY_TAG}>`;
+  for (const text of [rendered, `remember: <${RECALLED_MEMORY_TAG} id="x">`, `the end</${RECALLED_MEMORY_TAG}>`]) {
+    assert.deepEqual(await vault.ingest({ partition: "user", text }), refused("memory_recalled_content"));
+  }
+  assert.deepEqual(await vault.ingest({ partition: "user", text: "clean", sources: [{ ref: `note:<${RECALLED_MEMORY_TAG}>`, sha256: HASH }] }), refused("memory_recalled_content"));
+  assert.equal(existsSync(join(root, "user")), false, "nothing reached the disk");
+  // The words alone are an ordinary memory.
+  assert.equal(value(await vault.ingest({ partition: "user", text: "recalled-memory is the tag name the service renders" })).duplicate, false);
+});
+
+test("P-ARC-20 P-MEM-02 the vault's candidates (ids `<partition>/<id>`) pass the service's strict candidate reading unchanged", async (t) => {
+  const { vault } = vaultSetup(t);
+  value(await vault.ingest({ partition: "user", text: "The staging database moved to host b.", sources: [{ ref: "chat:thread-1", sha256: HASH }] }));
+  value(await vault.ingest({ partition: "project", text: "The staging database is backed up nightly." }));
+  const candidates = value(await vault.candidates({ partitions: ["user", "project"], query: "staging database" }));
+  assert.deepEqual(candidates.map((c) => c.id).sort(), ["project/ep-0002", "user/ep-0001"]);
+  const read = readCandidates({ candidates }, 64);
+  assert.deepEqual(read, { candidates, invalid: 0, rejected: 0, duplicates: 0 });
 });

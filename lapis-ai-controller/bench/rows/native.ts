@@ -1,0 +1,60 @@
+// Native rows: submit -> first agent text and submit -> completed for one text
+// turn through the controller with provider `codex` on the native executor
+// (`kind: "codex-app-server"`), against the same turn driven directly over
+// `codex app-server` by a minimal client. Both keep one warm thread and
+// alternate turn by turn; the first turn of each is a warm-up. A third side,
+// the controller on the ACP executor, runs in the same loop so the two
+// executors are compared under the same load (the demo's default follows it).
+import { startBenchServe } from "../lib/bench-serve.ts";
+import { type BenchContext, FIXED_ANSWER, startFixedModel } from "../lib/context.ts";
+import { watchedThread } from "../lib/controller-turns.ts";
+import { startDirectAppServer } from "../../test/support/direct-app-server-client.ts";
+import { type BenchRow, report, summary } from "../lib/stats.ts";
+
+/** Runs the native rows. */
+export async function nativeRows(ctx: BenchContext): Promise<BenchRow[]> {
+  const turns = ctx.quick ? 3 : 30;
+  const model = await startFixedModel();
+  const native = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, executor: "native" });
+  const acp = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, executor: "acp" });
+  const direct = await startDirectAppServer({ env: { ...native.home.env, PATH: process.env.PATH ?? "" }, cwd: native.home.workspace });
+  const nativeClient = await native.connect();
+  const acpClient = await acp.connect();
+  try {
+    const nThread = await watchedThread(nativeClient, "ws0");
+    const aThread = await watchedThread(acpClient, "ws0");
+    const ctl = { first: [] as number[], done: [] as number[] };
+    const dir = { first: [] as number[], done: [] as number[] };
+    const viaAcp = { first: [] as number[], done: [] as number[] };
+    for (let i = 0; i <= turns; i++) {
+      model.push({ text: [...FIXED_ANSWER] });
+      const c = await nThread.run(`Say hello (${i}).`);
+      if (c.state !== "completed") throw new Error(`native controller turn ended ${c.state}`);
+      model.push({ text: [...FIXED_ANSWER] });
+      const d = await direct.turn(`Say hello (${i}).`);
+      if (d.status !== "completed") throw new Error(`direct turn ended ${d.status}`);
+      model.push({ text: [...FIXED_ANSWER] });
+      const a = await aThread.run(`Say hello (${i}).`);
+      if (a.state !== "completed") throw new Error(`acp controller turn ended ${a.state}`);
+      if (i === 0) continue;
+      ctl.first.push(c.firstTextMs); ctl.done.push(c.doneMs);
+      dir.first.push(d.firstTextMs); dir.done.push(d.doneMs);
+      viaAcp.first.push(a.firstTextMs); viaAcp.done.push(a.doneMs);
+    }
+    const cf = summary(ctl.first), df = summary(dir.first), cd = summary(ctl.done), dd = summary(dir.done), af = summary(viaAcp.first), ad = summary(viaAcp.done);
+    return [
+      report({ row: "native first-event med", figure: `submit -> first agent text (n=${cf.n})`, value: cf.median, baseline: df.median, unit: "ms", goal: "<= baseline + 20 ms", met: cf.median <= df.median + 20, note: "baseline: direct app-server client" }),
+      report({ row: "native first-event p95", figure: "submit -> first agent text", value: cf.p95, baseline: df.p95, unit: "ms", goal: "<= 1.2x", met: cf.p95 <= 1.2 * df.p95 }),
+      report({ row: "native completed med", figure: `submit -> completed, text turn (n=${cd.n})`, value: cd.median, baseline: dd.median, unit: "ms", goal: "<= 1.05x", met: cd.median <= 1.05 * dd.median }),
+      report({ row: "native vs acp first", figure: "controller first text, native vs ACP", value: cf.median, baseline: af.median, unit: "ms", goal: "<= 1.0x (demo default)", met: cf.median <= af.median }),
+      report({ row: "native vs acp completed", figure: "controller completed, native vs ACP", value: cd.median, baseline: ad.median, unit: "ms", goal: "<= 1.0x (demo default)", met: cd.median <= ad.median }),
+    ];
+  } finally {
+    nativeClient.close();
+    acpClient.close();
+    await direct.close();
+    await native.stop();
+    await acp.stop();
+    await model.close();
+  }
+}

@@ -1,0 +1,40 @@
+// The demo's executor choice: `--executor native|acp`, native by default, and
+// the provider `codex` each writes into the controller config.
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { parseArgs } from "../../../scripts/demo/options.ts";
+import { demoProvider, writeControllerConfig } from "../../../scripts/demo/setup.ts";
+import { parseEngineConfig } from "../../../src/domain/turn-config.ts";
+import { tempDir } from "../../support/temp.ts";
+
+test("AIC-DEMO-01 --executor picks native (the default) or acp; anything else is a usage error", () => {
+  const run = (argv: string[]) => { const p = parseArgs(argv, "/home/x"); return p.kind === "run" ? p.options.executor : p.kind; };
+  assert.equal(run([]), "native");
+  assert.equal(run(["--executor", "acp"]), "acp");
+  assert.equal(run(["--executor", "native"]), "native");
+  assert.deepEqual(parseArgs(["--executor", "other"], "/home/x"), { kind: "usage", message: "--executor is native or acp" });
+  assert.equal(run(["--executor"]), "usage");
+});
+
+test("AIC-DEMO-01 the demo config's provider codex is a valid native or ACP provider that asks before every write", (t) => {
+  for (const executor of ["native", "acp"] as const) {
+    const p = demoProvider(executor, "DEMO_KEY");
+    const parsed = parseEngineConfig({ providers: { codex: p as never } });
+    assert.ok(parsed.ok, executor);
+    if (!parsed.ok) continue;
+    const def = parsed.value.providers[0];
+    assert.equal(def?.kind, executor === "native" ? "codex-app-server" : "acp");
+    assert.equal(def?.mode, "read-only");
+    assert.deepEqual(def?.envAllowlist, ["CODEX_HOME", "DEMO_KEY"]);
+    assert.match(String(def?.command?.[1]), executor === "native" ? /@openai\/codex\/bin\/codex\.js$/ : /codex-acp\/dist\/index\.js$/);
+  }
+  const home = tempDir(t, "demo-config-");
+  const dir = join(home, ".config", "lapis-ai-controller");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ version: 1 }));
+  const path = writeControllerConfig({ home, workspace: join(home, "ws"), keyEnv: null, ephemeralPort: true, executor: "native" });
+  const written = JSON.parse(readFileSync(path, "utf8")) as { providers: { codex: { kind?: string } } };
+  assert.equal(written.providers.codex.kind, "codex-app-server");
+});

@@ -1,0 +1,35 @@
+// The native event translator: deltas of one item merge until flush(), a new
+// item or any other notification flushes first; items close their message;
+// tool items become one envelope; warnings and errors are diagnostics.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { CodexEventTranslator } from "../../../src/execution/codex-events.ts";
+
+const delta = (itemId: string, d: string) => ["item/agentMessage/delta", { threadId: "th", turnId: "tu", itemId, delta: d }] as const;
+
+test("P-PRV-06 native deltas of one item merge until flushed; another item closes the first; completion markers keep the item id", () => {
+  const tr = new CodexEventTranslator();
+  assert.deepEqual(tr.translate(...delta("m1", "a")), []);
+  assert.deepEqual(tr.translate(...delta("m1", "b")), []);
+  assert.deepEqual(tr.flush(), [{ type: "text", messageId: "m1", text: "ab" }]);
+  assert.deepEqual(tr.translate(...delta("m1", "c")), []);
+  assert.deepEqual(tr.translate(...delta("m2", "x")), [{ type: "text", messageId: "m1", text: "c" }, { type: "message_completed", channel: "text", messageId: "m1" }]);
+  assert.deepEqual(tr.translate("item/completed", { item: { type: "agentMessage", id: "m2" } }), [{ type: "text", messageId: "m2", text: "x" }, { type: "message_completed", channel: "text", messageId: "m2" }]);
+  assert.deepEqual(tr.translate("item/reasoning/summaryTextDelta", { itemId: "r1", delta: "think" }), []);
+  assert.deepEqual(tr.finish(), [{ type: "reasoning", messageId: "r1", text: "think" }, { type: "message_completed", channel: "reasoning", messageId: "r1" }]);
+});
+
+test("P-CAP-06 native tool items: one envelope from item/started to item/completed; warnings and errors are diagnostics", () => {
+  const tr = new CodexEventTranslator();
+  const item = { type: "commandExecution", id: "c1", command: "ls", status: "inProgress" };
+  const begin = tr.translate("item/started", { item });
+  assert.deepEqual(begin, [{ type: "tool_begin", envelope: { toolCallId: "c1", title: "ls", kind: "execute", status: "in_progress", locations: [], command: "ls" } }]);
+  const end = tr.translate("item/completed", { item: { ...item, status: "declined" } });
+  assert.deepEqual(end, [{ type: "tool_end", envelope: { toolCallId: "c1", title: "ls", kind: "execute", status: "failed", locations: [], command: "ls" }, settled: true }]);
+  tr.translate("item/started", { item: { type: "mcpToolCall", id: "t1", server: "s", tool: "note", status: "inProgress" } });
+  assert.deepEqual(tr.translate("warning", { threadId: null, message: " careful " }), [{ type: "diagnostic", severity: "warning", text: "careful" }]);
+  assert.deepEqual(tr.translate("error", { error: { message: "boom" }, willRetry: true }), [{ type: "diagnostic", severity: "warning", text: "boom" }]);
+  assert.deepEqual(tr.translate("error", { error: { message: "final" }, willRetry: false }), [{ type: "diagnostic", severity: "error", text: "final" }]);
+  // An unsettled tool at the end of the turn is closed unsettled.
+  assert.deepEqual(tr.finish(), [{ type: "tool_end", envelope: { toolCallId: "t1", title: "s.note", kind: "other", status: "in_progress", locations: [], command: null }, settled: false }]);
+});
