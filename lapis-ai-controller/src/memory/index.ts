@@ -34,3 +34,12 @@ export type { RecordLocation } from "./lapis/search.ts";
 // The pinned native embedding provider (opt-in: the optional peer onnxruntime-node, ~180 MB RSS; docs/memory-embeddings.md)
 export { createNativeEmbeddingProvider, NATIVE_LIMITS, type NativeEmbeddingError, type NativeEmbeddingOptions, type NativeEmbeddingProvider } from "./native/provider.ts";
 export { NATIVE_MODEL, type ModelFilesError } from "./native/model-files.ts";
+// The group profile (schema 1, docs/memory-group.md) over a database port, with a node:sqlite adapter
+export { formatGroupRef, openGroupMemory, parseGroupRef, type GroupCapture, type GroupMemory, type GroupMemoryOptions, type GroupStartup } from "./group/profile.ts";
+export { GROUP_LIMIT_CAPS, GROUP_LIMIT_DEFAULTS, type GroupClaim, type GroupLimits, type GroupRecord, type GroupRecordStatus, type GroupRememberInput } from "./group/records.ts";
+export type { GroupDatabase, SqlRow, SqlValue } from "./group/database-port.ts";
+export { openSqliteGroupDatabase, type SqliteGroupOptions } from "./group/sqlite-database.ts";
+export type { GroupHit, GroupSearchQuery, GroupSearchResult } from "./group/search.ts";
+export { GROUP_SCHEMA_VERSION } from "./group/schema.ts";
+// The OpenAI-compatible /v1/embeddings provider (llama-server --embeddings, Ollama, hosted APIs)
+export { openAiEmbeddingProvider, type EmbeddingConfigError, type OpenAiEmbeddingOptions } from "./embedding-openai.ts";
