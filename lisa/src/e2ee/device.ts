@@ -8,8 +8,11 @@
 import * as sdk from "@matrix-org/matrix-sdk-crypto-wasm";
 import { err, ok, StateStoreError, type Result } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
-import type { CryptoRequest, CryptoRequestPort, DeviceChanges } from "../matrix/port.ts";
+import type { MatrixError } from "../matrix/errors.ts";
+import type { CryptoRequestPort, DeviceChanges, RawEvent } from "../matrix/port.ts";
 import { E2EE_ERROR_CODES, E2eeError } from "./errors.ts";
+import { sendOutgoing, toCryptoRequest } from "./outgoing.ts";
+import { decryptEvent, type DecryptedEvent, encryptForRoom, type RoomEncryptionState } from "./room-crypto.ts";
 import type { CryptoStore } from "./store.ts";
 
 /** Deadline of one crypto request including the client's retries (default 60 s, 1 s - 300 s). */
@@ -35,24 +38,6 @@ export interface FlushOutcome {
 export interface IdentityKeys {
   readonly curve25519: string;
   readonly ed25519: string;
-}
-
-type Outgoing = Awaited<ReturnType<sdk.OlmMachine["outgoingRequests"]>>[number];
-
-function toCryptoRequest(request: Outgoing): CryptoRequest | null {
-  const body = JSON.parse(request.body) as unknown;
-  switch (request.type) {
-    case sdk.RequestType.KeysUpload: return { kind: "keys_upload", body };
-    case sdk.RequestType.KeysQuery: return { kind: "keys_query", body };
-    case sdk.RequestType.KeysClaim: return { kind: "keys_claim", body };
-    case sdk.RequestType.SignatureUpload: return { kind: "signatures_upload", body };
-    case sdk.RequestType.ToDevice: {
-      const toDevice = request as sdk.ToDeviceRequest;
-      return { kind: "to_device", eventType: toDevice.event_type, txnId: toDevice.txn_id, body };
-    }
-    // Room messages (interactive verification) and key backups: Lisa starts neither.
-    default: return null;
-  }
 }
 
 let wasmReady: Promise<void> | undefined;
@@ -118,22 +103,39 @@ export class E2eeDevice {
   async #flushOnce(signal: AbortSignal): Promise<FlushOutcome> {
     let sent = 0;
     for (let round = 0; round < MAX_FLUSH_ROUNDS && !signal.aborted; round += 1) {
-      const requests = (await this.machine.outgoingRequests()).map((r) => ({ r, request: toCryptoRequest(r) })).filter((x) => x.request !== null);
+      const requests = (await this.machine.outgoingRequests()).filter((r) => toCryptoRequest(r) !== null);
       if (requests.length === 0) break;
-      for (const { r, request } of requests) {
-        if (request === null) continue;
-        const deadline = AbortSignal.any([signal, AbortSignal.timeout(this.#deadlineMs)]);
-        const response = await this.#deps.http.cryptoRequest(request, deadline);
-        if (!response.ok) {
-          this.#deps.log.warn("e2ee_request_failed", { kind: request.kind, code: response.error.code });
-          return { sent, failed: response.error.code };
-        }
-        if (r.id !== undefined) await this.machine.markRequestAsSent(r.id, r.type, JSON.stringify(response.value ?? {}));
-        this.#checkStore();
-        sent += 1;
+      const result = await sendOutgoing(this.machine, this.#deps.http, requests, this.#deadlineMs, signal);
+      this.#checkStore();
+      if (!result.ok) {
+        this.#deps.log.warn("e2ee_request_failed", { code: result.error.code });
+        return { sent, failed: result.error.code };
       }
+      sent += result.value;
     }
     return { sent, failed: null };
+  }
+
+  /** Decrypts a member's `m.room.encrypted` event; `decryption_pending` while its room key has not arrived. */
+  async decrypt(event: RawEvent, roomId: string): Promise<Result<DecryptedEvent, E2eeError>> {
+    const result = await decryptEvent(this.machine, event, roomId);
+    this.#checkStore();
+    return result;
+  }
+
+  /** Shares the room key with every device of `members` (always, before each event), then encrypts `event`. */
+  async encrypt(
+    roomId: string, members: readonly string[], state: RoomEncryptionState,
+    event: { readonly type: string; readonly content: Readonly<Record<string, unknown>> }, signal: AbortSignal,
+  ): Promise<Result<Record<string, unknown>, MatrixError>> {
+    const result = await encryptForRoom(this.machine, this.#deps.http, roomId, members, state, event, this.#deadlineMs, signal);
+    this.#checkStore();
+    return result;
+  }
+
+  /** The deadline of one crypto request. */
+  get requestDeadlineMs(): number {
+    return this.#deadlineMs;
   }
 
   // The store's file is behind its memory after a failed write: keys made now could be lost at the next start.

@@ -53,6 +53,8 @@ export interface MatrixClient extends SyncPort, HistoryPort, ForwardHistoryPort,
   whoami(signal: AbortSignal): Promise<Result<WhoAmI, MatrixError>>;
   /** Counts of password logins and token refreshes so far. */
   authStats(): AuthStats;
+  /** `PUT /rooms/{room}/send/{type}/{txnId}` with the same token discipline as `sendMessage` (encrypted rooms: `m.room.encrypted`). */
+  sendRoomEvent(roomId: string, eventType: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Result<string, MatrixError>>;
   /** `POST /logout`: deletes this client's device and tokens (for `lisa check`'s own device; the service never logs out). */
   logout(signal: AbortSignal): Promise<Result<null, MatrixError>>;
   /** Aborts in-flight requests and closes the client's sockets. Never logs out. */
@@ -203,15 +205,21 @@ class HttpMatrixClient implements MatrixClient {
     return body.ok ? normalizeRelations(body.value, roomId, from, this.#onDrop) : body;
   }
 
-  async sendMessage(
+  sendMessage(
     roomId: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal,
+  ): Promise<Result<string, MatrixError>> {
+    return this.sendRoomEvent(roomId, "m.room.message", txnId, content, signal);
+  }
+
+  async sendRoomEvent(
+    roomId: string, eventType: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal,
   ): Promise<Result<string, MatrixError>> {
     // Retrying with the same txnId is idempotent only under the same access
     // token on every server (Dendrite scopes txn ids to the token): a refused
     // token is renewed but the send not repeated, and internal retries stop
     // once the token changed; the worker decides what comes next.
     const request: AuthorizedRequest = {
-      method: "PUT", path: `${V3}/rooms${segments(roomId, "send", "m.room.message", txnId)}`, body: content,
+      method: "PUT", path: `${V3}/rooms${segments(roomId, "send", eventType, txnId)}`, body: content,
       signal, timeoutMs: this.#requestTimeoutMs,
     };
     let firstToken: number | null = null;
