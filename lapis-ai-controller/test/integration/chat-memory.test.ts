@@ -2,29 +2,14 @@
 // module the chat runs) against the real `serve` with the scripted ACP agent:
 // `/remember` in one thread, a NEW thread recalls it (the text in the agent's
 // input, tagged with its id, and the rendered id reported by turns.get), and
-// after `/forget` a newer thread recalls nothing. The chat imports the
-// package by name; here that name resolves to this checkout's src/.
+// after `/forget` a newer thread recalls nothing.
 import assert from "node:assert/strict";
-import { registerHooks } from "node:module";
 import { join } from "node:path";
 import { test } from "node:test";
-import { pathToFileURL } from "node:url";
+import { chatMemory } from "../support/chat-memory-module.ts";
 import { scriptedAgent } from "../support/scripted-agent-fixture.ts";
 import { engineServe, waitTurn } from "../support/engine-serve.ts";
 import { tempDir } from "../support/temp.ts";
-
-const MEMORY_LIBRARY = pathToFileURL(join(import.meta.dirname, "..", "..", "src", "memory", "index.ts")).href;
-registerHooks({ resolve: (specifier, context, next) => next(specifier === "lapis-ai-controller/memory" ? MEMORY_LIBRARY : specifier, context) });
-
-type ChatMemory = {
-  root: string;
-  attach(client: unknown, threadId: string): Promise<void>;
-  remember(text: string, threadId: string | null): Promise<void>;
-  list(): Promise<void>;
-  forget(id: string | undefined): Promise<void>;
-  usedLine(view: { readonly memory?: { readonly rendered: readonly { readonly memoryId: string }[] } | null }): string | null;
-};
-const { chatMemory } = (await import(new URL("../../docs/examples/terminal-chat/memory.mjs", import.meta.url).href)) as { chatMemory: (root: string, say: (l: string) => void) => ChatMemory };
 
 test("AIC-DEMO-06 P-MEM-02 the chat's /remember reaches a NEW thread's agent input with its id shown; /memory lists it; after /forget a newer thread recalls nothing", async (t) => {
   const dir = tempDir(t, "aic-chatmem-");
