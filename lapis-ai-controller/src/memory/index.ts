@@ -13,6 +13,7 @@ export {
 // Shared ranking and redaction screening
 export { compareRanked, compareRecency, fuseRrf, rankLexical, RRF_K, termStats, tokenize, type LexicalOptions, type RankDocument, type Ranked, type TermStats } from "./ranking.ts";
 export { carriesRecalledTag, checkCandidateText, hasReservedMarker, OMITTED_MARKER, REDACTED_MARKER, scanMemoryTexts, screenCandidates, type ScreenedCandidates } from "./redaction.ts";
+export { PORTABLE_SCAN_MAX_CHARS, portableRedactor } from "./portable-redactor.ts";
 // The vault profile
 export {
   EPISODE_FIELDS, EPISODE_SCHEMA, episodeText, parseEpisode, serializeEpisode, writeEpisode,

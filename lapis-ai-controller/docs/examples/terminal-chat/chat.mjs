@@ -6,12 +6,16 @@
 //
 // The owner token comes from `lapis-ai-controller token show`. Threads this
 // app started are remembered in CHAT_STATE (default ./chat-state.json), so
-// `/resume N` works after a restart too. Typed SDK: client.threads.*,
+// `/resume N` works after a restart too. Memory (memory.mjs): `/remember TEXT`,
+// `/memory`, `/forget ID`, kept as Markdown files in CHAT_MEMORY (default
+// chat-memory/ beside the state); every thread recalls from it. Typed SDK: client.threads.*,
 // client.turns.* (with wait), client.interactions.*, client.events(threadId).
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { ControllerClient } from "lapis-ai-controller/client";
+import { chatMemory } from "./memory.mjs";
 import { noticeFilter, threadLine } from "./present.mjs";
 
 const env = process.env;
@@ -34,6 +38,7 @@ const MEANING = {
 const state = existsSync(STATE) ? JSON.parse(readFileSync(STATE, "utf8")) : { threads: [], last: null };
 const save = () => writeFileSync(STATE, `${JSON.stringify(state, null, 2)}\n`);
 const say = (line) => process.stdout.write(`${line}\n`);
+const memory = chatMemory(env.CHAT_MEMORY ?? join(dirname(resolve(STATE)), "chat-memory"), say);
 
 const token = execFileSync(CLI, ["token", "show"], { encoding: "utf8" }).trim();
 const client = await ControllerClient.connect({ url: env.LAPIS_AI_CONTROLLER_URL ?? "ws://127.0.0.1:47631", credential: { type: "token", token } });
@@ -78,6 +83,8 @@ async function open(id, fresh) {
   await stream?.close();
   threadId = id;
   if (!fresh) await client.threads.attach(id);
+  // The thread's memory endpoint: recall from the chat's memory folder (re-registered by the SDK after a reconnect).
+  await memory.attach(client, id);
   stream = client.events(id);
   void (async (events) => {
     for await (const delivery of events) show(delivery);
@@ -132,12 +139,17 @@ async function runTurn(text) {
   endText();
   turn = null;
   const meaning = MEANING[view.state]?.(view) ?? "";
+  const used = memory.usedLine(view);
+  if (used !== null) say(used);
   say(`[${view.state}]${meaning ? ` ${meaning}` : ""}`);
 }
 
 async function command(line) {
   const [name, arg] = line.split(/\s+/);
   if (name === "/new") return newThread();
+  if (name === "/remember") return memory.remember(line.slice(name.length).trim(), threadId);
+  if (name === "/memory") return memory.list();
+  if (name === "/forget") return memory.forget(arg);
   if (name === "/threads") {
     // Title or first words and last activity come from the controller (a snapshot and a short replay per thread).
     const overviews = await Promise.all(state.threads.map((id) => client.threads.overview(id).catch((e) => ({ error: e.code ?? e.message }))));
@@ -149,7 +161,7 @@ async function command(line) {
     const id = state.threads[Number(arg) - 1];
     return id === undefined ? say("no such thread; see /threads") : open(id, false);
   }
-  say("commands: /new, /threads, /resume N, /quit");
+  say("commands: /new, /threads, /resume N, /remember TEXT, /memory, /forget ID, /quit");
 }
 
 const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
@@ -184,7 +196,7 @@ rl.on("line", (input) => {
   }).catch((e) => say(`error: ${e.code ?? e.message}`)).then(() => rl.prompt());
 });
 
-say("lapis-ai-controller terminal chat. Type a message; /new, /threads, /resume N, /quit; Ctrl-C cancels a turn.");
+say("lapis-ai-controller terminal chat. Type a message; /new, /threads, /resume N, /remember TEXT, /memory, /forget ID, /quit; Ctrl-C cancels a turn.");
 rl.setPrompt("> ");
 busy = (state.last !== null && state.threads.includes(state.last) ? open(state.last, false) : newThread())
   .catch((e) => say(`error: ${e.code ?? e.message}`)).then(() => rl.prompt());
