@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import type { EntryRedactor } from "../../domain/redaction-port.ts";
 import { memoryErr, memoryOk, type MemoryErrorCode, type MemoryResult } from "../ports.ts";
 import { tokenize } from "../ranking.ts";
-import { scanMemoryTexts } from "../redaction.ts";
+import { carriesRecalledTag, scanMemoryTexts } from "../redaction.ts";
 import { inTransaction, type GroupDatabase, type SqlRow } from "./database-port.ts";
 import { rememberProblem, validPartition, type GroupClaim, type GroupLimits, type GroupRecord, type GroupRecordStatus, type GroupRememberInput } from "./records.ts";
 
@@ -73,7 +73,8 @@ export class GroupRecordStore {
   #admit(input: GroupRememberInput): MemoryResult<{ searchText: string; hash: string }> {
     const problem = rememberProblem(input, this.#o.limits);
     if (problem !== null) return memoryErr(problem);
-    if (input.origin === "recall") return memoryErr("memory_recalled_content");
+    // A rendered recall block pasted back (text or evidence ref) is recall output too: never stored again.
+    if (input.origin === "recall" || carriesRecalledTag(input.text) || carriesRecalledTag(input.claim.ref)) return memoryErr("memory_recalled_content");
     const scanned = scanMemoryTexts(this.#o.redactor, [input.text, input.partition, input.claim.by, input.claim.ref]);
     if (!scanned.ok) return scanned;
     const searchText = tokenize(input.text).join(" ");

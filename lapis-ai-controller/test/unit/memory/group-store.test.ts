@@ -124,6 +124,9 @@ test("P-MEM-13 records are scanned before they are written or indexed: a secret 
   assert.deepEqual(m.remember({ partition: "g", text: "note", claim: { by: "alice", ref: `evidence ${SECRET}`, sha256: claim("a", "b").sha256 } }), { ok: false, error: { code: "candidate_rejected", retryable: false } });
   assert.deepEqual(m.remember({ partition: "g", text: "it said [redacted:openai_api_key] here", claim: claim("alice", "m1") }), { ok: false, error: { code: "candidate_rejected", retryable: false } });
   assert.deepEqual(m.remember({ partition: "g", text: "recalled earlier", claim: claim("alice", "m1"), origin: "recall" }), { ok: false, error: { code: "memory_recalled_content", retryable: false } });
+  // A rendered recall block pasted back without the origin tag is refused too (no recall feedback loop).
+  assert.deepEqual(m.remember({ partition: "g", text: 'he said <recalled-memory id="g/r1">tea at five</recalled-memory>', claim: claim("alice", "m1") }), { ok: false, error: { code: "memory_recalled_content", retryable: false } });
+  assert.deepEqual(m.remember({ partition: "g", text: "a fact", claim: { by: "alice", ref: "</recalled-memory>", sha256: claim("a", "b").sha256 } }), { ok: false, error: { code: "memory_recalled_content", retryable: false } });
   remember(m, "g", "a harmless fact");
   const bytes = Buffer.concat([readFileSync(path), readFileSync(`${path}-wal`)]);
   assert.equal(bytes.includes("CANARY"), false);
