@@ -3,7 +3,8 @@
 // goal. `--quick` is CI's smoke (fewer turns, smaller sizes); `--only=` picks
 // rows by name: turns, native, approval, workspaces, replay, fanout, startup,
 // memory, memory-recall, memory-group, embeddings, validation;
-// `--group-commit=1,64` runs them once per serve `groupCommitMax` in one run.
+// `--group-commit=1,64` runs them once per serve `groupCommitMax` in one run;
+// `--turns=N` sets the memory row's turn count.
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
 import { type BenchContext, parseArgs } from "./lib/context.ts";
 import type { BenchRow } from "./lib/stats.ts";
@@ -45,7 +46,7 @@ for (const groupCommitMax of args.groupCommit) {
     const row = ROWS[name];
     if (row === undefined) throw new Error(`unknown row ${name}`);
     const started = Date.now();
-    all.push(...(await row({ quick: args.quick, runtime: args.runtime, groupCommitMax })));
+    all.push(...(await row({ quick: args.quick, runtime: args.runtime, groupCommitMax, turns: args.turns })));
     console.log(`  (${name}: ${((Date.now() - started) / 1000).toFixed(1)} s)`);
   }
 }

@@ -8,6 +8,8 @@ export type BenchContext = {
   readonly runtime: "node" | "deno";
   /** serve's `limits.storage.groupCommitMax` (undefined: serve's default); 1 commits every agent event alone. */
   readonly groupCommitMax?: number | undefined;
+  /** Turns of the memory row (`--turns=N`; default 1,000, or 12 with `--quick`). */
+  readonly turns?: number | undefined;
 };
 
 /**
@@ -24,9 +26,10 @@ export async function startFixedModel(options: ScriptedServerOptions = {}): Prom
   return startScriptedResponsesApi([], { replyDelayMs: MODEL_DELAY_MS, ...options });
 }
 
-/** Parses `--quick`, `--only=a,b` and `--runtime=node|deno`. */
-export function parseArgs(argv: readonly string[]): { quick: boolean; only: string[] | null; runtime: "node" | "deno"; groupCommit: Array<number | undefined> } {
+/** Parses `--quick`, `--only=a,b`, `--runtime=node|deno`, `--group-commit=N[,N]` and `--turns=N`. */
+export function parseArgs(argv: readonly string[]): { quick: boolean; only: string[] | null; runtime: "node" | "deno"; groupCommit: Array<number | undefined>; turns: number | undefined } {
   let quick = false;
+  let turns: number | undefined;
   let only: string[] | null = null;
   let groupCommit: Array<number | undefined> = [undefined];
   let runtime: "node" | "deno" = typeof (globalThis as { Deno?: unknown }).Deno === "object" ? "deno" : "node";
@@ -36,8 +39,10 @@ export function parseArgs(argv: readonly string[]): { quick: boolean; only: stri
     else if (arg === "--runtime=node" || arg === "--runtime=deno") runtime = arg.endsWith("deno") ? "deno" : "node";
     // --group-commit=1,64 runs the chosen rows once per value in this run (1: one commit per agent event, as before group commit).
     else if (arg.startsWith("--group-commit=")) groupCommit = arg.slice(15).split(",").map((x) => Number(x));
-    else throw new Error(`unknown argument ${arg} (use --quick, --only=ROWS, --runtime=node|deno, --group-commit=N[,N])`);
+    else if (arg.startsWith("--turns=")) turns = Number(arg.slice(8));
+    else throw new Error(`unknown argument ${arg} (use --quick, --only=ROWS, --runtime=node|deno, --group-commit=N[,N], --turns=N)`);
   }
   if (groupCommit.some((n) => n !== undefined && (!Number.isInteger(n) || n < 1 || n > 1024))) throw new Error("--group-commit takes integers 1..1024");
-  return { quick, only, runtime, groupCommit };
+  if (turns !== undefined && (!Number.isInteger(turns) || turns < 11 || turns > 100_000)) throw new Error("--turns takes integers 11..100000");
+  return { quick, only, runtime, groupCommit, turns };
 }

@@ -33,7 +33,7 @@ async function bareServerMiB(runtime: "node" | "deno"): Promise<number> {
 
 /** Runs row 8. */
 export async function memoryRows(ctx: BenchContext): Promise<BenchRow[]> {
-  const turns = ctx.quick ? 12 : 1_000;
+  const turns = ctx.turns ?? (ctx.quick ? 12 : 1_000);
   const bare = await bareServerMiB(ctx.runtime);
   const model = await startFixedModel();
   const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, groupCommitMax: ctx.groupCommitMax });

@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { SNAPSHOT_ENTRY } from "./snapshot.ts";
+import { denoV8Args } from "./v8-flags.ts";
 
 /** Deno permissions of the installed CLI: files, env, child agents, loopback sockets. */
 export const DENO_FLAGS = ["--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-run", "--allow-net=127.0.0.1"] as const;
@@ -19,9 +20,9 @@ function quote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The absolute Deno invocation of a release: argv without the command's own arguments. */
+/** The absolute Deno invocation of a release (permissions, V8 heap flags, config, entry): argv without the command's own arguments. */
 export function denoInvocation(deno: string, releaseDir: string): string[] {
-  return [deno, "run", ...DENO_FLAGS, "--config", join(releaseDir, "deno.json"), join(releaseDir, SNAPSHOT_ENTRY)];
+  return [deno, "run", ...DENO_FLAGS, ...denoV8Args(), "--config", join(releaseDir, "deno.json"), join(releaseDir, SNAPSHOT_ENTRY)];
 }
 
 /** The launcher script text. */

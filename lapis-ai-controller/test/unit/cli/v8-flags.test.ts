@@ -1,0 +1,66 @@
+// P-CLI-13: every way serve starts carries the V8 heap flags of
+// src/cli/v8-flags.ts, and under them the young generation stays within its
+// cap however many objects a process churns through (the structure whose
+// growth made serve's resident set grow turn after turn).
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+import { launcherRelease, launcherScript } from "../../../src/cli/launcher.ts";
+import { unitFile } from "../../../src/cli/service-unit.ts";
+import { denoV8Args, nodeV8Args, SEMI_SPACE_MIB } from "../../../src/cli/v8-flags.ts";
+import { DENO, PACKAGE_ROOT } from "../../support/processes.ts";
+import { tempDir } from "../../support/temp.ts";
+
+const RELEASE = "/home/u/.local/lib/lapis-ai-controller/releases/" + "b".repeat(64);
+const DENO_BIN = "/home/u/.local/lib/lapis-ai-controller/runtime/deno-1/deno";
+
+// Allocates ~3 million short-lived objects (far beyond any semi-space) and
+// prints the young generation's committed size.
+const CHURN = `import v8 from "node:v8";
+let keep = [];
+for (let i = 0; i < 3e6; i++) { keep.push({ i, s: "x" + i }); if (keep.length > 2e5) keep = []; }
+const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === "new_space");
+console.log(JSON.stringify({ size: young.space_size }));
+`;
+
+function youngSize(bin: string, args: readonly string[]): number {
+  const run = spawnSync(bin, args, { encoding: "utf8", timeout: 60_000 });
+  assert.equal(run.status, 0, run.stderr);
+  return (JSON.parse(run.stdout.trim()) as { size: number }).size;
+}
+
+test("P-CLI-13 the launcher and the systemd unit run Deno with the V8 heap flags", () => {
+  assert.deepEqual(denoV8Args(), [`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB}`]);
+  assert.deepEqual(nodeV8Args(), [`--max-semi-space-size=${SEMI_SPACE_MIB}`]);
+  const script = launcherScript(DENO_BIN, RELEASE, "b".repeat(64));
+  assert.match(script, new RegExp(`^exec '${DENO_BIN}' 'run' .* '--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB}' '--config' `, "m"));
+  assert.deepEqual(launcherRelease(script), { deno: DENO_BIN, releaseDir: RELEASE }, "the launcher is still read back as ours");
+  const unit = unitFile({ deno: DENO_BIN, releaseDir: RELEASE, digest: "b".repeat(64), instance: "default", configPath: "/c/config.json" });
+  const exec = /^ExecStart=(.*)$/m.exec(unit)?.[1] as string;
+  assert.ok(exec.split(" ").includes(`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB}`), exec);
+});
+
+test("P-CLI-13 the entry's shebang and the serve tasks of a checkout carry the same flags", () => {
+  const flag = (denoV8Args()[0] as string).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const shebang = readFileSync(join(PACKAGE_ROOT, "src", "main.ts"), "utf8").split("\n")[0] as string;
+  assert.match(shebang, new RegExp(` ${flag}$`));
+  for (const file of ["package.json", "deno.json"]) {
+    const tasks = JSON.parse(readFileSync(join(PACKAGE_ROOT, file), "utf8")) as { scripts?: Record<string, string>; tasks?: Record<string, string> };
+    const serve = (tasks.scripts ?? tasks.tasks ?? {}).serve as string;
+    assert.match(serve, new RegExp(` ${flag} src/main\\.ts serve$`), file);
+  }
+});
+
+test("P-CLI-13 under the flags the young generation stays within two semi-spaces on Node and on Deno", (t) => {
+  const script = join(tempDir(t), "churn.mjs");
+  writeFileSync(script, CHURN);
+  const cap = 2 * SEMI_SPACE_MIB * 1024 * 1024;
+  const node = youngSize(process.execPath, [...nodeV8Args(), script]);
+  const deno = youngSize(DENO, ["run", ...denoV8Args(), script]);
+  assert.ok(node <= cap, `Node young generation ${node} bytes > ${cap}`);
+  assert.ok(deno <= cap, `Deno young generation ${deno} bytes > ${cap}`);
+  // Without them the same churn grows it past the cap: the flags are what bounds it.
+  assert.ok(youngSize(process.execPath, [script]) > cap, "Node's default young generation outgrows the cap");
+});
