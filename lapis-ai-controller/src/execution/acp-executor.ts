@@ -4,7 +4,7 @@
 // session unless its binding key (provider, workspace, vcsIdentity) changed;
 // then the session is replaced and the result says so (issue 25 point 5).
 // Restricted sessions are one-shot, in an isolated temporary cwd, with no MCP
-// servers (P-PRV-19).
+// servers (P-PRV-19). Codex shell snapshots are off (process-env.ts).
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
@@ -13,7 +13,7 @@ import type { OpenPlan } from "./acp-open.ts";
 import { resolveLaunch, type LaunchConfig, type LaunchHost } from "./acp-launch.ts";
 import { startAcpSession, type AcpSession } from "./acp-session.ts";
 import { FirstStartGate } from "./first-start.ts";
-import { buildAgentEnv } from "./process-env.ts";
+import { buildAgentEnv, withShellSnapshotsOff } from "./process-env.ts";
 import type { ToolGrant } from "./tool-bridge.ts";
 
 /** One configured ACP provider. */
@@ -94,10 +94,12 @@ export class AcpExecutor implements Executor {
     }
     const resolved = resolveLaunch(provider.launch, this.#opts.host);
     if (!resolved.ok) return { ok: false, code: "provider_setup_failed" };
-    const cwd = setup.restricted ? mkdtempSync(join(this.#opts.tmpRoot, "restricted-")) : setup.cwd;
-    let env: Record<string, string>;
-    try { env = buildAgentEnv(this.#opts.env, provider.envAllowlist, setup.envGrants, setup.vcsIdentity); }
+    let built: Record<string, string>;
+    try { built = buildAgentEnv(this.#opts.env, provider.envAllowlist, setup.envGrants, setup.vcsIdentity); }
     catch { return { ok: false, code: "provider_setup_failed" }; }
+    const env = withShellSnapshotsOff(built);
+    if (env === null) return { ok: false, code: "provider_setup_failed" };
+    const cwd = setup.restricted ? mkdtempSync(join(this.#opts.tmpRoot, "restricted-")) : setup.cwd;
     // Restricted sessions get no application tools at all (P-PRV-19).
     const grant = setup.restricted ? null : this.#opts.tools?.(setup) ?? null;
     this.#spawned += 1;

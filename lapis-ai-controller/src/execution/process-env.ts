@@ -37,5 +37,30 @@ export function buildAgentEnv(
   return env;
 }
 
+/** The variable codex-acp merges, as a JSON object, into every Codex session config it opens. */
+export const CODEX_ACP_CONFIG_ENV = "CODEX_CONFIG";
+
+/**
+ * Turns Codex's shell snapshots off for an ACP agent. codex-acp runs
+ * `codex app-server`, whose snapshots write the whole environment (grants
+ * included) to a file under CODEX_HOME; the override rides in CODEX_CONFIG,
+ * merged over one the operator allowlisted. Agents other than codex-acp never
+ * read the variable. A present but non-object value is refused (null).
+ */
+export function withShellSnapshotsOff(env: Readonly<Record<string, string>>): Record<string, string> | null {
+  let base: Record<string, unknown> = {};
+  const given = env[CODEX_ACP_CONFIG_ENV];
+  if (given !== undefined) {
+    let parsed: unknown;
+    try { parsed = JSON.parse(given); } catch { return null; }
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return null;
+    base = parsed as Record<string, unknown>;
+  }
+  const features = base.features;
+  if (features !== undefined && (features === null || typeof features !== "object" || Array.isArray(features))) return null;
+  const config = { ...base, features: { ...(features as Record<string, unknown> | undefined), shell_snapshot: false } };
+  return { ...env, [CODEX_ACP_CONFIG_ENV]: JSON.stringify(config) };
+}
+
 /** Validates a vcsIdentity (the domain's rule, re-exported for adapters). */
 export { parseVcsIdentity as validateVcsIdentity } from "../domain/turn-config.ts";
