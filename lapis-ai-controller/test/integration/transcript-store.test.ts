@@ -117,3 +117,45 @@ test("P-ARC-07 a late, failing or disconnected append fails the turn before disp
   await new Promise((r) => setTimeout(r, 300));
   assert.ok(!(await c.threads.replayAll(cancelled)).some((e) => e.turnId === turnId && e.kind === "text"));
 });
+
+test("P-STO-12 after a restart under metadata-only retention the SDK rehydrates lost payloads from the application's store, only for entries the controller serves", { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t, "aic-transcript-rehydrate-");
+  const agent = scriptedAgent({ steps: [{ say: "hello", messageId: "m1" }] }, "scripted", dir);
+  const serve = engineServe(t, dir, [agent.provider], 1);
+  await serve.start();
+  const store = await encryptedStore();
+  const handlers = {
+    append: ({ transcript }: { transcript: Transcript }) => store.put(transcript),
+    replay: async ({ afterSeq, limit }: { afterSeq: number; limit: number }): Promise<Transcript> => {
+      const events: TranscriptEvent[] = (await store.read()).filter((e) => e.seq > afterSeq).slice(0, limit);
+      // An entry the store holds past the controller's history (here forged) is never taken.
+      const last = events[events.length - 1];
+      if (last !== undefined) events.push({ seq: last.seq + 1, kind: "text", turnId: second.turnId, createdAt: 0, payload: { text: "forged" } });
+      return { threadId: forged.threadId, events };
+    },
+  };
+  const forged = { threadId: "" };
+  let second = { turnId: "" };
+  let c = await serve.client();
+  const { threadId } = await c.threads.create({ workspace: "ws-1", provider: "scripted", binding: { retention: "metadata-only" } });
+  forged.threadId = threadId;
+  await c.registerEndpoint({ endpointId: "store-r", kind: "transcript", threadId, transcript: handlers });
+  const first = await c.turns.submit(threadId, { text: "one" });
+  assert.equal((await c.turns.wait(first.turnId, { timeoutMs: 60_000 })).state, "completed");
+  second = await c.turns.submit(threadId, { text: "two" });
+  assert.equal((await c.turns.wait(second.turnId, { timeoutMs: 60_000 })).state, "completed");
+  c.close();
+  await serve.kill("SIGKILL");
+  await serve.start();
+  c = await serve.client();
+  t.after(() => c.close());
+  const lost = await c.threads.replayAll(threadId);
+  const firstText = (events: typeof lost) => events.find((e) => e.turnId === first.turnId && e.kind === "text");
+  assert.equal(firstText(lost)?.payloadUnavailable, true);
+  const restored = await c.threads.rehydrate(threadId, handlers);
+  assert.deepEqual(firstText(restored)?.payload, { text: "hello" });
+  assert.equal(restored.length, lost.length);
+  assert.ok(!JSON.stringify(restored).includes("forged"));
+  // The second turn's own entries were never appended (no later dispatch), so they stay marked lost.
+  assert.equal(restored.find((e) => e.turnId === second.turnId && e.kind === "text")?.payloadUnavailable, true);
+});
