@@ -14,6 +14,7 @@ import { PROTOCOL } from "./transport/frames.ts";
 import type { PeerHandlers, RpcFailure, RpcOutcome, SocketFactory } from "./transport/ws-client.ts";
 import { defaultSocketFactory, RpcPeer } from "./transport/ws-client.ts";
 import { operationHandler, type PreparationHandlers } from "./domain/turn-preparation.ts";
+import type { TranscriptStoreHandlers } from "./domain/transcript-store.ts";
 
 export type { ContextAnswer, PreparationAnswer, PreparationHandlers, TurnPreparationRequest } from "./domain/turn-preparation.ts";
 import { memorySettingsOf, type MemoryHandlers } from "./domain/memory-handlers.ts";
@@ -80,10 +81,12 @@ export interface ToolSpec {
 /** An endpoint registration kept for re-registration under the same identity. */
 export interface EndpointSpec extends PreparationHandlers {
   readonly endpointId: string;
-  readonly kind: "tools" | "context" | "preparation" | "memory";
+  readonly kind: "tools" | "context" | "preparation" | "memory" | "transcript";
   readonly threadId?: string;
   /** Kind memory: the recall, search and evidence handlers, with the thread's profile and budget. */
   readonly memory?: MemoryHandlers;
+  /** Kind transcript: the application's own (encrypted) store of the thread's committed entries. */
+  readonly transcript?: TranscriptStoreHandlers;
   readonly tools?: Readonly<Record<string, ToolSpec>>;
   /** Registers a capture port on a tools endpoint: `handle` answers capture.begin ({ack:true}) and capture.finish. */
   readonly capture?: boolean;

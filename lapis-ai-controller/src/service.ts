@@ -30,6 +30,7 @@ import { turnMethods } from "./transport/methods-turns.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
 import { applicationToolHost } from "./capture/capture-port.ts";
 import { applicationContextPort } from "./capture/context-port.ts";
+import { transcriptAppender, withTranscriptAppend, type TranscriptAppender } from "./capture/transcript-append.ts";
 import { memoryRecall, withMemoryRecall } from "./capture/memory-recall.ts";
 import { memoryToolHost, withMemoryTools } from "./capture/memory-tools.ts";
 import type { MemoryLimits } from "./domain/memory-budget.ts";
@@ -120,6 +121,8 @@ interface EngineParts {
   readonly tools: { bridge: ToolBridge | null; registry: EndpointRegistry | null };
   /** Memory limits (config `limits.turns`) for recall and the read tools (issue 30). */
   readonly memory: MemoryLimits;
+  /** Brings a thread's consumer transcript store up to its committed seq (issue 31 point 4). */
+  readonly transcripts: TranscriptAppender;
 }
 
 /**
@@ -158,6 +161,8 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   });
   // Event text reaches the journal only after whole-block redaction (P-CAP-10).
   const executor = blockRedactingExecutor(executors, capture.redactor, capture.blockBytes);
+  const transcripts = transcriptAppender(() => tools.registry, (threadId) => store.threads.get(threadId) ?? null,
+    (threadId, afterSeq, limit) => store.journal.replay(threadId, afterSeq, limit).events, config.transcript);
   const vcs = new Map(config.providers.map((p) => [p.id, p.vcsIdentity]));
   const modes = new Map(config.providers.map((p) => [p.id, p.mode ?? null]));
   const turns = new TurnService({
@@ -165,14 +170,15 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     vcsIdentity: (id) => vcs.get(id) ?? null, providerMode: (id) => modes.get(id) ?? null,
     // A thread's declared context sources, in its owner's scope (issue 25 point 1).
     // Recall from the thread's memory endpoint runs beside it, in the same window (issue 30).
-    prepareTurn: withMemoryRecall(applicationContextPort(() => tools.registry, (threadId) => {
+    // The owner's transcript store holds every committed entry before the turn may be dispatched.
+    prepareTurn: withTranscriptAppend(withMemoryRecall(applicationContextPort(() => tools.registry, (threadId) => {
       const t = store.threads.get(threadId);
       return t === undefined ? null : { principal: t.principal, application: t.application, contextSources: bindingOf(t).contextSources };
-    }, config.context), memoryRecall(() => tools.registry, (threadId) => store.threads.get(threadId) ?? null, config.memory), config.context.contextDeadlineMs),
+    }, config.context), memoryRecall(() => tools.registry, (threadId) => store.threads.get(threadId) ?? null, config.memory), config.context.contextDeadlineMs), transcripts),
   });
   // Recovery now, before any external work; scheduling once tools and endpoints can be reached.
   turns.recover();
-  return ok({ turns, hub, capture, tools, memory: config.memory, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
+  return ok({ turns, hub, capture, tools, memory: config.memory, transcripts, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
 }
 
 /** A step run after the store is open and validated; a failure stops startup. */
@@ -282,6 +288,9 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
       call: async (binding, tool, args) => {
         // Events that cannot be committed stop the call: only a code reaches the agent.
         try { store.handle.flush(); } catch { return { ok: false, code: "storage_write_failed" }; }
+        // ...and only once the thread's consumer transcript store holds them.
+        const appended = await parts.transcripts(binding.threadId);
+        if (!appended.ok) return { ok: false, code: appended.code };
         return tools.call(binding, tool, args);
       },
     });

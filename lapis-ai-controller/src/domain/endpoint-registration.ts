@@ -1,4 +1,5 @@
-// Volatile application endpoints (tools, context, preparation), keyed by
+// Volatile application endpoints (tools, context, preparation, memory,
+// transcript stores), keyed by
 // principal and application. Disposal and disconnect revoke at once; only the
 // endpoint identity is ever persisted (P-ARC-23, P-API-08, AIC-API-004d).
 import type { ENDPOINT_KINDS } from "./contract/methods.ts";
@@ -138,7 +139,16 @@ export class EndpointRegistry {
    * thread wins over an unscoped one; among several, the lowest endpoint id.
    */
   findMemory(owner: EndpointOwner, threadId: string): EndpointRegistration | undefined {
-    const candidates = this.list(owner, threadId).filter((r) => r.kind === "memory");
+    return this.#findScoped(owner, threadId, "memory");
+  }
+
+  /** The transcript store serving a thread of this owner, chosen like the memory endpoint. */
+  findTranscript(owner: EndpointOwner, threadId: string): EndpointRegistration | undefined {
+    return this.#findScoped(owner, threadId, "transcript");
+  }
+
+  #findScoped(owner: EndpointOwner, threadId: string, kind: EndpointKind): EndpointRegistration | undefined {
+    const candidates = this.list(owner, threadId).filter((r) => r.kind === kind);
     candidates.sort((a, b) => Number(a.threadId === null) - Number(b.threadId === null) || (a.endpointId < b.endpointId ? -1 : 1));
     return candidates[0];
   }

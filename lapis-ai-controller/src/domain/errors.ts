@@ -100,6 +100,8 @@ export const ERROR_CODES = [
   "context_too_large",
   "preparation_failed",
   "preparation_vetoed",
+  // consumer transcript stores (issue 31 point 4)
+  "transcript_append_failed",
   // memory (R2, reserved)
   "candidate_rejected",
   // memory endpoints: recall and the read tools (issue 30)

@@ -1,6 +1,7 @@
 // Validation of the engine's configuration sections (ours, documented in
 // docs/protocol.md): `workspaces`, `providers` and `limits.turns`. Failures
 // name a key path, never a value.
+import { TRANSCRIPT_STORE_CAPS, TRANSCRIPT_STORE_DEFAULTS, type TranscriptStoreLimits } from "./transcript-store.ts";
 import { controllerError, err, ok, type Result } from "./errors.ts";
 import type { VcsIdentity } from "./executor-port.ts";
 import type { Json } from "./records.ts";
@@ -30,9 +31,9 @@ export type ProviderDefinition = {
 };
 
 /** The engine configuration. */
-export type EngineConfig = { workspaces: WorkspaceIdentity[]; providers: ProviderDefinition[]; limits: Partial<TurnLimits>; context: Partial<ContextLimits>; memory: MemoryLimits };
+export type EngineConfig = { workspaces: WorkspaceIdentity[]; providers: ProviderDefinition[]; limits: Partial<TurnLimits>; context: Partial<ContextLimits>; memory: MemoryLimits; transcript: Partial<TranscriptStoreLimits> };
 
-const TURN_KEYS = ["cancelConfirmMs", "interactionDeadlineMs", "contextDeadlineMs", "contextMaxChars", "memoryMaxTokens", "memoryMaxCandidates"];
+const TURN_KEYS = ["cancelConfirmMs", "interactionDeadlineMs", "contextDeadlineMs", "contextMaxChars", "memoryMaxTokens", "memoryMaxCandidates", "transcriptDeadlineMs", "transcriptBatchMax"];
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -135,6 +136,7 @@ export function parseEngineConfig(sections: Readonly<Record<string, Json>>): Res
     const limits: Partial<TurnLimits> = {};
     const context: Partial<ContextLimits> = {};
     const memory: MemoryLimits = { ...MEMORY_LIMIT_DEFAULTS };
+    const transcript: Partial<TranscriptStoreLimits> = {};
     const l = sections.limits === undefined ? undefined : obj(sections.limits, "limits").turns;
     if (l !== undefined) {
       const t = obj(l, "limits.turns");
@@ -145,8 +147,11 @@ export function parseEngineConfig(sections: Readonly<Record<string, Json>>): Res
         if (t[k] !== undefined) context[k] = int(t[k], `limits.turns.${k}`, CONTEXT_LIMIT_DEFAULTS[k], CONTEXT_LIMIT_CAPS[k]);
       }
       for (const k of ["memoryMaxTokens", "memoryMaxCandidates"] as const) memory[k] = int(t[k], `limits.turns.${k}`, MEMORY_LIMIT_DEFAULTS[k], MEMORY_LIMIT_CAPS[k]);
+      for (const k of ["transcriptDeadlineMs", "transcriptBatchMax"] as const) {
+        if (t[k] !== undefined) transcript[k] = int(t[k], `limits.turns.${k}`, TRANSCRIPT_STORE_DEFAULTS[k], TRANSCRIPT_STORE_CAPS[k]);
+      }
     }
-    return ok({ workspaces, providers, limits, context, memory });
+    return ok({ workspaces, providers, limits, context, memory, transcript });
   } catch (e) {
     if (e instanceof Bad) return err(controllerError("config_invalid", { where: e.message }));
     throw e;

@@ -7,6 +7,7 @@ import type { ErrorCode } from "./errors.ts";
 import type { ContextBlock } from "./executor-port.ts";
 import type { MemoryRecallRecord } from "./memory-journal.ts";
 import { memoryOperationHandler, type MemoryHandlers } from "./memory-handlers.ts";
+import { transcriptOperationHandler, type TranscriptStoreHandlers } from "./transcript-store.ts";
 
 /** What the engine tells the port about the turn being prepared. */
 export type PreparationRequest = {
@@ -61,9 +62,9 @@ export interface PreparationHandlers {
 /** A generic operation handler (capture callbacks). */
 export type OperationHandler = (operation: string, params: Record<string, unknown>) => unknown | Promise<unknown>;
 
-/** The handler for an `endpoint.invoke` operation other than `tool`: a memory operation, `context`, `prepare`, else the generic one. */
-export function operationHandler(spec: PreparationHandlers & { readonly handle?: OperationHandler; readonly memory?: MemoryHandlers }, operation: string): ((params: Record<string, unknown>) => Promise<unknown>) | undefined {
-  const memory = memoryOperationHandler(spec.memory, operation);
+/** The handler for an `endpoint.invoke` operation other than `tool`: a memory operation, a transcript append, `context`, `prepare`, else the generic one. */
+export function operationHandler(spec: PreparationHandlers & { readonly handle?: OperationHandler; readonly memory?: MemoryHandlers; readonly transcript?: TranscriptStoreHandlers }, operation: string): ((params: Record<string, unknown>) => Promise<unknown>) | undefined {
+  const memory = memoryOperationHandler(spec.memory, operation) ?? transcriptOperationHandler(spec.transcript, operation);
   if (memory !== undefined) return memory;
   const handler = operation === "context" ? spec.context : operation === "prepare" ? spec.prepare : undefined;
   if (handler !== undefined) return async (params) => handler(preparationRequest(params));

@@ -10,6 +10,8 @@ import type { EventStreamOptions, OpenWatch, ThreadEventStream } from "./event-s
 import { eventStream } from "./event-stream.ts";
 import type { OverviewOptions, ThreadOverview } from "./thread-overview.ts";
 import { threadOverview } from "./thread-overview.ts";
+import { rehydrateHistory } from "./rehydrate.ts";
+import type { TranscriptStoreHandlers } from "../domain/transcript-store.ts";
 
 /** Methods that take a command identity. */
 export type CommandMethod = { [M in MethodName]: ParamsOf<M> extends { readonly commandId: string } ? M : never }[MethodName];
@@ -66,6 +68,17 @@ export function threadsApi(port: SdkPort) {
         events.push(...page.events);
         const last = page.events[page.events.length - 1];
         if (page.complete || last === undefined) return events;
+        afterSeq = last.seq;
+      }
+    },
+    /** The authorized history with payloads the controller lost restored from the application's own transcript store. */
+    rehydrate: async (threadId: string, store: Pick<TranscriptStoreHandlers, "replay">): Promise<ThreadEvent[]> => {
+      const events: ThreadEvent[] = [];
+      for (let afterSeq = 0; ;) {
+        const page = await port.call("threads.replay", { threadId, afterSeq });
+        events.push(...page.events);
+        const last = page.events[page.events.length - 1];
+        if (last === undefined || last.seq >= page.lastSeq) return rehydrateHistory(threadId, events, store);
         afterSeq = last.seq;
       }
     },

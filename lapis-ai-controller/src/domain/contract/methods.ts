@@ -13,7 +13,7 @@ import {
 } from "./shapes.ts";
 
 /** Kinds of endpoint an application may register. */
-export const ENDPOINT_KINDS = ["tools", "context", "preparation", "memory"] as const;
+export const ENDPOINT_KINDS = ["tools", "context", "preparation", "memory", "transcript"] as const;
 
 /** One method of the contract. */
 export interface MethodContract {
@@ -114,7 +114,7 @@ export const METHODS = {
     errors: ["not_found"],
   }),
   "endpoints.register": m({
-    scope: "endpoints:write", effect: "repeatable", summary: "registers a tools, context, preparation or memory endpoint on this connection; the same owner and id replaces it",
+    scope: "endpoints:write", effect: "repeatable", summary: "registers a tools, context, preparation, memory or transcript (consumer store) endpoint on this connection; the same owner and id replaces it",
     params: obj({
       endpointId: id(), kind: oneOfValues(ENDPOINT_KINDS), threadId: id(),
       tools: list(TOOL_DEFINITION, 64, "kind tools only: per tool its name, a description and a JSON Schema for its input"),

@@ -2,7 +2,7 @@
 // `subscription.closed`), its one request to a client (`endpoint.invoke`),
 // and the JSON-RPC frame envelopes both sides use.
 import type { Infer, Schema } from "./schema.ts";
-import { anyJson, bool, id, int, literal, mapOf, nullable, obj, oneOf, oneOfValues, str } from "./schema.ts";
+import { anyJson, bool, id, int, list, literal, mapOf, nullable, obj, oneOf, oneOfValues, str } from "./schema.ts";
 import { ERROR_CODE, EVENT } from "./shapes.ts";
 import { EVIDENCE_LOCATION, MEMORY_ENVELOPE, MEMORY_OPERATION_NAMES, memoryId } from "./memory.ts";
 
@@ -33,13 +33,13 @@ export type NotificationName = keyof typeof NOTIFICATIONS;
 export type NotificationParams<N extends NotificationName> = Infer<(typeof NOTIFICATIONS)[N]["params"]>;
 
 /** The operations of `endpoint.invoke` (a `preparation` endpoint is asked with `prepare`). */
-export const ENDPOINT_OPERATIONS = ["tool", "capture.begin", "capture.finish", "context", "prepare", ...MEMORY_OPERATION_NAMES] as const;
+export const ENDPOINT_OPERATIONS = ["tool", "capture.begin", "capture.finish", "context", "prepare", ...MEMORY_OPERATION_NAMES, "transcript.append"] as const;
 /** One operation of `endpoint.invoke`. */
 export type EndpointOperation = (typeof ENDPOINT_OPERATIONS)[number];
 
 /** The service's request to the connection that registered an endpoint. */
 export const ENDPOINT_INVOKE = {
-  summary: "calls a registered endpoint: a tool with validated arguments, a capture, context or preparation callback, or a memory operation (always with the server-built `access` envelope)",
+  summary: "calls a registered endpoint: a tool with validated arguments, a capture, context or preparation callback, a memory operation (always with the server-built `access` envelope) or a transcript append (one contiguous batch of committed entries; the store answers `{lastSeq}`)",
   params: obj({
     endpointId: id(),
     operation: oneOfValues(ENDPOINT_OPERATIONS),
@@ -54,6 +54,7 @@ export const ENDPOINT_INVOKE = {
     limit: int(1, 64),
     id: memoryId("memory.authorize / memory.read: the memory id"),
     location: EVIDENCE_LOCATION,
+    transcript: obj({ threadId: id(), events: list(EVENT, 5000) }, ["threadId", "events"]),
   }, ["endpointId", "operation"]),
   result: anyJson("the tool result (text or JSON), or the callback's answer (capture.begin: {ack:true})"),
 } as const;

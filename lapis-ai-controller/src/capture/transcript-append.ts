@@ -1,0 +1,114 @@
+// The controller side of a consumer transcript store (issue 31 point 4). Before
+// a turn is dispatched, and before an application tool call is sent, every
+// committed transcript entry of the thread that its owner's store does not yet
+// hold is appended in contiguous batches, all under one capped deadline
+// (default 120 s). The store answers `{lastSeq}`; anything else, a late
+// answer, a revoked or disconnected store fails closed with a stable code, so
+// an append that did not land never authorizes a provider or tool step. A
+// cancelled turn is never dispatched whatever the append did (the dispatch
+// boundary checks the turn is still preparing). The controller sends entries
+// only; keys and ciphertext stay in the application.
+import type { EndpointOwner } from "../domain/endpoint-registration.ts";
+import type { ErrorCode } from "../domain/errors.ts";
+import type { PreparationPort } from "../domain/turn-preparation.ts";
+import { assertTranscript, type TranscriptEvent } from "../domain/transcript-rule.ts";
+import { TRANSCRIPT_STORE_CAPS, TRANSCRIPT_STORE_DEFAULTS, type TranscriptStoreLimits } from "../domain/transcript-store.ts";
+import type { RegistryRef } from "./capture-port.ts";
+import { withDeadline } from "./context-port.ts";
+
+/** Committed transcript entries of a thread after `afterSeq`, at most `limit`, oldest first. */
+export type CommittedEntries = (threadId: string, afterSeq: number, limit: number) => readonly TranscriptEvent[];
+
+/** The outcome of bringing a thread's store up to date. */
+export type AppendOutcome = { readonly ok: true } | { readonly ok: false; readonly code: ErrorCode };
+
+/** Brings the owner's store of a thread up to its committed seq; settles by the deadline. */
+export type TranscriptAppender = (threadId: string) => Promise<AppendOutcome>;
+
+const PASSED_THROUGH: readonly ErrorCode[] = ["endpoint_timeout", "endpoint_revoked", "endpoint_disconnected", "endpoint_not_found"];
+
+function capped(value: number | undefined, fallback: number, cap: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new Error("invalid transcript store limit");
+  return Math.min(value, cap);
+}
+
+function ackedSeq(value: unknown): number | null {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return null;
+  const keys = Object.keys(value);
+  const seq = (value as { lastSeq?: unknown }).lastSeq;
+  return keys.length === 1 && typeof seq === "number" && Number.isSafeInteger(seq) && seq >= 0 ? seq : null;
+}
+
+/** Per thread: the seq its store acknowledged and the store that did (null: none served it yet in this process). */
+interface Cursor {
+  acked: number;
+  endpointId: string | null;
+}
+
+/** Builds the appender; `owner` reads the stored thread, limits come from config and are capped here. */
+export function transcriptAppender(
+  registry: RegistryRef,
+  owner: (threadId: string) => EndpointOwner | null,
+  committed: CommittedEntries,
+  limits: Partial<TranscriptStoreLimits> = {},
+): TranscriptAppender {
+  const deadlineMs = capped(limits.transcriptDeadlineMs, TRANSCRIPT_STORE_DEFAULTS.transcriptDeadlineMs, TRANSCRIPT_STORE_CAPS.transcriptDeadlineMs);
+  const batchMax = capped(limits.transcriptBatchMax, TRANSCRIPT_STORE_DEFAULTS.transcriptBatchMax, TRANSCRIPT_STORE_CAPS.transcriptBatchMax);
+  const cursors = new Map<string, Cursor>();
+  const running = new Map<string, Promise<AppendOutcome>>();
+
+  const bringUp = async (threadId: string): Promise<AppendOutcome> => {
+    const who = owner(threadId);
+    if (who === null) return { ok: false, code: "not_found" };
+    const reg = registry();
+    const cursor = cursors.get(threadId) ?? { acked: 0, endpointId: null };
+    const deadlineAt = Date.now() + deadlineMs;
+    let endpoint = reg?.findTranscript(who, threadId);
+    // A store that served this thread and is gone (reconnect, restart of the
+    // application) gets until the deadline to come back; without it nothing runs.
+    if (endpoint === undefined && cursor.endpointId !== null) endpoint = await reg?.whenRegistered(who, cursor.endpointId, deadlineMs);
+    if (endpoint === undefined) return cursor.endpointId === null ? { ok: true } : { ok: false, code: "endpoint_disconnected" };
+    if (reg === null || reg === undefined) return { ok: false, code: "endpoint_disconnected" };
+    // Another store than the one that acknowledged: it starts from the beginning (seq is its idempotency key).
+    if (endpoint.endpointId !== cursor.endpointId) cursor.acked = 0;
+    cursor.endpointId = endpoint.endpointId;
+    cursors.set(threadId, cursor);
+    for (;;) {
+      const events = committed(threadId, cursor.acked, batchMax);
+      const last = events[events.length - 1];
+      if (last === undefined) return { ok: true };
+      const transcript = { threadId, events };
+      // Our own history breaking the public rule is a bug, not an expected failure.
+      assertTranscript(transcript);
+      const remaining = deadlineAt - Date.now();
+      if (remaining <= 0) return { ok: false, code: "endpoint_timeout" };
+      const answer = await withDeadline(reg.invoke(who, endpoint.endpointId, "transcript.append", { threadId, transcript }, remaining), remaining);
+      if (!answer.ok) return { ok: false, code: PASSED_THROUGH.includes(answer.error.code) ? answer.error.code : "transcript_append_failed" };
+      const acked = ackedSeq(answer.value);
+      if (acked === null || acked < last.seq) return { ok: false, code: "transcript_append_failed" };
+      cursor.acked = last.seq;
+    }
+  };
+
+  // One bring-up per thread at a time; a caller arriving meanwhile waits for it and then checks again.
+  return async (threadId) => {
+    for (;;) {
+      const current = running.get(threadId);
+      if (current === undefined) break;
+      await current;
+    }
+    const run = bringUp(threadId).finally(() => running.delete(threadId));
+    running.set(threadId, run);
+    return run;
+  };
+}
+
+/** The preparation port with the thread's store brought up to date first: a failed append fails the turn before dispatch. */
+export function withTranscriptAppend(prepare: PreparationPort, append: TranscriptAppender): PreparationPort {
+  return async (request) => {
+    const appended = await append(request.threadId);
+    if (!appended.ok) return { ok: false, code: appended.code };
+    return prepare(request);
+  };
+}
