@@ -6,6 +6,10 @@
 // nothing secret is in argv or in anything the controller stores.
 import { bool, list, obj, str } from "./schema.ts";
 
+/** The application tool bridge's MCP server name and its bearer's env name: no description may use them. */
+export const BRIDGE_MCP_NAME = "lapis-app-tools";
+export const BRIDGE_MCP_TOKEN_ENV = "LAPIS_TOOL_BRIDGE_TOKEN";
+
 /** Most servers one endpoint may describe; most argv entries and env names per server. */
 export const MCP_DESCRIPTOR_LIMITS = { maxServers: 16, maxArgs: 64, maxArgChars: 4096, maxEnvVars: 32 } as const;
 
@@ -22,6 +26,17 @@ export const MCP_SERVER_DESCRIPTOR = obj({
   envVars: list(str({ pattern: ENV_PATTERN }), MCP_DESCRIPTOR_LIMITS.maxEnvVars, "names of the environment variables the server may read; values come from the provider's allowlist or the thread's env grants"),
   required: bool("the agent's session fails to start when this server does not start"),
 }, ["name", "command"]);
+
+/** One external stdio MCP server an application describes (validated by the service before any launch). */
+export interface McpServerDescription {
+  readonly name: string;
+  readonly command: string;
+  readonly args?: readonly string[];
+  /** Names whose values the service passes from the provider's env allowlist or the thread's env grants. */
+  readonly envVars?: readonly string[];
+  /** The agent's session fails to start (`mcp_required_failed`) when this server does not start. */
+  readonly required?: boolean;
+}
 
 /** A validated launch description. */
 export type McpLaunch = { readonly name: string; readonly command: string; readonly args: readonly string[]; readonly envVars: readonly string[]; readonly required: boolean };
@@ -50,8 +65,8 @@ function strings(v: unknown, max: number, test: (s: string) => boolean): string[
  */
 export function checkMcpDescriptors(
   value: unknown,
-  reservedNames: readonly string[],
-  reservedEnv: readonly string[],
+  reservedNames: readonly string[] = [BRIDGE_MCP_NAME],
+  reservedEnv: readonly string[] = [BRIDGE_MCP_TOKEN_ENV],
 ): { ok: true; value: McpLaunch[] } | { ok: false; code: McpDescriptorProblem } {
   const invalid = { ok: false, code: "mcp_descriptor_invalid" } as const;
   if (!Array.isArray(value) || value.length > MCP_DESCRIPTOR_LIMITS.maxServers) return invalid;
@@ -71,3 +86,6 @@ export function checkMcpDescriptors(
   }
   return { ok: true, value: out };
 }
+
+/** The launch descriptions a provider session gets, or why the turn fails before anything launches. */
+export type McpResolution = { ok: true; launches: readonly McpLaunch[] } | { ok: false; code: "endpoint_disconnected" | "endpoint_not_found" | "mcp_restricted" | "mcp_descriptor_invalid" };

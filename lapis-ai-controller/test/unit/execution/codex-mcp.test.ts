@@ -9,7 +9,7 @@ import { nativeMcpServers } from "../../../src/execution/codex-mcp.ts";
 import { BRIDGE_TOKEN_ENV } from "../../../src/execution/codex-executor.ts";
 import { BRIDGE_SERVER_NAME } from "../../../src/execution/tool-bridge.ts";
 
-const check = (v: unknown) => checkMcpDescriptors(v, [BRIDGE_SERVER_NAME], [BRIDGE_TOKEN_ENV]);
+const check = (v: unknown) => checkMcpDescriptors(v);
 
 test("P-PRV-08 descriptors: names, argv shape and env names are validated; env values and unknown keys are refused", () => {
   const good = check([{ name: "files", command: "/usr/bin/node", args: ["server.js"], envVars: ["B_KEY", "A_KEY", "A_KEY"], required: true }, { name: "git-x", command: "git-mcp" }]);
