@@ -2,6 +2,7 @@
 // re-snapshot and resume subscriptions with no gap and no duplicate, resolve
 // a lost acknowledgement by command identity (never a fresh command), and
 // serve registered endpoints. Browser-safe: only the WHATWG WebSocket.
+import type { McpServerDescription } from "./domain/contract/mcp-servers.ts";
 import type { MethodName, ParamsOf, ResultOf } from "./domain/contract/methods.ts";
 import type { ClientErrorCode, ThreadBinding } from "./domain/contract/sdk-types.ts";
 import type { CommandMethod, CommandParams, SdkPort } from "./sdk/api.ts";
@@ -78,10 +79,12 @@ export interface ToolSpec {
   readonly handler: ToolHandler;
 }
 
+export type { McpServerDescription };
+
 /** An endpoint registration kept for re-registration under the same identity. */
 export interface EndpointSpec extends PreparationHandlers {
   readonly endpointId: string;
-  readonly kind: "tools" | "context" | "preparation" | "memory" | "transcript";
+  readonly kind: "tools" | "context" | "preparation" | "memory" | "transcript" | "mcp";
   readonly threadId?: string;
   /** Kind memory: the recall, search and evidence handlers, with the thread's profile and budget. */
   readonly memory?: MemoryHandlers;
@@ -92,6 +95,8 @@ export interface EndpointSpec extends PreparationHandlers {
   readonly capture?: boolean;
   /** Tools that only read; the others are mutating and wait for the capture acknowledgement. */
   readonly readOnly?: readonly string[];
+  /** Kind mcp: stdio MCP servers the thread's agent launches; environment variable names only, never values. */
+  readonly mcpServers?: readonly McpServerDescription[];
   /** Handler for any other operation (capture callbacks). */
   readonly handle?: (operation: string, params: Record<string, unknown>) => unknown | Promise<unknown>;
 }
@@ -377,6 +382,7 @@ export class ControllerClient {
     if (spec.capture !== undefined) params.capture = spec.capture;
     if (spec.readOnly !== undefined) params.readOnly = [...spec.readOnly];
     if (spec.memory !== undefined) params.memory = memorySettingsOf(spec.memory);
+    if (spec.mcpServers !== undefined) params.mcpServers = spec.mcpServers.map((s) => ({ ...s, ...(s.args === undefined ? {} : { args: [...s.args] }), ...(s.envVars === undefined ? {} : { envVars: [...s.envVars] }) }));
     return this.#raw("endpoints.register", params);
   }
 

@@ -33,6 +33,7 @@ import { applicationContextPort } from "./capture/context-port.ts";
 import { transcriptAppender, withTranscriptAppend, type TranscriptAppender } from "./capture/transcript-append.ts";
 import { memoryRecall, withMemoryRecall } from "./capture/memory-recall.ts";
 import { memoryToolHost, withMemoryTools } from "./capture/memory-tools.ts";
+import { applicationMcpResolver } from "./capture/mcp-port.ts";
 import type { MemoryLimits } from "./domain/memory-budget.ts";
 import { bindingOf } from "./domain/protocol-ports.ts";
 import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
@@ -158,6 +159,11 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
       if (tools.bridge === null || thread === undefined) return null;
       return tools.bridge.grant({ principal: thread.principal, application: thread.application, threadId: thread.threadId });
     },
+    // External MCP launch descriptions: only the endpoint ids are stored on the thread (P-PRV-07..10).
+    mcp: applicationMcpResolver(() => tools.registry, (threadId) => {
+      const t = store.threads.get(threadId);
+      return t === undefined ? null : { principal: t.principal, application: t.application, restricted: t.restricted, mcpEndpoints: bindingOf(t).mcpEndpoints };
+    }),
   });
   // Event text reaches the journal only after whole-block redaction (P-CAP-10).
   const executor = blockRedactingExecutor(executors, capture.redactor, capture.blockBytes);

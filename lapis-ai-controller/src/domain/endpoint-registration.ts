@@ -3,6 +3,7 @@
 // principal and application. Disposal and disconnect revoke at once; only the
 // endpoint identity is ever persisted (P-ARC-23, P-API-08, AIC-API-004d).
 import type { ENDPOINT_KINDS } from "./contract/methods.ts";
+import type { McpLaunch } from "./contract/mcp-servers.ts";
 import type { MemorySettings } from "./contract/memory.ts";
 import type { EndpointOperation } from "./contract/notifications.ts";
 import type { ToolDefinition } from "./contract/tools.ts";
@@ -36,6 +37,8 @@ export interface EndpointRegistration extends EndpointOwner {
   readonly readOnlyTools?: readonly string[];
   /** Kind memory: the thread's profile and budget as registered (capped when applied). */
   readonly memory?: MemorySettings;
+  /** Kind mcp: validated stdio launch descriptions, held only in memory (P-PRV-07/09). */
+  readonly mcpServers?: readonly McpLaunch[];
 }
 
 interface Entry {

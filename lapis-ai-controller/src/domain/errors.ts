@@ -93,6 +93,14 @@ export const ERROR_CODES = [
   "scanner_unavailable",
   // native Codex executor (issue 31)
   "mcp_env_reserved",
+  // external MCP launch descriptions (issue 31 point 2)
+  "mcp_descriptor_invalid",
+  "mcp_env_conflict",
+  "mcp_env_unavailable",
+  "mcp_secret_in_argv",
+  "mcp_restricted",
+  "mcp_unsupported",
+  "mcp_required_failed",
   "provider_busy",
   // context and preparation endpoints (issue 25 point 1)
   "context_failed",

@@ -45,6 +45,8 @@ export interface ThreadBinding {
   readonly applicationRef: string | null;
   readonly contextSources: readonly string[];
   readonly toolEndpoints: readonly string[];
+  /** Endpoint identities of external MCP launch descriptions; only these ids persist, never a descriptor (P-PRV-09). */
+  readonly mcpEndpoints: readonly string[];
   readonly restricted: boolean;
   readonly retention: "full" | "metadata-only";
 }
@@ -58,6 +60,7 @@ export function bindingOf(thread: ThreadRecord): ThreadBinding {
     applicationRef: typeof b.applicationRef === "string" ? b.applicationRef : null,
     contextSources: list(b.contextSources),
     toolEndpoints: list(b.toolEndpoints),
+    mcpEndpoints: list(b.mcpEndpoints),
     restricted: thread.restricted,
     retention: thread.retention,
   };

@@ -17,6 +17,7 @@ export interface BindingInput {
   readonly applicationRef?: string | null | undefined;
   readonly contextSources?: readonly string[] | undefined;
   readonly toolEndpoints?: readonly string[] | undefined;
+  readonly mcpEndpoints?: readonly string[] | undefined;
   readonly restricted?: boolean | undefined;
   readonly retention?: RetentionProfile | undefined;
 }
@@ -46,6 +47,7 @@ export function bindingWithDefaults(input: BindingInput | undefined, defaultRete
     applicationRef: input?.applicationRef ?? null,
     contextSources: set(input?.contextSources),
     toolEndpoints: set(input?.toolEndpoints),
+    mcpEndpoints: set(input?.mcpEndpoints),
     restricted: input?.restricted ?? false,
     retention: input?.retention ?? defaultRetention,
   };
@@ -55,7 +57,7 @@ export function bindingWithDefaults(input: BindingInput | undefined, defaultRete
 export function bindingsEqual(a: ThreadBinding, b: ThreadBinding): boolean {
   const sameList = (x: readonly string[], y: readonly string[]) => x.length === y.length && x.every((v, i) => v === y[i]);
   return a.applicationRef === b.applicationRef && a.restricted === b.restricted && a.retention === b.retention &&
-    sameList(a.contextSources, b.contextSources) && sameList(a.toolEndpoints, b.toolEndpoints);
+    sameList(a.contextSources, b.contextSources) && sameList(a.toolEndpoints, b.toolEndpoints) && sameList(a.mcpEndpoints, b.mcpEndpoints);
 }
 
 /** The full configuration after applying `input` over `current` (policy defaults to `ask`, P-TRN-09). */
@@ -89,6 +91,8 @@ export interface NewThread {
 export function createThread(deps: ThreadCommandDeps, actor: Actor, input: NewThread): Result<Accepted> {
   const config = configWith(undefined, input.config);
   const binding = bindingWithDefaults(input.binding, deps.defaultRetention);
+  // A restricted thread launches no external MCP server (P-PRV-08).
+  if (binding.restricted && binding.mcpEndpoints.length > 0) return err(controllerError("mcp_restricted"));
   const reserved = input.threadId;
   const digestInput = { threadId: reserved ?? null, workspaceId: input.workspaceId, provider: input.provider, config, binding };
   let threadId = "";
@@ -103,7 +107,11 @@ export function createThread(deps: ThreadCommandDeps, actor: Actor, input: NewTh
     const inserted = deps.store.threads.insert({
       threadId, principal: actor.principal, application: actor.application, workspaceId: input.workspaceId, provider: input.provider,
       retention: binding.retention, restricted: binding.restricted, configVersion: 1, config,
-      binding: { applicationRef: binding.applicationRef, contextSources: [...binding.contextSources], toolEndpoints: [...binding.toolEndpoints] },
+      // mcpEndpoints only when set, so rows of threads without external MCP keep their shape.
+      binding: {
+        applicationRef: binding.applicationRef, contextSources: [...binding.contextSources], toolEndpoints: [...binding.toolEndpoints],
+        ...(binding.mcpEndpoints.length > 0 ? { mcpEndpoints: [...binding.mcpEndpoints] } : {}),
+      },
       createdAt: now, updatedAt: now,
     });
     if (!inserted.ok) return inserted;

@@ -13,6 +13,12 @@ import { ok, refuse, type Result } from "./turn-result.ts";
 import type { TurnRecord, EngineStore } from "./turn-store-port.ts";
 import { dropLease, fenceWorkspace, takeLease } from "./workspace-lease.ts";
 
+/** Setup failures the turn keeps as they are; any other is `provider_setup_failed`. External MCP ones fail before launch (P-PRV-08/10/14). */
+const SETUP_CODES_KEPT: readonly string[] = [
+  "restricted_mode_unavailable", "endpoint_disconnected", "endpoint_not_found", "mcp_restricted", "mcp_unsupported", "mcp_descriptor_invalid",
+  "mcp_env_reserved", "mcp_env_conflict", "mcp_env_unavailable", "mcp_secret_in_argv", "mcp_required_failed",
+];
+
 /** Engine configuration; every limit is validated and capped by the caller. */
 export type EngineOptions = {
   store: EngineStore;
@@ -166,7 +172,7 @@ export class TurnEngine {
     });
     // Shutting down: leave the turn in `preparing`; recovery requeues it (nothing was sent).
     if (this.#closed) return;
-    if (!setup.ok) return fail(setup.code === "restricted_mode_unavailable" ? setup.code : "provider_setup_failed");
+    if (!setup.ok) return fail(SETUP_CODES_KEPT.includes(setup.code) ? setup.code : "provider_setup_failed");
     const session = setup.session;
     // The persisted dispatch boundary: after this commit a lost outcome is unknown.
     const crossed = s.tx(() => {

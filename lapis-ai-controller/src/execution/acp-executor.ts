@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import type { Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
+import type { McpResolution } from "../domain/contract/mcp-servers.ts";
 import type { OpenPlan } from "./acp-open.ts";
 import { resolveLaunch, type LaunchConfig, type LaunchHost } from "./acp-launch.ts";
 import { startAcpSession, type AcpSession } from "./acp-session.ts";
@@ -37,6 +38,8 @@ export type AcpExecutorOptions = {
   tmpRoot: string;
   /** Grants a session its application tools over the MCP bridge (issue 15); never asked for restricted sessions. */
   tools?: (setup: SessionSetup) => ToolGrant | null;
+  /** External MCP launch descriptions: ACP adapters are not given them; a thread naming any fails `mcp_unsupported`. */
+  mcp?: (threadId: string | undefined) => McpResolution;
 };
 
 /** Limits enforced in code whatever the configuration says. */
@@ -81,6 +84,10 @@ export class AcpExecutor implements Executor {
   async prepare(setup: SessionSetup): Promise<SetupResult> {
     const provider = this.#providers.get(setup.providerId);
     if (!provider) return { ok: false, code: "provider_not_found" };
+    // Before any reuse or launch: a gone endpoint fails closed, descriptions are refused (P-PRV-08/10).
+    const mcp = this.#opts.mcp?.(setup.threadId) ?? { ok: true, launches: [] };
+    if (!mcp.ok) return mcp;
+    if (mcp.launches.length > 0) return { ok: false, code: "mcp_unsupported" };
     const fp = fingerprint(setup);
     const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);

@@ -9,10 +9,12 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
+import { BRIDGE_MCP_TOKEN_ENV, type McpResolution } from "../domain/contract/mcp-servers.ts";
 import type { Executor, NativeModeRecord, SessionSetup, SetupResult } from "../domain/executor-port.ts";
 import type { LaunchConfig, LaunchHost } from "./acp-launch.ts";
 import { sessionBindingKey } from "./acp-executor.ts";
 import { resolveCodexLaunch } from "./codex-launch.ts";
+import { nativeMcpServers } from "./codex-mcp.ts";
 import { startCodexSession, type CodexSession, type ThreadPlan } from "./codex-session.ts";
 import { SANDBOX_MODES, type SandboxMode } from "./codex-wire.ts";
 import { FirstStartGate } from "./first-start.ts";
@@ -35,13 +37,15 @@ export type CodexExecutorOptions = {
   env: Readonly<Record<string, string | undefined>>;
   tmpRoot: string;
   tools?: (setup: SessionSetup) => ToolGrant | null;
+  /** External MCP launch descriptions of the setup's thread (read afresh before every launch or reuse). */
+  mcp?: (threadId: string | undefined) => McpResolution;
 };
 
 /** Limits enforced in code whatever the configuration says. */
 export const CODEX_LIMITS = { setupTimeoutMsMax: 300_000, killGraceMsMax: 30_000, requestTimeoutMs: 30_000 } as const;
 
 /** The env name that carries the bridge bearer into the app-server (reserved: no grant or allowlist may set it). */
-export const BRIDGE_TOKEN_ENV = "LAPIS_TOOL_BRIDGE_TOKEN";
+export const BRIDGE_TOKEN_ENV = BRIDGE_MCP_TOKEN_ENV;
 
 /** Mode names of the ACP adapter accepted as aliases, so one provider `mode` serves both executors. */
 const MODE_ALIASES: Readonly<Record<string, SandboxMode>> = { auto: "workspace-write", "full-access": "danger-full-access" };
@@ -79,9 +83,9 @@ export function threadConfig(servers: Record<string, unknown> | null): Record<st
   return config;
 }
 
-function fingerprint(s: SessionSetup): string {
+function fingerprint(s: SessionSetup, mcp: Record<string, unknown>): string {
   const grants = Object.entries(s.envGrants).sort(([a], [b]) => (a < b ? -1 : 1));
-  return createHash("sha256").update(JSON.stringify(["codex", s.providerId, s.cwd, s.requestedMode, s.vcsIdentity, grants])).digest("hex");
+  return createHash("sha256").update(JSON.stringify(["codex", s.providerId, s.cwd, s.requestedMode, s.vcsIdentity, grants, mcp])).digest("hex");
 }
 
 function threadPlan(s: SessionSetup, bindingKey: string): ThreadPlan {
@@ -110,7 +114,12 @@ export class CodexExecutor implements Executor {
   async prepare(setup: SessionSetup): Promise<SetupResult> {
     const provider = this.#providers.get(setup.providerId);
     if (!provider) return { ok: false, code: "provider_not_found" };
-    const fp = fingerprint(setup);
+    // Before any reuse or launch: a gone endpoint fails closed, every listed name has one value (P-PRV-10/14).
+    const mcp = this.#opts.mcp?.(setup.threadId) ?? { ok: true, launches: [] };
+    if (!mcp.ok) return mcp;
+    const external = nativeMcpServers(setup.restricted ? [] : mcp.launches, { host: this.#opts.env, allowlist: provider.envAllowlist, grants: setup.envGrants, reserved: [BRIDGE_TOKEN_ENV] });
+    if (!external.ok) return external;
+    const fp = fingerprint(setup, external.servers);
     const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);
     if (existing && !setup.restricted && existing.fp === fp && existing.session.alive) {
@@ -141,7 +150,8 @@ export class CodexExecutor implements Executor {
       restricted: setup.restricted,
       sandbox: mode.sandbox,
       nativeMode: mode.record,
-      config: threadConfig(bridge?.servers ?? null),
+      config: threadConfig(bridge === null && Object.keys(external.servers).length === 0 ? null : { ...external.servers, ...(bridge?.servers ?? {}) }),
+      requiredMcp: mcp.launches.some((l) => l.required),
       plan: threadPlan(setup, bindingKey),
       setupTimeoutMs: Math.min(provider.setupTimeoutMs, CODEX_LIMITS.setupTimeoutMsMax),
       requestTimeoutMs: CODEX_LIMITS.requestTimeoutMs,

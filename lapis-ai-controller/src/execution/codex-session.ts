@@ -26,6 +26,8 @@ export type CodexSessionStart = {
   nativeMode: NativeModeRecord;
   /** Per-thread config overrides (MCP servers included); Codex does not persist them, so resume sends them again. */
   config: Record<string, unknown>;
+  /** Some external MCP server is `required`: a refused thread/start is then reported as `mcp_required_failed`. */
+  requiredMcp?: boolean;
   plan: ThreadPlan;
   setupTimeoutMs: number;
   /** Deadline of one client request during a turn (turn/start, turn/interrupt). */
@@ -44,6 +46,14 @@ function threadIdOf(reply: RpcReply): string | null {
 
 function contextText(c: ContextBlock): string {
   return `<context source="${c.source}">\n${c.text}\n</context>`;
+}
+
+/** Codex refuses thread/start (or resume) naming the MCP server that did not start; only the fact crosses, never the text. */
+function setupFailure(reply: RpcReply, requiredMcp: boolean): string {
+  if (reply.ok) return "provider_setup_failed";
+  if (reply.error === "timeout") return "provider_setup_timeout";
+  const message = typeof reply.error === "object" ? String((reply.error as { message?: unknown }).message ?? "") : "";
+  return requiredMcp && /\bmcp\b/i.test(message) ? "mcp_required_failed" : "provider_setup_failed";
 }
 
 /** A live native session; created only through startCodexSession. */
@@ -108,7 +118,7 @@ export class CodexSession implements PreparedSession {
       reply = await fresh(s.plan.kind === "new" ? { kind: "new" } : s.plan);
     }
     const id = threadIdOf(reply);
-    if (id === null) return { ok: false, code: !reply.ok && reply.error === "timeout" ? "provider_setup_timeout" : "provider_setup_failed" };
+    if (id === null) return { ok: false, code: setupFailure(reply, s.requiredMcp === true) };
     this.nativeSessionId = id;
     return { ok: true };
   }

@@ -4,6 +4,7 @@
 // kind is shared with `status` so both report what serve would run.
 import type { Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
 import type { ProviderDefinition } from "../domain/turn-config.ts";
+import type { McpResolution } from "../domain/contract/mcp-servers.ts";
 import { AcpExecutor } from "./acp-executor.ts";
 import { resolveLaunch, type LaunchConfig, type LaunchHost, type ResolvedLaunch } from "./acp-launch.ts";
 import { CodexExecutor } from "./codex-executor.ts";
@@ -46,11 +47,13 @@ export type ProviderExecutorOptions = {
   env: Readonly<Record<string, string | undefined>>;
   tmpRoot: string;
   tools?: (setup: SessionSetup) => ToolGrant | null;
+  /** External MCP launch descriptions of the setup's thread (read afresh before every launch). */
+  mcp?: (threadId: string | undefined) => McpResolution;
 };
 
 /** One ACP and one native executor for the providers of each kind, behind one router. */
 export function providerExecutors(providers: readonly ProviderDefinition[], opts: ProviderExecutorOptions): Executor {
-  const common = { host: opts.host, env: opts.env, tmpRoot: opts.tmpRoot, ...(opts.tools === undefined ? {} : { tools: opts.tools }) };
+  const common = { host: opts.host, env: opts.env, tmpRoot: opts.tmpRoot, ...(opts.tools === undefined ? {} : { tools: opts.tools }), ...(opts.mcp === undefined ? {} : { mcp: opts.mcp }) };
   const acp = new AcpExecutor({
     ...common,
     providers: providers.filter((p) => p.kind === "acp").map((p) => ({

@@ -18,6 +18,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Schema } from "../domain/contract/schema.ts";
 import { checkToolArguments } from "../domain/contract/tools.ts";
+import { BRIDGE_MCP_NAME } from "../domain/contract/mcp-servers.ts";
 
 /** Whom a bridge grant serves: server-derived, never a client's claim. */
 export type ToolBinding = { readonly principal: string; readonly application: string; readonly threadId: string };
@@ -43,7 +44,7 @@ export const BRIDGE_LIMIT_DEFAULTS = { maxBodyBytes: 1024 * 1024, maxGrants: 256
 export const BRIDGE_LIMIT_CAPS = { maxBodyBytes: 16 * 1024 * 1024, maxGrants: 4096, maxArgumentDepth: 256 } as const satisfies Required<BridgeLimits>;
 
 /** The MCP server name the agent sees. */
-export const BRIDGE_SERVER_NAME = "lapis-app-tools";
+export const BRIDGE_SERVER_NAME = BRIDGE_MCP_NAME;
 
 const digest = (bearer: string): string => createHash("sha256").update(bearer).digest("hex");
 

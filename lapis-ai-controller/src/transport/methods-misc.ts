@@ -10,6 +10,7 @@ import { commandReply } from "./idempotent.ts";
 import { loadThread, requireAttachment } from "./methods-threads.ts";
 import type { ParamsOf } from "../domain/contract/methods.ts";
 import { checkToolDefinitions } from "../domain/contract/tools.ts";
+import { checkMcpDescriptors } from "../domain/contract/mcp-servers.ts";
 
 const revoke: Handler = (deps, conn, access, raw) => {
   const target = (raw as ParamsOf<"auth.revoke">).authSessionId ?? access.authSessionId;
@@ -40,6 +41,9 @@ const register: Handler = (deps, conn, access, raw) => {
   const definitions = params.tools ?? [];
   if (kind !== "tools" && definitions.length > 0) return fail("invalid_params");
   if (kind !== "memory" && params.memory !== undefined) return fail("invalid_params");
+  if (kind !== "mcp" && params.mcpServers !== undefined) return fail("invalid_params");
+  const mcp = checkMcpDescriptors(params.mcpServers ?? []);
+  if (!mcp.ok) return fail(mcp.code);
   const checked = checkToolDefinitions(definitions, deps.limits);
   if (!checked.ok) {
     deps.log("endpoint.register_refused", { code: checked.error.code, where: checked.error.where ?? "", rule: checked.error.rule ?? "" });
@@ -54,6 +58,7 @@ const register: Handler = (deps, conn, access, raw) => {
       const checked = checkThread(access, thread);
       if (!checked.ok) return checked;
       if (thread.restricted && kind === "tools") return fail("restricted_tools_forbidden");
+      if (thread.restricted && kind === "mcp") return fail("mcp_restricted");
     } else if (deps.reservations.get(threadId, access.principal, access.application, deps.clock.now()) === undefined) {
       // Only a reserved identity may carry endpoints before its thread exists (P-SDK-18).
       return fail("not_found");
@@ -72,6 +77,7 @@ const register: Handler = (deps, conn, access, raw) => {
       capture: params.capture ?? false,
       readOnlyTools,
       ...(kind === "memory" ? { memory: params.memory ?? {} } : {}),
+      ...(kind === "mcp" ? { mcpServers: mcp.value } : {}),
     },
     (operation, params, timeoutMs) => conn.call("endpoint.invoke", { endpointId, operation, ...params }, timeoutMs),
   );

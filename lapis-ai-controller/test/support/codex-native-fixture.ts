@@ -8,6 +8,7 @@ import { currentLaunchHost } from "../../src/execution/acp-launch.ts";
 import { CodexExecutor, type CodexProviderConfig } from "../../src/execution/codex-executor.ts";
 import type { ExecutorEvent, PermissionAsk, PermissionDecision, PreparedSession, SessionSetup } from "../../src/execution/executor.ts";
 import type { ToolGrant } from "../../src/execution/tool-bridge.ts";
+import type { McpResolution } from "../../src/domain/contract/mcp-servers.ts";
 import { FAKE_KEY_ENV, writeCodexHome, type CodexHome } from "./codex-home.ts";
 import { startScriptedResponsesApi, type ScriptedResponsesApi } from "./scripted-responses-api.ts";
 import { tempDir } from "./temp.ts";
@@ -18,7 +19,7 @@ export type NativeFixture = {
   dir: string;
   provider: CodexProviderConfig;
   env: Record<string, string>;
-  executor(tools?: (s: SessionSetup) => ToolGrant | null): CodexExecutor;
+  executor(tools?: (s: SessionSetup) => ToolGrant | null, mcp?: (threadId: string | undefined) => McpResolution): CodexExecutor;
   setup(over?: Partial<SessionSetup>): SessionSetup;
 };
 
@@ -41,8 +42,8 @@ export async function nativeFixture(t: TestContext, opts: { strictTmp?: boolean 
   });
   return {
     model, home, dir, provider, env,
-    executor: (tools) => {
-      const ex = new CodexExecutor({ providers: [provider], host: currentLaunchHost(), env, tmpRoot: dir, ...(tools === undefined ? {} : { tools }) });
+    executor: (tools, mcp) => {
+      const ex = new CodexExecutor({ providers: [provider], host: currentLaunchHost(), env, tmpRoot: dir, ...(tools === undefined ? {} : { tools }), ...(mcp === undefined ? {} : { mcp }) });
       executors.push(ex);
       return ex;
     },

@@ -8,12 +8,13 @@ import type { Infer, Schema } from "./schema.ts";
 import { bool, id, int, list, literal, mapOf, nullable, obj, oneOf, oneOfValues, str, anyJson } from "./schema.ts";
 import { TOOL_DEFINITION } from "./tools.ts";
 import { MEMORY_SETTINGS } from "./memory.ts";
+import { MCP_DESCRIPTOR_LIMITS, MCP_SERVER_DESCRIPTOR } from "./mcp-servers.ts";
 import {
   BINDING, ERROR_CODE, EVENT, INTERACTION, REPLAY_PAGE, SNAPSHOT, THREAD_CONFIG, THREAD_RECEIPT, TURN, TURN_INPUT, TURN_RECEIPT, TURN_STATE,
 } from "./shapes.ts";
 
 /** Kinds of endpoint an application may register. */
-export const ENDPOINT_KINDS = ["tools", "context", "preparation", "memory", "transcript"] as const;
+export const ENDPOINT_KINDS = ["tools", "context", "preparation", "memory", "transcript", "mcp"] as const;
 
 /** One method of the contract. */
 export interface MethodContract {
@@ -114,16 +115,17 @@ export const METHODS = {
     errors: ["not_found"],
   }),
   "endpoints.register": m({
-    scope: "endpoints:write", effect: "repeatable", summary: "registers a tools, context, preparation, memory or transcript (consumer store) endpoint on this connection; the same owner and id replaces it",
+    scope: "endpoints:write", effect: "repeatable", summary: "registers a tools, context, preparation, memory, transcript (consumer store) or mcp (stdio launch descriptions) endpoint on this connection; the same owner and id replaces it",
     params: obj({
       endpointId: id(), kind: oneOfValues(ENDPOINT_KINDS), threadId: id(),
       tools: list(TOOL_DEFINITION, 64, "kind tools only: per tool its name, a description and a JSON Schema for its input"),
       capture: bool("send capture.begin / capture.finish around each tool call"),
       readOnly: list(id(), 64, "tool names that only read (a subset of tools)"),
       memory: MEMORY_SETTINGS,
+      mcpServers: list(MCP_SERVER_DESCRIPTOR, MCP_DESCRIPTOR_LIMITS.maxServers, "kind mcp only: stdio MCP servers the thread's agent launches; env names only, never values"),
     }, ["endpointId", "kind"]),
     result: obj({ endpointId: id(), kind: oneOfValues(ENDPOINT_KINDS), threadId: nullable(id()), tools: list(id(), 64) }, ["endpointId", "kind", "threadId", "tools"]),
-    errors: ["restricted_tools_forbidden", "endpoint_limit", "not_found"],
+    errors: ["restricted_tools_forbidden", "mcp_restricted", "mcp_descriptor_invalid", "mcp_env_reserved", "endpoint_limit", "not_found"],
   }),
   "endpoints.dispose": m({
     scope: "endpoints:write", effect: "repeatable", summary: "revokes an endpoint at once; answers disposed also when it was not (or no longer) registered",

@@ -23,12 +23,13 @@ export const BINDING = obj({
   applicationRef: nullable(id("the application's own reference for the thread")),
   contextSources: ids("context endpoint ids (a set; kept sorted)"),
   toolEndpoints: ids("tool endpoint ids (a set; kept sorted)"),
+  mcpEndpoints: ids("mcp endpoint ids whose stdio servers the agent launches (a set; kept sorted; refused for restricted threads)"),
   restricted: bool("a restricted thread runs read-only one-shot sessions with no tools"),
   retention: RETENTION,
 }, [], { description: "omitted fields take their defaults" });
 
 /** A binding as the service returns it: every field present. */
-export const BINDING_VIEW = obj(BINDING.properties, ["applicationRef", "contextSources", "toolEndpoints", "restricted", "retention"]);
+export const BINDING_VIEW = obj(BINDING.properties, ["applicationRef", "contextSources", "toolEndpoints", "mcpEndpoints", "restricted", "retention"]);
 
 /** Thread configuration as a client sets it (omitted fields keep their value; a null title, as snapshots return it, keeps it too). */
 export const THREAD_CONFIG = obj({
