@@ -35,7 +35,7 @@ test("AIC-DEMO-06 P-MEM-02 the chat's /remember reaches a NEW thread's agent inp
 
   const first = await newThread();
   await memory.remember("The staging database moved to host bravo-7.", first);
-  const ref = /remembered (user\/\S+)/.exec(lines.at(-1) ?? "")?.[1];
+  const ref = /remembered (user:\S+)/.exec(lines.at(-1) ?? "")?.[1];
   assert.ok(ref !== undefined, lines.join("\n"));
   await memory.list();
   assert.match(lines.at(-1) ?? "", new RegExp(`^  ${ref}  The staging database moved to host bravo-7\\.  \\(updated `));

@@ -34,7 +34,7 @@ test("AIC-DEMO-06 P-MEM-02 real agent: a remembered fact reaches the model's inp
 
   const first = await newThread();
   await memory.remember(FACT, first);
-  const ref = /remembered (user\/\S+)/.exec(lines.at(-1) ?? "")?.[1];
+  const ref = /remembered (user:\S+)/.exec(lines.at(-1) ?? "")?.[1];
   assert.ok(ref !== undefined, lines.join("\n"));
 
   const recalled = await run(await newThread(), "Where is the staging database now?");

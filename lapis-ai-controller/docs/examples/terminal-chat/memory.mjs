@@ -15,7 +15,7 @@ const fail = (r) => Object.assign(new Error(r.error.code), { code: r.error.code 
 /** The chat's memory over `root`; `say` prints one line. */
 export function chatMemory(root, say) {
   const vault = new VaultMemory({ store: new MarkdownFilesStore(root), redactor: portableRedactor() });
-  const toRef = (id) => (id.includes("/") ? id : `${PARTITION}/${id}`);
+  const toRef = (id) => (id.includes(":") ? id : `${PARTITION}:${id}`);
   /** The library's ranked candidates for a query (the endpoint's recall and search answer these). */
   const candidates = async (query, limit) => {
     const found = await vault.candidates({ partitions: [PARTITION], query, limit });
