@@ -19,7 +19,7 @@ export interface InvocationBenchOptions {
   readonly samples: number;
   /** Messages of history in each room before the first invocation. */
   readonly history: number;
-  /** Lisa's entry: the built dist/main.js (as the packaged binary runs, issue 24); src/main.ts when null. */
+  /** Lisa's entry: the built dist/main.js (as the packaged binary runs, LISA-MEM-01); src/main.ts when null. */
   readonly distEntry?: string | null;
 }
 

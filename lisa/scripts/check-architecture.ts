@@ -24,7 +24,7 @@ const BASE = ["errors", "log"];
 const ALLOWED: Record<string, readonly string[]> = {
   errors: ["log"],
   log: ["errors"],
-  // Lisa's own HTTP client (issue 24): below every module that speaks HTTP.
+  // Lisa's own HTTP client (LISA-HTTP-01): below every module that speaks HTTP.
   http: BASE,
   config: BASE,
   state: BASE,
@@ -34,7 +34,7 @@ const ALLOWED: Record<string, readonly string[]> = {
   tools: [...BASE, "web", "http"],
   llm: [...BASE, "tools", "http"],
   context: [...BASE, "matrix"],
-  // Encrypted rooms (issue 33): the crypto store over node:sqlite and the device lifecycle over the Matrix client.
+  // Encrypted rooms (LISA-DEVICE-01): the crypto store over node:sqlite and the device lifecycle over the Matrix client.
   e2ee: [...BASE, "http", "matrix", "state"],
   ingest: [...BASE, "matrix", "state"],
   invocation: [...BASE, "state", "matrix", "context", "llm", "render"],

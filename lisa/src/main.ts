@@ -26,7 +26,7 @@ setFlagsFromString("--optimize-for-size");
 // Run from source, Node strips Lisa's types with a WebAssembly compiler
 // (amaro). V8 compiles its hot functions a second time with TurboFan and keeps
 // both copies: without these flags an idle Lisa from source is 117 MB instead
-// of 100-102 MB (bench/memory.ts, issue 24; the built dist/ runs no
+// of 100-102 MB (bench/memory.ts, LISA-MEM-01; the built dist/ runs no
 // WebAssembly and is unaffected: 84.8 against 84.6 MB). `--liftoff-only`
 // implies the other two only on the command line; at runtime all three must be set.
 for (const flag of ["--liftoff-only", "--no-wasm-tier-up", "--no-wasm-dynamic-tiering"]) setFlagsFromString(flag);

@@ -17,7 +17,7 @@ import { claimDir, ensurePersona, ensureRoom, keepPort, loadState, PASSWORD_ENV,
 const REPO = resolve(import.meta.dirname, "../..");
 const SYNAPSE_INSTALL_TIMEOUT_MS = 20 * 60_000;
 
-/** The one line of honesty about the bundled model (issue 17.3). */
+/** The one line of honesty about the bundled model (LISA-DEMO-01). */
 export const QUALITY_NOTE =
   "Note: the bundled SmolLM2-135M is a tiny model: its answers are often wrong or odd, and its chat template " +
   "cannot see Lisa's tools. For a voice worth hearing: npm run demo -- --llm-url http://HOST:PORT/v1 --llm-model NAME";

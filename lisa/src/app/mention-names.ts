@@ -1,4 +1,4 @@
-// The names that mention Lisa, kept current while she runs (issue 33.3): the
+// The names that mention Lisa, kept current while she runs (LISA-NAMES-01): the
 // configured `matrix.mention_aliases` (replaced when the configuration is
 // reloaded), her full user id, and in each room the display name her own
 // membership event there carries (read at startup, then followed in every

@@ -1,4 +1,4 @@
-// Configuration reloads while Lisa runs (issue 33.3): `lisa run` re-reads and
+// Configuration reloads while Lisa runs (LISA-NAMES-01): `lisa run` re-reads and
 // validates its file on SIGHUP and publishes a valid result here; the service
 // applies what can change live and logs which changed keys wait for a restart.
 

@@ -2,7 +2,7 @@ import { roomHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import type { StateStore } from "../state/store.ts";
 
-// The per-room conditions of the running service (issue 18). Each condition
+// The per-room conditions of the running service (LISA-ROOMS-01). Each condition
 // is one ledger row while it lasts (so `lisa status` sees it) and one warning
 // per room and condition per process, however many events show it again.
 

@@ -1,4 +1,4 @@
-// Startup room work (issue 18), after login and before the first sync:
+// Startup room work (LISA-ROOMS-01), after login and before the first sync:
 // resolve the configured aliases, decide which rooms are served, diagnose
 // each served room, and bring the ledger's room conditions up to date.
 

@@ -39,7 +39,7 @@ export function startSummaryLog(
       for (const room of rooms.slice(0, MAX_ROOM_LINES)) {
         log.info("room_queue", { room_id_hash: room.roomHash, queue_depth: room.queueDepth, oldest_pending_age_ms: room.oldestPendingAgeMs });
       }
-      // Rooms Lisa cannot serve right now (issue 18), by hashed room and code (bounded).
+      // Rooms Lisa cannot serve right now (LISA-ROOMS-01), by hashed room and code (bounded).
       for (const condition of status.roomConditions.slice(0, MAX_ROOM_LINES)) {
         log.info("room_condition_active", { room_id_hash: condition.roomHash, code: condition.code, age_ms: condition.ageMs });
       }

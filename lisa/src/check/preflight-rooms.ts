@@ -1,4 +1,4 @@
-// `lisa check`, per allowed room (issue 18): after the Matrix probe passed,
+// `lisa check`, per allowed room (LISA-ROOMS-01): after the Matrix probe passed,
 // reuse its login (the check's own device) and report, one line per room, whether she is
 // joined (or only invited), whether the room is encrypted, whether her power
 // level allows sending, the room version, and whether an alias resolves (and

@@ -1,4 +1,4 @@
-// The operator's fix for each room condition (issue 18), shared by `lisa
+// The operator's fix for each room condition (LISA-ROOMS-01), shared by `lisa
 // check` and the documentation. Texts name rooms, users and URLs only: never
 // a secret or anything said in a room.
 

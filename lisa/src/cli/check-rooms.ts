@@ -5,7 +5,7 @@ import type { AppConfig } from "../config/types.ts";
 import { openStateStore } from "../state/store.ts";
 import type { Output } from "./output.ts";
 
-// `lisa check`, per allowed room (issue 18). The alias bindings come from a
+// `lisa check`, per allowed room (LISA-ROOMS-01). The alias bindings come from a
 // read-only open of the state database (absent or unreadable: none known),
 // which never takes the lock, so the check runs beside a running Lisa.
 

@@ -15,7 +15,7 @@ export async function checkCommand(configPath: string, offline: boolean, output:
   }
   output.out("configuration: ok");
   if (offline) return EXIT.ok;
-  // One Matrix login for the probe and the room report, on the check's own device (issue 24).
+  // One Matrix login for the probe and the room report, on the check's own device (LISA-CHECK-01).
   const session = openCheckSession(loaded.value);
   let failed = false;
   try {
@@ -27,7 +27,7 @@ export async function checkCommand(configPath: string, offline: boolean, output:
         output.err(`${result.name}: FAILED [${result.code}] ${result.fix}`);
       }
     }
-    // Rooms are looked at only with a working Matrix login (issue 18).
+    // Rooms are looked at only with a working Matrix login (LISA-ROOMS-01).
     if (results.some((result) => result.name === "matrix" && result.ok) && !(await reportRooms(loaded.value, output, session))) failed = true;
   } finally {
     const logout = await session.end();

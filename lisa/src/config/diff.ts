@@ -1,4 +1,4 @@
-// What a reloaded configuration changed, by key (issue 33.3). Only key names
+// What a reloaded configuration changed, by key (LISA-NAMES-01). Only key names
 // leave this module: secret values print as a fixed mark, so a changed
 // secret is not seen here (secrets come from the environment, which a reload
 // does not re-read anyway).

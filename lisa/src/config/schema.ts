@@ -54,7 +54,7 @@ const matrixSchema = v.pipe(
     allowed_room_ids: v.optional(v.pipe(v.array(v.pipe(v.string(), v.regex(ROOM_ID_PATTERN,
       "must be a room id such as !abc:example.org (aliases are refused here because they can be repointed: " +
       "list them in matrix.allowed_room_aliases)"))), v.maxLength(MAX_ALLOWED_ROOMS)), []),
-    // Resolved through the room directory at startup; a repointed alias is reported, never followed (issue 18).
+    // Resolved through the room directory at startup; a repointed alias is reported, never followed (LISA-ROOMS-01).
     allowed_room_aliases: v.optional(v.pipe(v.array(v.pipe(v.string(), v.regex(ROOM_ALIAS_PATTERN,
       "must be a room alias such as #lisa:example.org"))), v.maxLength(MAX_ALLOWED_ROOMS)), []),
     mention_aliases: v.pipe(v.array(nonEmptyText(ALIAS_MAX_CHARS)), v.minLength(1, "must list at least one alias"), v.maxLength(MAX_ALIASES)),
@@ -139,7 +139,7 @@ const runtimeSchema = v.strictObject({
   log_level: v.optional(v.picklist(LOG_LEVELS), "INFO"),
 });
 
-// Encrypted rooms (issue 33), opt-in: without `enabled = true` nothing of it
+// Encrypted rooms (LISA-DEVICE-01), opt-in: without `enabled = true` nothing of it
 // is loaded and encrypted rooms stay ignored as before.
 const e2eeSchema = v.strictObject({
   enabled: v.optional(v.boolean(), false),

@@ -1,4 +1,4 @@
-// Encrypted rooms, opt-in (issue 33). The service loads this module only when
+// Encrypted rooms, opt-in (LISA-DEVICE-01). The service loads this module only when
 // `e2ee.enabled` is true, so without it neither the crypto library nor the
 // in-memory IndexedDB is ever loaded.
 

@@ -1,4 +1,4 @@
-// Lisa's own HTTP client on node:http / node:https (issue 24): one instance
+// Lisa's own HTTP client on node:http / node:https (LISA-HTTP-01): one instance
 // per user (Matrix, LLM, web, search, a preflight probe), each with its own
 // keep-alive Agents, so no headers, cookies, credentials or sockets are
 // shared. Every phase has a deadline (connect: name resolution, TCP and TLS;

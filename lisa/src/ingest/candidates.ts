@@ -43,7 +43,7 @@ export function ignoredMessageType(event: RawEvent, filter: CandidateFilter): st
   return mayInvoke(event.content, filter) ? msgtype : null;
 }
 
-/** The ignore reason of an encrypted event: the room is end-to-end encrypted and Lisa reads none of it (issue 26). */
+/** The ignore reason of an encrypted event: the room is end-to-end encrypted and Lisa reads none of it (LISA-ROOMSTATE-01). */
 export const ENCRYPTED_EVENT_REASON = "room_encrypted";
 
 /** An `m.room.encrypted` event from someone else: it may be addressed to Lisa, but she cannot read it. */

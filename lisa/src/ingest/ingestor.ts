@@ -22,7 +22,7 @@ export interface IngestSettings {
 }
 
 /**
- * Receives every sync batch before anything of it is committed (issue 26):
+ * Receives every sync batch before anything of it is committed (LISA-ROOMSTATE-01):
  * the service keeps each room's state (membership, encryption, power) from the
  * very data the candidates come from, so a candidate is never answered under
  * an older view of its room than the sync that delivered it.

@@ -60,7 +60,7 @@ export class RoomDispatcher {
     /** Called when the ledger fails in a way the service must stop for. */
     onFatal?: (code: string) => void;
     /**
-     * True while a room condition keeps the room from being served (issue 26):
+     * True while a room condition keeps the room from being served (LISA-ROOMSTATE-01):
      * its rows stay in the ledger, unleased, until `notify` after the
      * condition cleared.
      */

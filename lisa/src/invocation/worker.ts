@@ -65,7 +65,7 @@ export interface WorkerDeps {
   readonly settings: WorkerSettings;
   readonly log: Logger;
   readonly now?: () => number;
-  /** The room's current condition (issue 26); every room is open without it. */
+  /** The room's current condition (LISA-ROOMSTATE-01); every room is open without it. */
   readonly gate?: RoomGateCheck;
 }
 

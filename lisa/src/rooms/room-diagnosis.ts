@@ -1,5 +1,5 @@
 // What Lisa can find out about an allowed room without sending anything into
-// it (issue 18): membership (joined / invited), end-to-end encryption, whether
+// it (LISA-ROOMS-01): membership (joined / invited), end-to-end encryption, whether
 // her power level lets her send `m.room.message`, and the room version. Used
 // by `lisa check` and by the service at startup.
 

@@ -1,4 +1,4 @@
-// The state each allowed room is in while Lisa runs (issue 26): membership,
+// The state each allowed room is in while Lisa runs (LISA-ROOMSTATE-01): membership,
 // encryption and what her power level lets her send, seeded from the startup
 // diagnosis and then kept from the sync data the classifier reads (the
 // joined room's state section, the timeline's state events, the invite and

@@ -21,7 +21,7 @@ export function assessHealth(summary: StatusSummary, thresholds: HealthThreshold
   if (summary.oldestReadyToSendAgeMs !== null && summary.oldestReadyToSendAgeMs > thresholds.readyToSendMaxAgeMs) {
     reasons.push("ready_to_send_stale");
   }
-  // A room Lisa cannot serve (issue 18) degrades health while it lasts.
+  // A room Lisa cannot serve (LISA-ROOMS-01) degrades health while it lasts.
   for (const code of new Set(summary.roomConditions.map((condition) => condition.code))) reasons.push(code);
   return { healthy: reasons.length === 0, reasons };
 }

@@ -3,7 +3,7 @@ import { invalidInput } from "./errors.ts";
 import type { RoomConditionRow } from "./types.ts";
 import { isCode, isRoomAlias, isRoomId } from "./validate.ts";
 
-// Per-room conditions and alias bindings (issue 18). A condition row exists
+// Per-room conditions and alias bindings (LISA-ROOMS-01). A condition row exists
 // while the condition lasts; `lisa status` reads them and reports degraded.
 
 function requireRoom(room: unknown): string {

@@ -117,11 +117,11 @@ export interface RoomQueueSummary {
   readonly queueDepth: number;
   /** Now minus the oldest pending event's server timestamp (never negative). */
   readonly oldestPendingAgeMs: number;
-  /** The room's active conditions (issue 26: a room that cannot be served holds its queue until they clear). */
+  /** The room's active conditions (LISA-ROOMSTATE-01: a room that cannot be served holds its queue until they clear). */
   readonly conditions: readonly string[];
 }
 
-/** One active per-room condition (issue 18): the room id or configured alias, its stable code, since when. */
+/** One active per-room condition (LISA-ROOMS-01): the room id or configured alias, its stable code, since when. */
 export interface RoomConditionRow {
   readonly room: string;
   readonly code: string;

@@ -99,7 +99,7 @@ function countMatches(text: string, pattern: RegExp): number {
   return [...text.matchAll(pattern)].length;
 }
 
-describe("npm run demo: try Lisa in one command (issue 17)", { timeout: READY_TIMEOUT_MS + 4 * ANSWER_TIMEOUT_MS }, () => {
+describe("npm run demo: try Lisa in one command (LISA-DEMO-01)", { timeout: READY_TIMEOUT_MS + 4 * ANSWER_TIMEOUT_MS }, () => {
   const dir = mkdtempSync(join(tmpdir(), "lisa-demo-test-"));
   const runs: DemoRun[] = [];
   let firstHomeserver = "";

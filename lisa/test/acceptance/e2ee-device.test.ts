@@ -33,7 +33,7 @@ async function storedIdentityKeys(configPath: string): Promise<{ curve25519: str
 }
 
 for (const kind of homeserversUnderTest()) {
-  describe(`issue 33: Lisa's encryption device (${homeserverLabel(kind)}, child process)`, () => {
+  describe(`LISA-DEVICE-01: Lisa's encryption device (${homeserverLabel(kind)}, child process)`, () => {
     let world: AcceptanceWorld;
     const ready: Record<string, unknown>[] = [];
 
@@ -54,7 +54,7 @@ for (const kind of homeserversUnderTest()) {
       await world?.close();
     });
 
-    test("issue 33: after two starts the server's device keys equal the identity keys in the crypto store", async () => {
+    test("LISA-DEVICE-01: after two starts the server's device keys equal the identity keys in the crypto store", async () => {
       const local = await storedIdentityKeys(world.configPath);
       const query = await world.alice.request("POST", "/_matrix/client/v3/keys/query", { body: { device_keys: { [LISA_ID]: [] } } });
       const devices = (query["device_keys"] as Record<string, Record<string, { keys: Record<string, string>; user_id: string }>>)[LISA_ID] ?? {};
@@ -69,7 +69,7 @@ for (const kind of homeserversUnderTest()) {
       assert.equal(ready[1]?.["request_failed"], null);
     });
 
-    test("issue 33: Lisa's one-time keys are on the server: another member claims one", async () => {
+    test("LISA-DEVICE-01: Lisa's one-time keys are on the server: another member claims one", async () => {
       const claim = await world.bob.request("POST", "/_matrix/client/v3/keys/claim", {
         body: { one_time_keys: { [LISA_ID]: { [LISA_DEVICE]: "signed_curve25519" } } },
       });
@@ -81,7 +81,7 @@ for (const kind of homeserversUnderTest()) {
       await assertNoCanary(world);
     });
 
-    test("issue 33: lisa check says the crypto store opens, this device's keys match the server's, and how to verify it from Element", async () => {
+    test("LISA-DEVICE-01: lisa check says the crypto store opens, this device's keys match the server's, and how to verify it from Element", async () => {
       const local = await storedIdentityKeys(world.configPath);
       const check = await runLisaCli(["check", "--config", world.configPath], world.env);
       const line = check.stdout.split("\n").find((l) => l.startsWith("e2ee: ")) ?? "";

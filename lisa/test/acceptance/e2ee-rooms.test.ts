@@ -27,7 +27,7 @@ const MEGOLM = "m.megolm.v1.aes-sha2";
 // One homeserver per process: the crypto store opens once per process.
 const kind = homeserversUnderTest()[0] ?? "synapse";
 
-describe(`issue 33: encrypted rooms, Lisa's device and a second real client (${homeserverLabel(kind)})`, () => {
+describe(`LISA-MEGOLM-01: encrypted rooms, Lisa's device and a second real client (${homeserverLabel(kind)})`, () => {
   let world: AcceptanceWorld;
   let dir: string;
   let lock: InstanceLock;
@@ -111,7 +111,7 @@ describe(`issue 33: encrypted rooms, Lisa's device and a second real client (${h
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
-  test("issue 33: Alice's encrypted mention decrypts on Lisa's device after the sync that brought its key", async () => {
+  test("LISA-MEGOLM-01: Alice's encrypted mention decrypts on Lisa's device after the sync that brought its key", async () => {
     const sent = await alice.sendText(room, members(), "Lisa, what is the secret word?");
     const event = await lisaSees(sent.eventId);
     assert.equal(event.type, "m.room.encrypted");
@@ -121,7 +121,7 @@ describe(`issue 33: encrypted rooms, Lisa's device and a second real client (${h
     assert.equal(decrypted.value.content["body"], "Lisa, what is the secret word?");
   });
 
-  test("issue 33: Lisa's encrypted replies decrypt on Alice's client, the room key shared before each and rotated every two", async () => {
+  test("LISA-MEGOLM-01: Lisa's encrypted replies decrypt on Alice's client, the room key shared before each and rotated every two", async () => {
     const replies = [];
     for (let i = 1; i <= 5; i += 1) replies.push(await lisaReply(`reply ${i}: the word is otter`, `lisa-e2ee-reply-${i}`, 2));
     const events = await peerReads(alice, replies.map((r) => r.eventId));
@@ -132,7 +132,7 @@ describe(`issue 33: encrypted rooms, Lisa's device and a second real client (${h
     assert.equal(new Set(replies.map((r) => r.sessionId)).size, 3, "five messages, a new room key every two");
   });
 
-  test("issue 33: a message whose room key arrives late is pending, then decrypts once the key comes", async () => {
+  test("LISA-MEGOLM-01: a message whose room key arrives late is pending, then decrypts once the key comes", async () => {
     const sent = await alice.sendText(room, members(), "Lisa, this key comes late", { holdKeys: true });
     const event = await lisaSees(sent.eventId);
     const early = await device.decrypt(event, room);
@@ -150,7 +150,7 @@ describe(`issue 33: encrypted rooms, Lisa's device and a second real client (${h
     assert.equal(late.value.content["body"], "Lisa, this key comes late");
   });
 
-  test("issue 33: a member who joins later reads Lisa's next reply, and the store keeps no plaintext", async () => {
+  test("LISA-MEGOLM-01: a member who joins later reads Lisa's next reply, and the store keeps no plaintext", async () => {
     await world.carol.join(room);
     const carol = await E2eePeer.start(world.carol);
     try {

@@ -21,7 +21,7 @@ function addAlias(configPath: string, alias: string): void {
 }
 
 for (const kind of homeserversUnderTest()) {
-  describe(`issue 33: mention names change without a restart (${homeserverLabel(kind)}, child process)`, () => {
+  describe(`LISA-NAMES-01: mention names change without a restart (${homeserverLabel(kind)}, child process)`, () => {
     let world: AcceptanceWorld;
 
     before(async () => {
@@ -34,7 +34,7 @@ for (const kind of homeserversUnderTest()) {
       await world?.close();
     });
 
-    test("issue 33: a new display name of Lisa's account mentions her at once", async () => {
+    test("LISA-NAMES-01: a new display name of Lisa's account mentions her at once", async () => {
       const room = world.room("named");
       const unnamed = await world.alice.sendText(room, "Oracle, do you answer to this yet?");
       await barrier(world, room);
@@ -49,7 +49,7 @@ for (const kind of homeserversUnderTest()) {
       await assertNoCanary(world);
     });
 
-    test("issue 33: a new alias in the configuration file mentions her after SIGHUP", async () => {
+    test("LISA-NAMES-01: a new alias in the configuration file mentions her after SIGHUP", async () => {
       const room = world.room("named");
       const early = await world.alice.sendText(room, "Elisabeth, are you there?");
       await barrier(world, room);

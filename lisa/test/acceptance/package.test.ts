@@ -51,7 +51,7 @@ function staticImports(file: string): string[] {
     .map((m) => m[1] ?? m[2] ?? "");
 }
 
-describe("issue 26: the package installs from a clean clone and runs", () => {
+describe("LISA-PACKAGE-01: the package installs from a clean clone and runs", () => {
   let root: string;
   let installed: string;
   let packageDir: string;

@@ -37,7 +37,7 @@ async function setLisaPower(world: AcceptanceWorld, room: string, level: number,
 }
 
 for (const kind of homeserversUnderTest()) {
-  describe(`issue 26: a room condition changes what Lisa does (${homeserverLabel(kind)}, child process)`, () => {
+  describe(`LISA-ROOMSTATE-01: a room condition changes what Lisa does (${homeserverLabel(kind)}, child process)`, () => {
     let world: AcceptanceWorld;
     const room = (name: string): string => world.room(name);
     const requestsFor = (marker: string): number => world.router.requestsFor(marker).length;

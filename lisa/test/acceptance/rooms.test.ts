@@ -33,7 +33,7 @@ function roomLine(run: CliRun, label: string): string {
 
 const seg = encodeURIComponent;
 
-describe("issue 18: room mistakes, found before they cost an evening (real Synapse)", () => {
+describe("LISA-ROOMS-01: room mistakes, found before they cost an evening (real Synapse)", () => {
   let world: AcceptanceWorld;
   const room = (name: string): string => world.room(name);
 
@@ -99,7 +99,7 @@ describe("issue 18: room mistakes, found before they cost an evening (real Synap
     assert.equal(warnings.length, 1, "exactly one warning however many encrypted events arrive");
     assert.ok(!world.lisa.allOutput().includes(CIPHERTEXT), "nothing of the room's content is logged");
 
-    // A mention in the muted room waits (issue 26): nothing goes to the LLM or the room while Lisa may not post, and the condition stays.
+    // A mention in the muted room waits (LISA-ROOMSTATE-01): nothing goes to the LLM or the room while Lisa may not post, and the condition stays.
     await world.alice.sendMention(room("muted"), LISA_ID, "Lisa", "MUTEDMARK can you answer here?");
     await pollUntil(async () => {
       const report = JSON.parse((await runLisa(world, ["status", "--json"])).stdout) as { rooms: { queueDepth: number; conditions: string[] }[] };

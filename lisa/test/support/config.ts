@@ -10,7 +10,7 @@ export const CANARY = {
   matrixPassword: "canary-matrix-password-7f3a9c",
   llmKey: "canary-llm-key-41b2d8",
   searchKey: "canary-search-key-9e6c15",
-  /** The crypto store passphrase of encrypted rooms (issue 33), set even when e2ee is off. */
+  /** The crypto store passphrase of encrypted rooms (LISA-DEVICE-01), set even when e2ee is off. */
   storePassphrase: "canary-store-passphrase-5d0e27",
 } as const;
 

@@ -159,7 +159,7 @@ describe("llm probe", () => {
     }
   });
 
-  // llama.cpp and llama-cpp-python answer any model name with their one loaded model (measured, issue 20).
+  // llama.cpp and llama-cpp-python answer any model name with their one loaded model (measured, LISA-COMPAT-01).
   test("fails a model the list omits even when the server answers for it, naming the served id", async () => {
     const single = await startScriptedLlm(() => textReply("OK"), { model: "/models/some-file.gguf" });
     try {

@@ -55,10 +55,10 @@ function assertNoRoomTraffic(world: World): void {
   for (const forbidden of ["send", "typing", "sync"] as const) {
     assert.equal(world.hs.requests(forbidden).length, 0, `lisa check must not call ${forbidden}`);
   }
-  // The per-room diagnosis (issue 18) only reads: joined rooms, room state, the directory.
+  // The per-room diagnosis (LISA-ROOMS-01) only reads: joined rooms, room state, the directory.
   const reads = ["login", "whoami", "joined_rooms", "state", "directory", "logout"];
   assert.deepEqual([...endpoints].filter((e) => !reads.includes(e)), []);
-  // One login at most, on the check's own device, and that device logged out again (issue 24).
+  // One login at most, on the check's own device, and that device logged out again (LISA-CHECK-01).
   assert.ok(world.hs.loginCount <= 1, `${world.hs.loginCount} logins`);
   assert.equal(world.hs.requests("logout").length, world.hs.loginCount, "a check that logged in logs its device out");
   assert.deepEqual(world.hs.devices(LISA), [], "no device is left behind, and Lisa's own device was never created");

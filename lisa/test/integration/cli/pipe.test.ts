@@ -73,7 +73,7 @@ async function withWorld(prepare: (world: World) => void, body: (world: World) =
   }
 }
 
-describe("issue 26: a closed pipe ends the command quietly with its own exit status", () => {
+describe("LISA-CLI-01: a closed pipe ends the command quietly with its own exit status", () => {
   test("lisa status (text and --json) exits 1 for a degraded ledger with stdout closed", async () => {
     const { path, env } = writeTestConfig();
     for (const json of [[], ["--json"]]) {

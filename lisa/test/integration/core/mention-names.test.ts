@@ -23,8 +23,8 @@ function childRecords(stdout: string, event: string): Record<string, unknown>[] 
     .map((line) => JSON.parse(line) as Record<string, unknown>).filter((r) => r["event"] === event);
 }
 
-describe("issue 33: mention names change without a restart", () => {
-  test("issue 33: Lisa's display name mentions her: the one she has at start, then a new one at once", async () => {
+describe("LISA-NAMES-01: mention names change without a restart", () => {
+  test("LISA-NAMES-01: Lisa's display name mentions her: the one she has at start, then a new one at once", async () => {
     await scenario({ profile: "synapse" }, async ({ world, start }) => {
       world.hs.setDisplayName(ROOM1, LISA, "Oracle");
       await start();
@@ -46,7 +46,7 @@ describe("issue 33: mention names change without a restart", () => {
     });
   });
 
-  test("issue 33: a new alias in the configuration file mentions her after SIGHUP; an invalid file changes nothing", async () => {
+  test("LISA-NAMES-01: a new alias in the configuration file mentions her after SIGHUP; an invalid file changes nothing", async () => {
     await scenario({ profile: "synapse" }, async ({ world }) => {
       // Her display name is "Lisa" in every room of the fake world: here it is another one, so the alias alone is seen.
       world.hs.setDisplayName(ROOM1, LISA, "Oracle");

@@ -78,7 +78,7 @@ after(async () => {
   await world.close();
 });
 
-describe("issue 26: a room condition changes what Lisa does (fake homeserver)", () => {
+describe("LISA-ROOMSTATE-01: a room condition changes what Lisa does (fake homeserver)", () => {
   test("encrypted room: a plaintext mention gets no reply and no LLM request; the ignore and each encrypted event are logged", async () => {
     world.hs.sendText(ENCRYPTED, BOB, "Lisa, ENCMARK are you reading this?", { "m.mentions": { user_ids: [LISA] } });
     world.hs.send(ENCRYPTED, ALICE, { algorithm: "m.megolm.v1.aes-sha2", ciphertext: "c", sender_key: "k", session_id: "s", device_id: "D" }, "m.room.encrypted");

@@ -76,7 +76,7 @@ after(async () => {
   await world.close();
 });
 
-describe("issue 18: room mistakes against the fake homeserver", () => {
+describe("LISA-ROOMS-01: room mistakes against the fake homeserver", () => {
   test("lisa check reports each room on one line with its fix and sends nothing into any room", async () => {
     const lines = await checkRooms(world.config);
     assert.equal(lines.length, 6);
@@ -162,7 +162,7 @@ describe("issue 18: room mistakes against the fake homeserver", () => {
   });
 });
 
-describe("issue 18: lisa check's room lines under the continuwuity profile", () => {
+describe("LISA-ROOMS-01: lisa check's room lines under the continuwuity profile", () => {
   test("the same rooms give the same codes when the server ignores sync filters", async () => {
     const other = await createWorld({
       profile: "continuwuity",

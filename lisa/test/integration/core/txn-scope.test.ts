@@ -1,4 +1,4 @@
-// Exactly once independent of the server's transaction-id scope (issue 20,
+// Exactly once independent of the server's transaction-id scope (LISA-COMPAT-01,
 // item 3). Dendrite deduplicates a txn id per access token, so a
 // reply resent under a renewed token (after a refused token, or after a
 // restart's new login) would be posted twice on the txn id alone. Lisa marks

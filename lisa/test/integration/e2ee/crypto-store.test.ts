@@ -35,8 +35,8 @@ function tempDb(t: { after(fn: () => void): void }): string {
   return join(dir, "state.db");
 }
 
-describe("issue 33: the crypto store", () => {
-  test("issue 33: the device keeps its identity keys and tracked users across three process restarts", async (t) => {
+describe("LISA-CSTORE-01: the crypto store", () => {
+  test("LISA-CSTORE-01: the device keeps its identity keys and tracked users across three process restarts", async (t) => {
     const db = tempDb(t);
     const first = (await life(db, PASSPHRASE, "@alice:localhost")).life;
     assert.equal(first.failure, null);
@@ -49,7 +49,7 @@ describe("issue 33: the crypto store", () => {
     }
   });
 
-  test("issue 33: a wrong passphrase is crypto_store_passphrase_wrong and the store still opens with the right one", async (t) => {
+  test("LISA-CSTORE-01: a wrong passphrase is crypto_store_passphrase_wrong and the store still opens with the right one", async (t) => {
     const db = tempDb(t);
     const first = (await life(db, PASSPHRASE)).life;
     const wrong = await life(db, "another passphrase");
@@ -58,7 +58,7 @@ describe("issue 33: the crypto store", () => {
     assert.deepEqual((await life(db, PASSPHRASE)).life.keys, first.keys);
   });
 
-  test("issue 33: the store file keeps no key, user id, device id or passphrase in clear and is private to its owner", async (t) => {
+  test("LISA-CSTORE-01: the store file keeps no key, user id, device id or passphrase in clear and is private to its owner", async (t) => {
     const db = tempDb(t);
     const { life: first, output } = await life(db, PASSPHRASE, "@alice:localhost");
     assert.doesNotMatch(output.replace(JSON.stringify(first), ""), new RegExp(PASSPHRASE));
@@ -74,7 +74,7 @@ describe("issue 33: the crypto store", () => {
     assert.equal(bytes.includes(curve), false, "the raw identity key must not be in clear");
   });
 
-  test("issue 33: the crypto store opens only under its state database's instance lock", async (t) => {
+  test("LISA-CSTORE-01: the crypto store opens only under its state database's instance lock", async (t) => {
     const db = tempDb(t);
     const holder = spawnLockHolder(db);
     t.after(async () => {

@@ -1,4 +1,4 @@
-// Pandoc memory (issue 20 item 4): the default heap cap and the process-wide
+// Pandoc memory (LISA-COMPAT-01): the default heap cap and the process-wide
 // limit on concurrent conversions keep real Pandoc inside a 1 GiB host. The
 // resident set of every Pandoc child of this process is sampled from /proc
 // while the conversions run; a page too complex for the cap fails instead.

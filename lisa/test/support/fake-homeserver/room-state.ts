@@ -1,4 +1,4 @@
-// Room inspection endpoints (issue 18): `GET /rooms/{id}/state/{type}/{key}`
+// Room inspection endpoints (LISA-ROOMS-01): `GET /rooms/{id}/state/{type}/{key}`
 // (content, or the whole event with `format=event`), the room directory
 // (`GET /directory/room/{alias}`), and the power-level check of `PUT /send`.
 

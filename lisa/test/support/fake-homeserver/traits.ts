@@ -1,5 +1,5 @@
 // What each fake profile does where real servers differ, measured on Synapse
-// 1.163, Continuwuity 26.8 and Dendrite 0.13.8 (issue 20; docs/operations.md,
+// 1.163, Continuwuity 26.8 and Dendrite 0.13.8 (LISA-COMPAT-01; docs/operations.md,
 // compatibility). Quirks not listed here were never measured on Dendrite; its
 // profile follows Synapse (the specification's reading) for those.
 import type { HomeserverProfile } from "./types.ts";

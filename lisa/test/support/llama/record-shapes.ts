@@ -47,7 +47,7 @@ function probes(model: string): Probe[] {
         { role: "assistant", content: null, tool_calls: [{ id: "abcdefghi", type: "function", function: { name: "web_search", arguments: "{\"query\":\"sky\"}" } }] },
         { role: "tool", tool_call_id: "abcdefghi", content: "The sky is blue." }],
     }) },
-    // What Lisa sends since issue 20: "" beside tool calls.
+    // What Lisa sends since LISA-COMPAT-01: "" beside tool calls.
     { name: "assistant-empty-content", method: "POST", path: "/v1/chat/completions", body: chat({
       tools: TOOLS,
       messages: [...ASK,

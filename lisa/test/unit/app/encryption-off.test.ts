@@ -14,8 +14,8 @@ registerHooks({
   },
 });
 
-describe("issue 33: encrypted rooms off", () => {
-  test("issue 33: without e2ee.enabled no device starts and no crypto module is loaded", async () => {
+describe("LISA-DEVICE-01: encrypted rooms off", () => {
+  test("LISA-DEVICE-01: without e2ee.enabled no device starts and no crypto module is loaded", async () => {
     const { writeTestConfig } = await import("../../support/config.ts");
     await import("../../../src/app/service.ts");
     const { startEncryptionIfEnabled } = await import("../../../src/app/encryption.ts");

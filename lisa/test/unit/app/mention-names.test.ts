@@ -39,8 +39,8 @@ function logged() {
   return { lines, log };
 }
 
-describe("issue 33: mention names follow Lisa's display name and reloaded aliases", () => {
-  test("issue 33: a display name change in sync mentions Lisa at once, in that room only", () => {
+describe("LISA-NAMES-01: mention names follow Lisa's display name and reloaded aliases", () => {
+  test("LISA-NAMES-01: a display name change in sync mentions Lisa at once, in that room only", () => {
     const names = new MentionNames(LISA, ["Lisa"]);
     const text = "Assistant, what is the time?";
     assert.equal(names.matches(ROOM, text), false);
@@ -53,7 +53,7 @@ describe("issue 33: mention names follow Lisa's display name and reloaded aliase
     assert.equal(names.matches(ROOM, "Assistants are busy"), false, "the display name matches at word boundaries only");
   });
 
-  test("issue 33: the newest display name replaces the old one; the state section counts as well", () => {
+  test("LISA-NAMES-01: the newest display name replaces the old one; the state section counts as well", () => {
     const names = new MentionNames(LISA, ["Lisa"]);
     names.observe(batch(ROOM, [], [member({ membership: "join", displayname: "Helper" })]));
     assert.equal(names.matches(ROOM, "helper: hi"), true);
@@ -64,7 +64,7 @@ describe("issue 33: mention names follow Lisa's display name and reloaded aliase
     assert.equal(names.matches(ROOM, "Sage: hi"), false, "a name removed from her membership stops mentioning her");
   });
 
-  test("issue 33: only Lisa's own join names her: another sender, another member, a kick", () => {
+  test("LISA-NAMES-01: only Lisa's own join names her: another sender, another member, a kick", () => {
     const names = new MentionNames(LISA, ["Lisa"]);
     names.observe(batch(ROOM, [member({ membership: "join", displayname: "Forged" }, ALICE)]));
     assert.equal(names.matches(ROOM, "Forged: hi"), false);
@@ -79,14 +79,14 @@ describe("issue 33: mention names follow Lisa's display name and reloaded aliase
     assert.equal(names.matches(ROOM, "Helper: hi"), false, "leaving the room forgets the name");
   });
 
-  test("issue 33: an empty or over-long display name names nobody", () => {
+  test("LISA-NAMES-01: an empty or over-long display name names nobody", () => {
     assert.equal(ownDisplayName(LISA, { sender: LISA, content: { membership: "join", displayname: "   " } }), null);
     assert.equal(ownDisplayName(LISA, { sender: LISA, content: { membership: "join", displayname: "x".repeat(101) } }), null);
     assert.equal(ownDisplayName(LISA, { sender: null, content: { membership: "join", displayname: " Ada " } }), "Ada");
     assert.equal(ownDisplayName(LISA, { sender: LISA, content: { membership: "invite", displayname: "Ada" } }), null);
   });
 
-  test("issue 33: startup reads her membership event in each room; a failed read leaves the aliases and is logged", async () => {
+  test("LISA-NAMES-01: startup reads her membership event in each room; a failed read leaves the aliases and is logged", async () => {
     const { lines, log } = logged();
     const names = new MentionNames(LISA, ["Lisa"], log);
     const asked: string[] = [];
@@ -107,7 +107,7 @@ describe("issue 33: mention names follow Lisa's display name and reloaded aliase
     assert.equal(JSON.stringify(lines).includes("Oracle"), false, "the log carries no display name");
   });
 
-  test("issue 33: new aliases apply to the filter and the matcher at once; the old ones stop", () => {
+  test("LISA-NAMES-01: new aliases apply to the filter and the matcher at once; the old ones stop", () => {
     const names = new MentionNames(LISA, ["Lisa"]);
     names.observe(batch(ROOM, [member({ membership: "join", displayname: "Helper" })]));
     assert.equal(names.setAliases(["Lisa"]), false, "the same aliases change nothing");
@@ -122,7 +122,7 @@ describe("issue 33: mention names follow Lisa's display name and reloaded aliase
     assert.equal(names.matches(ROOM, "Helper, hi"), true, "the display name survives a reload");
   });
 
-  test("issue 33: a reload names the keys that changed; only the mention aliases apply live", () => {
+  test("LISA-NAMES-01: a reload names the keys that changed; only the mention aliases apply live", () => {
     const first = writeTestConfig({});
     const before = first.config;
     const after = writeTestConfig({ matrix: { mention_aliases: ["Lisa", "Elisabeth"] }, runtime: { max_concurrent_rooms: 7 } }, { dir: first.dir }).config;

@@ -1,4 +1,4 @@
-// Issue 26 point 2 (and the runtime half of issue 18), pure parts: each
+// Issue 26 point 2 (and the runtime half of LISA-ROOMS-01), pure parts: each
 // allowed room is in one state, kept from sync batches and refused sends;
 // exactly its current conditions are rows of the ledger, each change logged
 // once; a room that lets Lisa post again releases its waiting work once.
@@ -51,7 +51,7 @@ function world(rooms: readonly string[] = [ROOM]) {
   return { tracker, lines, current, logged, released };
 }
 
-describe("issue 26: conditions are a state per room, not a log of codes", () => {
+describe("LISA-ROOMSTATE-01: conditions are a state per room, not a log of codes", () => {
   test("an invitation while Lisa runs replaces room_not_joined; the join clears it; a kick makes the room not joined again", () => {
     const w = world();
     w.tracker.seed([diagnosis({ joined: false, encrypted: null, power: null })]);
@@ -125,7 +125,7 @@ describe("issue 26: conditions are a state per room, not a log of codes", () => 
   });
 });
 
-describe("issue 26: a refused send reads why", () => {
+describe("LISA-ROOMSTATE-01: a refused send reads why", () => {
   function inspect(joined: readonly string[] | null, levels: StateEvent | null | "fail"): Pick<RoomInspectPort, "joinedRooms" | "stateEvent"> {
     return {
       joinedRooms: async () => (joined === null ? err(unreachable) : ok(joined)),

@@ -17,7 +17,7 @@ const ALIAS = "#lisa:example.org";
 const FIRST = "!first:example.org";
 const SECOND = "!second:example.org";
 
-describe("issue 26: an alias moves from one condition to the next", () => {
+describe("LISA-ROOMSTATE-01: an alias moves from one condition to the next", () => {
   const db = tempDatabase();
   const { config, dir } = writeTestConfig({ matrix: { allowed_room_ids: [], allowed_room_aliases: [ALIAS] } });
   after(() => {

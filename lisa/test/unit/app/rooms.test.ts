@@ -14,7 +14,7 @@ import { MatrixError } from "../../../src/matrix/errors.ts";
 const LISA = "@lisa:example.org";
 const ROOM = "!room:example.org";
 
-describe("issue 18: room power levels", () => {
+describe("LISA-ROOMS-01: room power levels", () => {
   const cases: { name: string; power: Record<string, unknown> | null; create: { sender: string | null; content: Record<string, unknown> }; canSend: boolean }[] = [
     { name: "no power levels event: anyone may send", power: null, create: { sender: "@alice:example.org", content: { room_version: "10" } }, canSend: true },
     { name: "users_default 0, events_default 0", power: { users_default: 0, events_default: 0 }, create: { sender: null, content: {} }, canSend: true },
@@ -39,7 +39,7 @@ describe("issue 18: room power levels", () => {
   });
 });
 
-describe("issue 18: conditions of a diagnosis", () => {
+describe("LISA-ROOMS-01: conditions of a diagnosis", () => {
   const base: RoomDiagnosis = { roomId: ROOM, joined: true, invited: false, encrypted: false, power: { canSend: true, level: 0, required: 0 }, roomVersion: "10", failure: null };
   test("an ordinary joined room has none; each problem maps to its code", () => {
     assert.deepEqual(conditionsOf(base), []);
@@ -59,7 +59,7 @@ describe("issue 18: conditions of a diagnosis", () => {
   });
 });
 
-describe("issue 18: alias resolution", () => {
+describe("LISA-ROOMS-01: alias resolution", () => {
   const directory = (map: Record<string, string | null | "fail">) => ({
     resolveAlias: async (alias: string) => {
       const value = map[alias];

@@ -21,7 +21,7 @@ function facts(source: RoomSource, homeserverUrl = "https://hs.example.org"): Fi
   return { homeserverUrl, userId: LISA, room: ROOM, source, power: { canSend: false, level: 0, required: 50 } };
 }
 
-describe("issue 26: every room fix names the configuration key the room came from", () => {
+describe("LISA-CHECKMSG-01: every room fix names the configuration key the room came from", () => {
   for (const code of ROOM_STATE) {
     test(`${code}: a room listed by id names matrix.allowed_room_ids, a room reached through an alias names the alias and matrix.allowed_room_aliases`, () => {
       const byId = roomFix(code, facts(BY_ID));
@@ -47,14 +47,14 @@ describe("issue 26: every room fix names the configuration key the room came fro
   });
 });
 
-describe("issue 26: the room_encrypted fix", () => {
+describe("LISA-CHECKMSG-01: the room_encrypted fix", () => {
   test("says to allow the new room under the same key and restart Lisa after changing the allowlist", () => {
     assert.match(roomFix(ROOM_CODES.encrypted, facts(BY_ID)), /allow the new room in matrix\.allowed_room_ids instead, and restart Lisa \(she reads the allowlist at start\)$/);
     assert.match(roomFix(ROOM_CODES.encrypted, facts(BY_ALIAS)), /allow the new room in matrix\.allowed_room_aliases instead, and restart Lisa/);
   });
 });
 
-describe("issue 26: printed URLs", () => {
+describe("LISA-CHECKMSG-01: printed URLs", () => {
   test("have no trailing slash, and joined paths no doubled slash", () => {
     assert.equal(displayUrl("https://hs.example.org/"), "https://hs.example.org");
     assert.equal(displayUrl("https://hs.example.org//"), "https://hs.example.org");
@@ -70,7 +70,7 @@ describe("issue 26: printed URLs", () => {
   });
 });
 
-describe("issue 24 point 6 / issue 26: the check's Matrix note", () => {
+describe("LISA-CHECKMSG-01: the check's Matrix note", () => {
   test("names the check's own device and Lisa's, says it is logged out, and says nothing about replacing tokens", () => {
     const note = matrixDeviceNote("LISA_CHECK", "LISA");
     assert.equal(note, "the check used a device of its own (LISA_CHECK), which it logs out when it ends; Lisa's device LISA and its token are left alone");

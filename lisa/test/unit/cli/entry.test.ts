@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import { nodeVersionProblem, REQUIRED_NODE_MAJOR } from "../../../src/cli/node-version.ts";
 import { guardedWriter, type WriteTarget } from "../../../src/cli/output.ts";
 
-describe("issue 26: the Node version guard", () => {
+describe("LISA-CLI-01: the Node version guard", () => {
   test("accepts Node 24 and newer", () => {
     assert.equal(REQUIRED_NODE_MAJOR, 24);
     for (const version of ["v24.0.0", "v24.21.0", "v25.1.0", "v100.0.0"]) assert.equal(nodeVersionProblem(version), null, version);
@@ -34,7 +34,7 @@ class FakeStream extends EventEmitter implements WriteTarget {
   }
 }
 
-describe("issue 26: output survives a closed pipe", () => {
+describe("LISA-CLI-01: output survives a closed pipe", () => {
   test("writes lines until the stream reports an error, then drops the rest without throwing", () => {
     const stream = new FakeStream();
     const write = guardedWriter(stream);

@@ -21,8 +21,8 @@ function configWith(e2ee: Record<string, unknown> | undefined): string {
   return path;
 }
 
-describe("issue 33: the e2ee setting", () => {
-  test("issue 33: encrypted rooms are off unless enabled, and then no passphrase is read", () => {
+describe("LISA-DEVICE-01: the e2ee setting", () => {
+  test("LISA-DEVICE-01: encrypted rooms are off unless enabled, and then no passphrase is read", () => {
     const loaded = loadConfig(configWith(undefined), CANARY_ENV);
     assert.ok(loaded.ok);
     assert.equal(loaded.value.e2ee.enabled, false);
@@ -30,7 +30,7 @@ describe("issue 33: the e2ee setting", () => {
     assert.ok(!loaded.value.secrets.some((s) => s.key === "e2ee.store_passphrase"));
   });
 
-  test("issue 33: enabled, the store passphrase is required as an env: reference and never printed", () => {
+  test("LISA-DEVICE-01: enabled, the store passphrase is required as an env: reference and never printed", () => {
     const missing = loadConfig(configWith({ enabled: true }), CANARY_ENV);
     assert.ok(!missing.ok);
     assert.ok(missing.error.problems.some((p) => /^e2ee\.store_passphrase: is required/.test(p)));
@@ -47,7 +47,7 @@ describe("issue 33: the e2ee setting", () => {
     for (const text of [JSON.stringify(loaded.value), inspect(loaded.value, { depth: 10 })]) assert.ok(!text.includes(CANARY.storePassphrase));
   });
 
-  test("issue 33: unknown keys of the e2ee table are refused with their path", () => {
+  test("LISA-DEVICE-01: unknown keys of the e2ee table are refused with their path", () => {
     const loaded = loadConfig(configWith({ enabled: false, keys_backup: true }), CANARY_ENV);
     assert.ok(!loaded.ok);
     assert.ok(loaded.error.problems.some((p) => /^e2ee\.keys_backup: unknown key$/.test(p)), loaded.error.problems.join("\n"));

@@ -26,7 +26,7 @@ function problems(result: ReturnType<typeof load>): string[] {
   return result.ok ? [] : [...result.error.problems];
 }
 
-describe("issue 18: allowed room aliases", () => {
+describe("LISA-ROOMS-01: allowed room aliases", () => {
   test("aliases alone are enough; ids default to none", () => {
     const result = load({ allowed_room_ids: null, allowed_room_aliases: ["#lisa:example.org", "#other:matrix.example.org:8448"] });
     assert.ok(result.ok, result.ok ? "" : result.error.problems.join("\n"));

@@ -72,8 +72,8 @@ after(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("issue 33: the crypto store mirror", () => {
-  test("issue 33: puts, key deletes, range deletes and clears reach the file in request order", async () => {
+describe("LISA-CSTORE-01: the crypto store mirror", () => {
+  test("LISA-CSTORE-01: puts, key deletes, range deletes and clears reach the file in request order", async () => {
     const db = await open("order", 1, (d) => {
       d.createObjectStore("s");
       d.createObjectStore("t");
@@ -92,7 +92,7 @@ describe("issue 33: the crypto store mirror", () => {
     db.close();
   });
 
-  test("issue 33: an aborted transaction leaves the file as it was", async () => {
+  test("LISA-CSTORE-01: an aborted transaction leaves the file as it was", async () => {
     const db = await open("abort", 1, (d) => d.createObjectStore("s"));
     await commit(db, ["s"], (tx) => tx.objectStore("s")["put"]?.("kept", "k"));
     await assert.rejects(commit(db, ["s"], (tx) => {
@@ -104,7 +104,7 @@ describe("issue 33: the crypto store mirror", () => {
     db.close();
   });
 
-  test("issue 33: cursor updates and deletes reach the file, and a store made again in an upgrade drops its old records", async () => {
+  test("LISA-CSTORE-01: cursor updates and deletes reach the file, and a store made again in an upgrade drops its old records", async () => {
     const db = await open("cursor", 1, (d) => d.createObjectStore("s"));
     await commit(db, ["s"], (tx) => {
       for (const k of [1, 2, 3]) tx.objectStore("s")["put"]?.(`v${k}`, k);

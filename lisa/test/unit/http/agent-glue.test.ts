@@ -38,8 +38,8 @@ async function getText(http: HttpClient, url: string): Promise<string> {
   return text.ok ? text.value : `failed: ${text.error.code}`;
 }
 
-describe("issue 33: a request queued under the connection limit", () => {
-  test("issue 33: a request queued for a freed socket gets the headers deadline, not the connect deadline", async (t) => {
+describe("LISA-HTTP-01: a request queued under the connection limit", () => {
+  test("LISA-HTTP-01: a request queued for a freed socket gets the headers deadline, not the connect deadline", async (t) => {
     // Each answer takes longer than the connect deadline but well within the headers deadline.
     const server = await serveHttp((_req, res) => setTimeout(() => res.end("answered"), 750));
     t.after(() => server.close());
@@ -49,7 +49,7 @@ describe("issue 33: a request queued under the connection limit", () => {
     assert.ok(server.connections() <= 2, `saw ${server.connections()} connections`);
   });
 
-  test("issue 33: 30 queued requests leave no connect listener behind and raise no MaxListenersExceededWarning", async (t) => {
+  test("LISA-HTTP-01: 30 queued requests leave no connect listener behind and raise no MaxListenersExceededWarning", async (t) => {
     const server = await serveHttp((_req, res) => res.end("answered"));
     t.after(() => server.close());
     const warnings: string[] = [];
@@ -70,7 +70,7 @@ describe("issue 33: a request queued under the connection limit", () => {
   });
 });
 
-describe("issue 33: HTTPS through one lazily built agent", () => {
+describe("LISA-HTTP-01: HTTPS through one lazily built agent", () => {
   let certificate: TestCertificate;
   let untrust: () => void = () => undefined;
   before(() => {
@@ -79,7 +79,7 @@ describe("issue 33: HTTPS through one lazily built agent", () => {
   });
   after(() => untrust());
 
-  test("issue 33: six concurrent first HTTPS requests with connections: 2 open at most two TLS connections, and close() leaves none", async (t) => {
+  test("LISA-HTTP-01: six concurrent first HTTPS requests with connections: 2 open at most two TLS connections, and close() leaves none", async (t) => {
     const server = await serveHttps(certificate, (_req, res) => setTimeout(() => res.end("secure"), 50));
     t.after(() => server.close());
     const http = new HttpClient({ ...OPTIONS, connections: 2 });
@@ -94,7 +94,7 @@ describe("issue 33: HTTPS through one lazily built agent", () => {
     assert.equal(later.ok ? "" : later.error.code, "http_network");
   });
 
-  test("issue 33: an abort right after request() on HTTPS ends the exchange with http_aborted (first and later requests)", async (t) => {
+  test("LISA-HTTP-01: an abort right after request() on HTTPS ends the exchange with http_aborted (first and later requests)", async (t) => {
     // A server that takes the request and never answers: only the abort can end the wait.
     const server = await serveHttps(certificate, () => undefined);
     t.after(() => server.close());
@@ -108,7 +108,7 @@ describe("issue 33: HTTPS through one lazily built agent", () => {
     }
   });
 
-  test("issue 33: a close() while the first HTTPS agent is being built still closes it", async (t) => {
+  test("LISA-HTTP-01: a close() while the first HTTPS agent is being built still closes it", async (t) => {
     const server = await serveHttps(certificate, (_req, res) => res.end("secure"));
     t.after(() => server.close());
     const http = new HttpClient(OPTIONS);
@@ -121,8 +121,8 @@ describe("issue 33: HTTPS through one lazily built agent", () => {
   });
 });
 
-describe("issue 33: a 101 nobody asked for", () => {
-  test("issue 33: an unsolicited 101 ends at once with http_protocol_error, not at the headers deadline", async (t) => {
+describe("LISA-HTTP-01: a 101 nobody asked for", () => {
+  test("LISA-HTTP-01: an unsolicited 101 ends at once with http_protocol_error, not at the headers deadline", async (t) => {
     const sockets = new Set<Socket>();
     const server = createNetServer((socket) => {
       sockets.add(socket);

@@ -23,9 +23,9 @@ function everything(error: unknown): string {
   return `${inspect(error, { depth: 10 })}\n${JSON.stringify(error)}\n${String(error)}`;
 }
 
-describe("issue 33: failures are values, never throws", () => {
+describe("LISA-HTTP-01: failures are values, never throws", () => {
   for (const url of ["ftp://127.0.0.1/file", "file:///etc/passwd", "ws://127.0.0.1/"]) {
-    test(`issue 33: a ${new URL(url).protocol} URL is refused as http_invalid_request`, async (t) => {
+    test(`LISA-HTTP-01: a ${new URL(url).protocol} URL is refused as http_invalid_request`, async (t) => {
       const server = await serveHttp((_req, res) => res.end("x"));
       t.after(() => server.close());
       const http = client(t);
@@ -41,7 +41,7 @@ describe("issue 33: failures are values, never throws", () => {
     ["a NUL byte", `Bearer ${CANARY}\u0000`],
   ];
   for (const [what, value] of values) {
-    test(`issue 33: a header value with ${what} is refused as http_invalid_request, and the value is nowhere in the error`, async (t) => {
+    test(`LISA-HTTP-01: a header value with ${what} is refused as http_invalid_request, and the value is nowhere in the error`, async (t) => {
       let requests = 0;
       const server = await serveHttp((_req, res) => {
         requests += 1;
@@ -58,13 +58,13 @@ describe("issue 33: failures are values, never throws", () => {
     });
   }
 
-  test("issue 33: a header name that is not an HTTP token is refused as http_invalid_request", async (t) => {
+  test("LISA-HTTP-01: a header name that is not an HTTP token is refused as http_invalid_request", async (t) => {
     const http = client(t);
     const sent = await http.request({ url: new URL("http://127.0.0.1:1/"), method: "GET", headers: { "bad name\r\n": "v" } });
     assert.deepEqual(sent.ok ? [] : [sent.error.code, sent.error.causeCode], ["http_invalid_request", "HTTP_INVALID_HEADER_NAME"]);
   });
 
-  test("issue 33: Latin-1 and tab characters in a header value are still sent", async (t) => {
+  test("LISA-HTTP-01: Latin-1 and tab characters in a header value are still sent", async (t) => {
     let seen: string | undefined;
     const server = await serveHttp((req, res) => {
       seen = req.headers["x-note"] as string | undefined;
@@ -79,8 +79,8 @@ describe("issue 33: failures are values, never throws", () => {
   });
 });
 
-describe("issue 33: encoded bodies", () => {
-  test("issue 33: a 204 with Content-Encoding: gzip is an empty body, not Z_BUF_ERROR", async (t) => {
+describe("LISA-HTTP-01: encoded bodies", () => {
+  test("LISA-HTTP-01: a 204 with Content-Encoding: gzip is an empty body, not Z_BUF_ERROR", async (t) => {
     const server = await serveHttp((_req, res) => res.writeHead(204, { "content-encoding": "gzip" }).end());
     t.after(() => server.close());
     const http = client(t, { decompress: true });
@@ -91,7 +91,7 @@ describe("issue 33: encoded bodies", () => {
   });
 
   for (const encoding of ["gzip", "deflate", "br"]) {
-    test(`issue 33: Content-Length: 0 with Content-Encoding: ${encoding} is an empty body (read and readUpTo)`, async (t) => {
+    test(`LISA-HTTP-01: Content-Length: 0 with Content-Encoding: ${encoding} is an empty body (read and readUpTo)`, async (t) => {
       const server = await serveHttp((_req, res) => res.writeHead(200, { "content-encoding": encoding, "content-length": "0" }).end());
       t.after(() => server.close());
       const http = client(t, { decompress: true });
@@ -106,7 +106,7 @@ describe("issue 33: encoded bodies", () => {
     });
   }
 
-  test("issue 33: a truncated gzip body with bytes is still an error, not an empty body", async (t) => {
+  test("LISA-HTTP-01: a truncated gzip body with bytes is still an error, not an empty body", async (t) => {
     const server = await serveHttp((_req, res) => res.writeHead(200, { "content-encoding": "gzip" }).end(gzipSync(Buffer.from("hello world")).subarray(0, 12)));
     t.after(() => server.close());
     const http = client(t, { decompress: true });
@@ -135,7 +135,7 @@ describe("issue 33: encoded bodies", () => {
     return { url: server.url, written: () => written, close: () => server.close() };
   }
 
-  test("issue 33: 200 MB of empty gzip members are refused early as http_body_too_large (raw bytes are capped too)", async (t) => {
+  test("LISA-HTTP-01: 200 MB of empty gzip members are refused early as http_body_too_large (raw bytes are capped too)", async (t) => {
     const total = 200 * 1024 * 1024;
     const server = await emptyMembers(total);
     t.after(() => server.close());
@@ -147,7 +147,7 @@ describe("issue 33: encoded bodies", () => {
     assert.ok(server.written() < total / 10, `the server wrote ${server.written()} bytes before the refusal`);
   });
 
-  test("issue 33: readUpTo stops at the cap of raw bytes too, and marks the body truncated", async (t) => {
+  test("LISA-HTTP-01: readUpTo stops at the cap of raw bytes too, and marks the body truncated", async (t) => {
     const server = await emptyMembers(200 * 1024 * 1024);
     t.after(() => server.close());
     const http = client(t, { decompress: true });

@@ -203,7 +203,7 @@ describe("sync ingestor", () => {
     assert.equal(store.invocation(mention(4).event_id), null);
   });
 
-  test("issue 26: every encrypted event is logged as an ignored invocation (room_encrypted), never stored, nothing of it logged", async () => {
+  test("LISA-ROOMSTATE-01: every encrypted event is logged as an ignored invocation (room_encrypted), never stored, nothing of it logged", async () => {
     await baselineWith([ev(1)]);
     const encrypted = (n: number, sender = "@alice:example.org"): RawEvent =>
       ev(n, "", { type: "m.room.encrypted", sender, content: { algorithm: "m.megolm.v1.aes-sha2", ciphertext: `cipher-marker-${n}` } });
@@ -217,7 +217,7 @@ describe("sync ingestor", () => {
     assert.ok(!JSON.stringify(log.lines).includes("cipher-marker"));
   });
 
-  test("issue 26: each sync batch reaches the room-state observer before its candidates are committed", async () => {
+  test("LISA-ROOMSTATE-01: each sync batch reaches the room-state observer before its candidates are committed", async () => {
     const seen: string[] = [];
     const target = new SyncIngestor({
       sync, store, log, settings: SETTINGS, now: clock.now,

@@ -58,7 +58,7 @@ async function until(predicate: () => boolean, what: string, timeoutMs = 10_000)
   }
 }
 
-describe("issue 26: a blocking room condition stops work before the LLM", () => {
+describe("LISA-ROOMSTATE-01: a blocking room condition stops work before the LLM", () => {
   let db: ReturnType<typeof tempDatabase>;
   let clock: TestClock;
   let store: StateStore;

@@ -1,4 +1,4 @@
-// Exactly-once independent of the server's transaction-id scope (issue 20,
+// Exactly-once independent of the server's transaction-id scope (LISA-COMPAT-01,
 // item 3): each reply carries its transaction id as a marker, and
 // a stored reply resent under another access token than an earlier attempt is
 // first looked for in the room. Dendrite scopes txn ids to the access token,

@@ -5,8 +5,8 @@ import { describe, test } from "node:test";
 import { deviceChangesOf } from "../../../src/matrix/device-schemas.ts";
 import { normalizeSync } from "../../../src/matrix/schemas.ts";
 
-describe("issue 33: the device part of a sync response", () => {
-  test("issue 33: to-device events, device lists, key counts and fallback key types are read", () => {
+describe("LISA-DEVICE-01: the device part of a sync response", () => {
+  test("LISA-DEVICE-01: to-device events, device lists, key counts and fallback key types are read", () => {
     const event = { type: "m.room.encrypted", sender: "@alice:localhost", content: { algorithm: "m.olm.v1.curve25519-aes-sha2", ciphertext: {} } };
     const body = {
       next_batch: "s1",
@@ -24,7 +24,7 @@ describe("issue 33: the device part of a sync response", () => {
     assert.deepEqual(batch.value.device?.toDevice, [event]);
   });
 
-  test("issue 33: a response without device data has none, and a server without fallback keys sends no fallback types", () => {
+  test("LISA-DEVICE-01: a response without device data has none, and a server without fallback keys sends no fallback types", () => {
     assert.equal(deviceChangesOf({ next_batch: "s1" }), undefined);
     const batch = normalizeSync({ next_batch: "s1", rooms: { join: {} } }, () => undefined);
     assert.ok(batch.ok);

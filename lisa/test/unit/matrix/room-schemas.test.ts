@@ -12,7 +12,7 @@ const event = (type: string, extra: Record<string, unknown> = {}) => ({
   event_id: `$${type}`, type, sender: "@alice:example.org", origin_server_ts: 1, content: {}, ...extra,
 });
 
-describe("issue 18: room facts in sync responses", () => {
+describe("LISA-ROOMS-01: room facts in sync responses", () => {
   test("encryption in the room state or an m.room.encrypted timeline event marks the room encrypted", () => {
     const body = {
       next_batch: "s1",
@@ -40,7 +40,7 @@ describe("issue 18: room facts in sync responses", () => {
   });
 });
 
-describe("issue 18: room inspection responses", () => {
+describe("LISA-ROOMS-01: room inspection responses", () => {
   test("a state read accepts the full event (format=event) or the content alone", () => {
     const full = normalizeStateEvent({ type: "m.room.create", sender: "@alice:example.org", content: { room_version: "12" }, event_id: "$c" });
     assert.ok(full.ok);

@@ -1,11 +1,11 @@
-// The architecture check's import-circle rule (issue 24 point 5: the circle
+// The architecture check's import-circle rule (LISA-ARCH-01: the circle
 // matrix/codes.ts -> schemas.ts -> room-schemas.ts was broken and must stay so).
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { importCircles } from "../../../scripts/check-architecture.ts";
 
-describe("issue 24: no import circle between files of src/", () => {
+describe("LISA-ARCH-01: no import circle between files of src/", () => {
   test("finds a three-file circle and a two-file one, once each", () => {
     const graph = new Map<string, string[]>([
       ["codes", ["errors", "schemas"]],

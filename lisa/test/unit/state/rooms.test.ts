@@ -30,7 +30,7 @@ afterEach(() => {
   db.cleanup();
 });
 
-describe("issue 18: room conditions in the ledger", () => {
+describe("LISA-ROOMS-01: room conditions in the ledger", () => {
   test("a condition is recorded once, keeps its start, shows in status and degrades health until cleared", () => {
     assert.equal(assessHealth(store.status(), THRESHOLDS).healthy, true);
     assert.equal(store.raiseRoomCondition(A, "room_encrypted"), true);

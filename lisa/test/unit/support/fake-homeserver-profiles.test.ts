@@ -1,5 +1,5 @@
 // The fake's profiles reproduce what real Continuwuity 26.8 and Dendrite 0.13.8
-// were measured to do differently from Synapse (issue 20; docs/operations.md,
+// were measured to do differently from Synapse (LISA-COMPAT-01; docs/operations.md,
 // compatibility), so the integration suite pins Lisa against each of them.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";

@@ -1,4 +1,4 @@
-// Search is optional (issue 17): without `search.endpoint` the model is
+// Search is optional (LISA-DEMO-01): without `search.endpoint` the model is
 // offered no web_search tool, the prompt names only the remaining tools, and
 // `lisa check` reports search as off instead of probing anything.
 import assert from "node:assert/strict";
