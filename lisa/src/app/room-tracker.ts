@@ -21,7 +21,10 @@ export class RoomTracker {
   /** What each room's ledger rows were last brought to, per code (a code never brought is absent). */
   readonly #shown = new Map<string, Map<RoomCode, boolean>>();
   readonly #held = new Set<string>();
+  /** What each room's encryption was last reported as (encrypted rooms on). */
+  readonly #encrypted = new Map<string, boolean>();
   #release: (roomId: string) => void = () => undefined;
+  #onEncryption: ((roomId: string, encrypted: boolean) => void) | null = null;
 
   constructor(states: RoomStates, conditions: RoomConditions, log: Logger) {
     this.#states = states;
@@ -32,6 +35,16 @@ export class RoomTracker {
   /** Sets what a room that stops being held does with its waiting work (the dispatcher exists only later). */
   onRelease(release: (roomId: string) => void): void {
     this.#release = release;
+  }
+
+  /** Reports each room's encryption as it becomes known or changes (encrypted rooms on: `lisa status` lists them). */
+  onEncryption(report: (roomId: string, encrypted: boolean) => void): void {
+    this.#onEncryption = report;
+  }
+
+  /** Whether the room is end-to-end encrypted as far as its state shows (null: unknown). */
+  encrypted(roomId: string): boolean | null {
+    return this.#states.facts(roomId).encrypted;
   }
 
   /** Seeds each room from its startup diagnosis and brings the ledger's rows to it. */
@@ -105,6 +118,11 @@ export class RoomTracker {
         this.#conditions.set(roomId, code, on);
         shown.set(code, on);
       }
+    }
+    const encrypted = this.#states.facts(roomId).encrypted;
+    if (this.#onEncryption !== null && encrypted !== null && this.#encrypted.get(roomId) !== encrypted) {
+      this.#onEncryption(roomId, encrypted);
+      this.#encrypted.set(roomId, encrypted);
     }
     const held = this.held(roomId);
     if (held) this.#held.add(roomId);

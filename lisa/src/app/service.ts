@@ -4,7 +4,7 @@ import { SyncIngestor } from "../ingest/ingestor.ts";
 import { changedKeys, LIVE_KEYS } from "../config/diff.ts";
 import { replyTargetCheck } from "../invocation/classify.ts";
 import { RoomDispatcher } from "../invocation/dispatcher.ts";
-import { createSentReplyLookup, DEFAULT_SENT_LOOKUP_LIMITS, type SentReplyLookup } from "../invocation/sent-lookup.ts";
+import { createSentReplyLookup, DEFAULT_SENT_LOOKUP_LIMITS, REPLY_MARKER_KEY, type SentReplyLookup } from "../invocation/sent-lookup.ts";
 import { createInvocationWorker } from "../invocation/worker.ts";
 import type { Logger } from "../log/logger.ts";
 import { isPermanentAuthError } from "../matrix/codes.ts";
@@ -85,7 +85,9 @@ export async function runService(deps: ServiceDeps): Promise<number> {
       return e2ee.error.retryable ? SERVICE_EXIT.failure : SERVICE_EXIT.config;
     }
     encryption = e2ee.value;
-    const built = await createPipeline({ config, log }, deps.pipelineOverrides ?? {}, matrix);
+    // Encrypted rooms: the room context reads decrypted events (what cannot be read is left out).
+    const history = encryption === null ? matrix : encryption.decryptingHistory(matrix, log.child({ component: "context" }));
+    const built = await createPipeline({ config, log }, deps.pipelineOverrides ?? {}, history);
     if (!built.ok) {
       log.error("startup_failed", { code: built.error.code });
       return SERVICE_EXIT.config;
@@ -98,7 +100,8 @@ export async function runService(deps: ServiceDeps): Promise<number> {
     const { served, diagnoses } = await prepareRooms({ config, inspect: matrix, store, conditions, log: roomLog, signal: stopAll });
     if (stopAll.aborted) return exitStatus;
     // From here on each served room's conditions follow its state (a failed diagnosis: the first sync batches).
-    const tracker = new RoomTracker(new RoomStates(config.matrix.user_id, served), conditions, roomLog);
+    const tracker = new RoomTracker(new RoomStates(config.matrix.user_id, served, { servesEncrypted: encryption !== null }), conditions, roomLog);
+    if (encryption !== null) tracker.onEncryption((roomId, encrypted) => store.setEncryptedRoom(roomId, encrypted));
     tracker.seed(diagnoses ?? []);
     const names = new MentionNames(config.matrix.user_id, config.matrix.mention_aliases, log.child({ component: "mentions" }));
     await names.seed(matrix, served, stopAll);
@@ -154,7 +157,8 @@ async function runLoops(
   };
   const worker = createInvocationWorker({
     store,
-    room: rooms.tracker.watchSends(guardAuth(matrix, failFatal), matrix),
+    // Encrypted rooms: encryption sits beneath the send port, so every message the worker sends into one is encrypted.
+    room: rooms.tracker.watchSends(guardAuth(rooms.encryption === null ? matrix : rooms.encryption.encryptingSends(matrix, matrix, REPLY_MARKER_KEY), failFatal), matrix),
     gate: rooms.tracker.gate,
     replyTarget: replyTargetCheck((id, room) => store.isBotEvent(id, room), matrix, config.matrix.user_id),
     matchesAlias: (roomId, text) => rooms.names.matches(roomId, text),
@@ -178,7 +182,10 @@ async function runLoops(
       rooms.tracker.observe(batch);
     },
     filterFor: (roomId) => rooms.names.filter(roomId),
-    ...(rooms.encryption === null ? {} : { beforeCommit: rooms.encryption.beforeCommit }),
+    ...(rooms.encryption === null ? {} : {
+      beforeCommit: rooms.encryption.beforeCommit,
+      encrypted: { decrypt: rooms.encryption.open, keyWaitMs: config.e2ee.key_wait_seconds * 1000 },
+    }),
     settings: {
       selfUserId: config.matrix.user_id, allowedRoomIds: rooms.served, mentionAliases: config.matrix.mention_aliases,
       syncTimeoutMs: config.matrix.sync_timeout_ms, timelineLimit: config.matrix.sync_timeline_limit, gapPageLimit: config.matrix.gap_page_limit,
@@ -223,7 +230,7 @@ function applyReload(running: AppConfig, next: AppConfig, names: MentionNames, l
 
 // Sends that fail with a permanent authentication error (e.g. the password
 // was changed) stop the service with status 78, as sync does.
-function guardAuth(matrix: MatrixClient, failFatal: (code: string, status: number) => void): RoomWritePort {
+function guardAuth(matrix: RoomWritePort, failFatal: (code: string, status: number) => void): RoomWritePort {
   return {
     sendMessage: async (roomId, txnId, content, signal) => {
       const result = await matrix.sendMessage(roomId, txnId, content, signal);

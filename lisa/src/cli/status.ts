@@ -64,5 +64,9 @@ function describeSummary(summary: StatusSummary): string[] {
     // Issue 18: rooms Lisa cannot serve; the room is the configured id or alias, so the operator can find it.
     `room conditions: ${summary.roomConditions.length === 0 ? "none" : ""}`.trimEnd(),
     ...summary.roomConditions.map((c) => `  room ${c.room} (${c.roomHash}): ${c.code} for ${age(c.ageMs)}`),
+    // LISA-E2EE-12: each room served end-to-end encrypted.
+    ...(summary.encryptedRooms.length === 0 ? [] : ["encrypted rooms:"]),
+    ...summary.encryptedRooms.map((r) => `  ${r.roomHash}: served ${r.served}, keys pending ${r.keysPending}, ` +
+      `last decryption failure ${r.lastDecryptionFailureAgeMs === null ? "none" : `${age(r.lastDecryptionFailureAgeMs)} ago`}`),
   ];
 }

@@ -50,6 +50,8 @@ export const BOUNDS = {
   "runtime.lease_seconds": b(10, 7_200, 300),
   "runtime.health_sync_max_age_seconds": b(30, 86_400, 300),
   "runtime.health_ready_to_send_max_age_seconds": b(10, 86_400, 120),
+  // How long an encrypted event waits for its room key before it is given up (LISA-E2EE-02).
+  "e2ee.key_wait_seconds": b(10, 86_400, 900),
 } as const satisfies Record<string, Bound>;
 
 /** Largest persona file Lisa will read, in bytes. */

@@ -144,6 +144,7 @@ const runtimeSchema = v.strictObject({
 const e2eeSchema = v.strictObject({
   enabled: v.optional(v.boolean(), false),
   store_passphrase: v.optional(secretRef),
+  key_wait_seconds: bounded("e2ee.key_wait_seconds"),
 });
 
 /** The whole configuration file as written by the operator (before secrets resolve). Omitted tables get their defaults. */

@@ -47,7 +47,10 @@ export class E2eeDevice {
   readonly machine: sdk.OlmMachine;
   readonly #deps: DeviceDeps;
   readonly #deadlineMs: number;
-  #flushing: Promise<FlushOutcome> = Promise.resolve({ sent: 0, failed: null });
+  // Every use of the machine runs alone, in call order (LISA-E2EE-08): the
+  // library's state (a room key shared, then used to encrypt) must not change
+  // under a call in flight; interleaving them is what makes it panic.
+  #queue: Promise<unknown> = Promise.resolve();
 
   private constructor(machine: sdk.OlmMachine, deps: DeviceDeps) {
     this.machine = machine;
@@ -68,6 +71,9 @@ export class E2eeDevice {
       return err(new E2eeError(E2EE_ERROR_CODES.accountMismatch,
         "the crypto store belongs to another user or device id; keep matrix.user_id and matrix.device_id, or move the store aside", { cause: error }));
     }
+    // Ask her own other devices for a missing room key (the library's `m.room_key_request`); forward none.
+    machine.roomKeyRequestsEnabled = true;
+    machine.roomKeyForwardingEnabled = false;
     const device = new E2eeDevice(machine, deps);
     device.#checkStore();
     return ok(device);
@@ -85,6 +91,10 @@ export class E2eeDevice {
    */
   async receiveSync(changes: DeviceChanges | undefined): Promise<void> {
     if (changes === undefined) return;
+    await this.#exclusive(() => this.#receive(changes));
+  }
+
+  async #receive(changes: DeviceChanges): Promise<void> {
     const lists = new sdk.DeviceLists(changes.changed.map((u) => new sdk.UserId(u)), changes.left.map((u) => new sdk.UserId(u)));
     const counts = new Map(Object.entries(changes.oneTimeKeyCounts));
     const fallback = changes.unusedFallbackKeyTypes === undefined ? undefined : new Set(changes.unusedFallbackKeyTypes);
@@ -95,8 +105,13 @@ export class E2eeDevice {
 
   /** Sends every outgoing request of the machine (one flush at a time); a failed one is retried by the next flush. */
   flush(signal: AbortSignal): Promise<FlushOutcome> {
-    const next = this.#flushing.then(() => this.#flushOnce(signal));
-    this.#flushing = next.catch(() => ({ sent: 0, failed: null }));
+    return this.#exclusive(() => this.#flushOnce(signal));
+  }
+
+  /** Runs `work` after every earlier use of the machine has ended (a failed one does not stop the queue). */
+  #exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(work);
+    this.#queue = next.catch(() => undefined);
     return next;
   }
 
@@ -117,20 +132,24 @@ export class E2eeDevice {
   }
 
   /** Decrypts a member's `m.room.encrypted` event; `decryption_pending` while its room key has not arrived. */
-  async decrypt(event: RawEvent, roomId: string): Promise<Result<DecryptedEvent, E2eeError>> {
-    const result = await decryptEvent(this.machine, event, roomId);
-    this.#checkStore();
-    return result;
+  decrypt(event: RawEvent, roomId: string): Promise<Result<DecryptedEvent, E2eeError>> {
+    return this.#exclusive(async () => {
+      const result = await decryptEvent(this.machine, event, roomId);
+      this.#checkStore();
+      return result;
+    });
   }
 
   /** Shares the room key with every device of `members` (always, before each event), then encrypts `event`. */
-  async encrypt(
+  encrypt(
     roomId: string, members: readonly string[], state: RoomEncryptionState,
     event: { readonly type: string; readonly content: Readonly<Record<string, unknown>> }, signal: AbortSignal,
   ): Promise<Result<Record<string, unknown>, MatrixError>> {
-    const result = await encryptForRoom(this.machine, this.#deps.http, roomId, members, state, event, this.#deadlineMs, signal);
-    this.#checkStore();
-    return result;
+    return this.#exclusive(async () => {
+      const result = await encryptForRoom(this.machine, this.#deps.http, roomId, members, state, event, this.#deadlineMs, signal);
+      this.#checkStore();
+      return result;
+    });
   }
 
   /** The deadline of one crypto request. */

@@ -5,10 +5,11 @@
 import type { Secret } from "../config/secret.ts";
 import { err, ok, type Result } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
-import type { CryptoRequestPort, SyncBatch } from "../matrix/port.ts";
+import type { CryptoRequestPort, HistoryPort, RawEvent, RoomWritePort, SyncBatch } from "../matrix/port.ts";
 import type { InstanceLock } from "../state/lock.ts";
 import { E2eeDevice, type IdentityKeys } from "./device.ts";
 import type { E2eeError } from "./errors.ts";
+import { decryptingHistory, encryptingRoomPort, type EventSendPort, type Opened, openEvent, type RoomFactsPort } from "./room-ports.ts";
 import { openCryptoStore } from "./store.ts";
 
 export { E2EE_ERROR_CODES, E2eeError } from "./errors.ts";
@@ -29,6 +30,12 @@ export interface EncryptionDeps {
 export interface Encryption {
   readonly device: E2eeDevice;
   identityKeys(): IdentityKeys;
+  /** Decrypts one event for ingest (LISA-E2EE-01). */
+  open(event: RawEvent, roomId: string): Promise<Opened>;
+  /** The room-write port that encrypts for encrypted rooms (LISA-E2EE-06). */
+  encryptingSends(base: RoomWritePort & EventSendPort, facts: RoomFactsPort, markerKey: string): RoomWritePort;
+  /** The history port the room context reads, decrypted (LISA-E2EE-03). */
+  decryptingHistory(history: HistoryPort, log: Logger): HistoryPort;
   /** For the sync ingestor: the batch's device part to the machine, then its outgoing requests sent, before the commit. */
   beforeCommit(batch: SyncBatch, signal: AbortSignal): Promise<void>;
   close(): void;
@@ -74,6 +81,9 @@ export async function startEncryption(deps: EncryptionDeps): Promise<Result<Encr
   return ok({
     device,
     identityKeys: () => device.identityKeys(),
+    open: (event, roomId) => openEvent(device, event, roomId),
+    encryptingSends: (base, facts, markerKey) => encryptingRoomPort(base, device, facts, markerKey),
+    decryptingHistory: (history, log) => decryptingHistory(history, device, log),
     async beforeCommit(batch, signal) {
       await device.receiveSync(batch.device);
       await device.flush(signal);

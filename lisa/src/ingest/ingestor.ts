@@ -4,12 +4,14 @@ import type { Logger } from "../log/logger.ts";
 import type { MatrixError } from "../matrix/errors.ts";
 import type { RawEvent, SyncBatch, SyncPort } from "../matrix/port.ts";
 import type { StateStore } from "../state/store.ts";
-import type { CandidateInput, SyncRoomCursor } from "../state/types.ts";
+import type { CandidateInput, HeldInput, SyncRoomCursor, UndecryptableInput } from "../state/types.ts";
 import { candidateFilter, ENCRYPTED_EVENT_REASON, ignoredMessageType, isCandidate, isEncryptedEvent, type CandidateFilter } from "./candidates.ts";
+import { type EncryptedIngest, openEvents } from "./encrypted.ts";
 import { recoverGap } from "./gap.ts";
+import { sweepHeld } from "./held-sweep.ts";
 
 /** The ledger operations ingestion needs. */
-export type IngestStore = Pick<StateStore, "syncState" | "roomCursor" | "commitBaseline" | "commitSyncBatch" | "resetBaseline">;
+export type IngestStore = Pick<StateStore, "syncState" | "roomCursor" | "commitBaseline" | "commitSyncBatch" | "resetBaseline" | "heldEvents" | "settleHeld">;
 
 /** Settings of the sync ingestor. */
 export interface IngestSettings {
@@ -57,12 +59,15 @@ export class SyncIngestor {
   readonly #now: () => number;
   readonly #observe: RoomStateObserver;
   readonly #prepare: BatchPreparer | undefined;
+  readonly #e2ee: EncryptedIngest | undefined;
 
   constructor(deps: {
     sync: SyncPort; store: IngestStore; settings: IngestSettings; log: Logger; now?: () => number; observeRooms?: RoomStateObserver;
     /** The candidate filter of a room now (the live mention names); the settings' aliases without it. */
     filterFor?: (roomId: string) => CandidateFilter;
     beforeCommit?: BatchPreparer;
+    /** Encrypted rooms on: decryption inside ingest (LISA-E2EE-01); without it encrypted events are ignored as `room_encrypted`. */
+    encrypted?: EncryptedIngest;
   }) {
     this.#sync = deps.sync;
     this.#store = deps.store;
@@ -74,6 +79,7 @@ export class SyncIngestor {
     this.#now = deps.now ?? Date.now;
     this.#observe = deps.observeRooms ?? (() => undefined);
     this.#prepare = deps.beforeCommit;
+    this.#e2ee = deps.encrypted;
   }
 
   /** Performs one `/sync` call and durably records its result before returning. */
@@ -99,7 +105,12 @@ export class SyncIngestor {
     this.#observe(response.value);
     if (this.#prepare !== undefined) await this.#prepare(response.value, signal);
     if (since === null) return ok(this.#commitBaseline(response.value));
-    return this.#commitIncremental(response.value, state.lastSuccessMs, signal);
+    const committed = await this.#commitIncremental(response.value, state.lastSuccessMs, signal);
+    if (!committed.ok || committed.value.kind !== "batch" || this.#e2ee === undefined) return committed;
+    // Keys this batch brought may open held events.
+    const late = await sweepHeld({ store: this.#store, e2ee: this.#e2ee, allowed: this.#allowed, filterFor: this.#filterFor, log: this.#log }, this.#now());
+    if (late.length === 0) return committed;
+    return ok({ ...committed.value, roomsWithCandidates: [...new Set([...committed.value.roomsWithCandidates, ...late])] });
   }
 
   #commitBaseline(batch: SyncBatch): IngestOutcome {
@@ -122,6 +133,8 @@ export class SyncIngestor {
     const cursors: SyncRoomCursor[] = [];
     const candidates: CandidateInput[] = [];
     const redacted: string[] = [];
+    const held: HeldInput[] = [];
+    const undecryptable: UndecryptableInput[] = [];
     for (const room of batch.rooms) {
       if (!this.#allowed.has(room.roomId)) continue; // the local allowlist is the real filter
       const cursor = this.#store.roomCursor(room.roomId);
@@ -145,7 +158,14 @@ export class SyncIngestor {
       // After Lisa rejoins a room, what was said while she was away is history.
       const rejoin = lastRejoinIndex(events, this.#settings.selfUserId);
       const filter = this.#filterFor(room.roomId);
-      for (const event of events.slice(rejoin + 1)) {
+      let live = events.slice(rejoin + 1);
+      if (this.#e2ee !== undefined) {
+        const opened = await openEvents(live, room.roomId, this.#settings.selfUserId, this.#e2ee, this.#now(), this.#log);
+        live = [...opened.events];
+        held.push(...opened.held);
+        undecryptable.push(...opened.undecryptable);
+      }
+      for (const event of live) {
         if (!isCandidate(event, filter)) {
           this.#logIgnoredMessageType(event, room.roomId, filter);
           continue;
@@ -159,7 +179,9 @@ export class SyncIngestor {
         });
       }
     }
-    const { inserted } = this.#store.commitSyncBatch({ nextBatch: batch.nextBatch, rooms: cursors, candidates, redactedEventIds: redacted });
+    const { inserted } = this.#store.commitSyncBatch({
+      nextBatch: batch.nextBatch, rooms: cursors, candidates, redactedEventIds: redacted, held, undecryptable,
+    });
     const rooms = [...new Set(candidates.filter((c) => inserted.includes(c.eventId)).map((c) => c.roomId))];
     if (inserted.length > 0) this.#log.info("sync_candidates", { inserted: inserted.length, rooms: rooms.length });
     return ok({ kind: "batch", inserted, roomsWithCandidates: rooms });

@@ -31,8 +31,11 @@ function clamp(value: number, min: number, max: number): number {
   return Math.min(max, Math.max(min, Math.floor(value)));
 }
 
+// An encrypted reply carries the marker outside its ciphertext too (LISA-E2EE-07).
+const REPLY_TYPES: ReadonlySet<string> = new Set(["m.room.message", "m.room.encrypted"]);
+
 function markedBy(events: readonly RawEvent[], selfUserId: string, txnId: string): string | null {
-  const found = events.find((event) => event.sender === selfUserId && event.type === "m.room.message" && event.content[REPLY_MARKER_KEY] === txnId);
+  const found = events.find((event) => event.sender === selfUserId && REPLY_TYPES.has(event.type) && event.content[REPLY_MARKER_KEY] === txnId);
   return found?.event_id ?? null;
 }
 

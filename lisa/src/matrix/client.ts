@@ -8,7 +8,7 @@ import type { MatrixError } from "./errors.ts";
 import type {
   CryptoRequest, CryptoRequestPort, EventContext, EventPage, ForwardHistoryPort, HistoryPort, RawEvent, RoomInspectPort, RoomWritePort, StateEvent, SyncBatch, SyncPort, SyncRequest, WhoAmI,
 } from "./port.ts";
-import { normalizeDirectory, normalizeJoinedRooms, normalizeStateEvent, sectionRoomIds } from "./room-schemas.ts";
+import { normalizeDirectory, normalizeJoinedMembers, normalizeJoinedRooms, normalizeStateEvent, sectionRoomIds } from "./room-schemas.ts";
 import { clampSetting, resolveRetryPolicy, type RetryOptions, type RetryPolicy, withRetry } from "./retry.ts";
 import {
   type DropReporter, normalizeContext, normalizeContextAfter, normalizeEvent, normalizeMessages, normalizeRelations, normalizeSync,
@@ -55,6 +55,8 @@ export interface MatrixClient extends SyncPort, HistoryPort, ForwardHistoryPort,
   authStats(): AuthStats;
   /** `PUT /rooms/{room}/send/{type}/{txnId}` with the same token discipline as `sendMessage` (encrypted rooms: `m.room.encrypted`). */
   sendRoomEvent(roomId: string, eventType: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Result<string, MatrixError>>;
+  /** `GET /rooms/{room}/joined_members`: the joined members' user ids (encrypted rooms: whom the room key is shared with). */
+  joinedMembers(roomId: string, signal: AbortSignal): Promise<Result<readonly string[], MatrixError>>;
   /** `POST /logout`: deletes this client's device and tokens (for `lisa check`'s own device; the service never logs out). */
   logout(signal: AbortSignal): Promise<Result<null, MatrixError>>;
   /** Aborts in-flight requests and closes the client's sockets. Never logs out. */
@@ -250,6 +252,11 @@ class HttpMatrixClient implements MatrixClient {
   async joinedRooms(signal: AbortSignal): Promise<Result<readonly string[], MatrixError>> {
     const body = await this.#call("joined_rooms", this.#get(`${V3}/joined_rooms`, signal));
     return body.ok ? normalizeJoinedRooms(body.value) : body;
+  }
+
+  async joinedMembers(roomId: string, signal: AbortSignal): Promise<Result<readonly string[], MatrixError>> {
+    const body = await this.#call("joined_members", this.#get(`${V3}/rooms${segments(roomId, "joined_members")}`, signal));
+    return body.ok ? normalizeJoinedMembers(body.value) : body;
   }
 
   async stateEvent(roomId: string, type: string, stateKey: string, signal: AbortSignal): Promise<Result<StateEvent | null, MatrixError>> {

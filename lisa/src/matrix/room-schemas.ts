@@ -25,6 +25,15 @@ export function normalizeJoinedRooms(body: unknown): Result<readonly string[], M
   return parsed.ok ? ok(parsed.value.joined_rooms) : parsed;
 }
 
+/** `GET /rooms/{room}/joined_members`: the member ids are the keys of `joined`. */
+export const joinedMembersSchema = v.object({ joined: v.record(id, v.unknown()) });
+
+/** Normalises `/joined_members` to the joined user ids. */
+export function normalizeJoinedMembers(body: unknown): Result<readonly string[], MatrixError> {
+  const parsed = parseBody(joinedMembersSchema, body);
+  return parsed.ok ? ok(Object.keys(parsed.value.joined)) : parsed;
+}
+
 /** Normalises a directory lookup. */
 export function normalizeDirectory(body: unknown): Result<string, MatrixError> {
   const parsed = parseBody(directorySchema, body);

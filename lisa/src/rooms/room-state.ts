@@ -56,10 +56,13 @@ export class RoomStates {
   readonly #self: string;
   readonly #allowed: ReadonlySet<string>;
   readonly #rooms = new Map<string, MutableFacts>();
+  readonly #servesEncrypted: boolean;
 
-  constructor(selfUserId: string, allowedRoomIds: Iterable<string>) {
+  /** `servesEncrypted` (encrypted rooms on, LISA-E2EE-01): encryption is a fact of the room, not a condition that stops Lisa. */
+  constructor(selfUserId: string, allowedRoomIds: Iterable<string>, options: { readonly servesEncrypted?: boolean } = {}) {
     this.#self = selfUserId;
     this.#allowed = new Set(allowedRoomIds);
+    this.#servesEncrypted = options.servesEncrypted === true;
   }
 
   /** The allowed rooms. */
@@ -123,7 +126,7 @@ export class RoomStates {
     if (facts.membership === "invite") return [ROOM_CODES.invitePending];
     if (facts.membership === "leave") return [ROOM_CODES.notJoined];
     const codes: RoomCode[] = [];
-    if (facts.encrypted === true) codes.push(ROOM_CODES.encrypted);
+    if (facts.encrypted === true && !this.#servesEncrypted) codes.push(ROOM_CODES.encrypted);
     if (facts.canSend === false) codes.push(ROOM_CODES.sendForbidden);
     return codes;
   }
@@ -131,7 +134,7 @@ export class RoomStates {
   /** What Lisa may do in the room now: encryption ignores, not being able to post holds, unknown is open. */
   access(roomId: string): RoomAccess {
     const facts = this.facts(roomId);
-    if (facts.encrypted === true) return { kind: "ignore", code: ROOM_CODES.encrypted };
+    if (facts.encrypted === true && !this.#servesEncrypted) return { kind: "ignore", code: ROOM_CODES.encrypted };
     if (facts.membership === "invite") return { kind: "hold", code: ROOM_CODES.invitePending };
     if (facts.membership === "leave") return { kind: "hold", code: ROOM_CODES.notJoined };
     if (facts.membership === "join" && facts.canSend === false) return { kind: "hold", code: ROOM_CODES.sendForbidden };

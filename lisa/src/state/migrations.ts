@@ -79,6 +79,27 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    // Encrypted rooms (LISA-E2EE-02, -12): encrypted events held (ciphertext)
+    // until their room key arrives, and the rooms served encrypted.
+    version: 3,
+    name: "held encrypted events and encrypted rooms",
+    statements: [
+      `CREATE TABLE e2ee_held(
+        event_id TEXT PRIMARY KEY,
+        room_id TEXT NOT NULL,
+        sender_id TEXT NOT NULL,
+        received_at_ms INTEGER NOT NULL,
+        raw_event_json TEXT NOT NULL,
+        held_at_ms INTEGER NOT NULL,
+        deadline_ms INTEGER NOT NULL
+      )`,
+      `CREATE TABLE e2ee_rooms(
+        room_id TEXT PRIMARY KEY,
+        since_ms INTEGER NOT NULL
+      )`,
+    ],
+  },
 ];
 
 /** The newest schema version this code can read and write. */
@@ -96,6 +117,8 @@ export const LATEST_TABLE_COLUMNS: Readonly<Record<string, readonly string[]>> =
   bot_events: ["event_id", "room_id", "invocation_event_id", "sent_at_ms"],
   room_conditions: ["room", "code", "since_ms"],
   room_aliases: ["alias", "room_id", "updated_at_ms"],
+  e2ee_held: ["event_id", "room_id", "sender_id", "received_at_ms", "raw_event_json", "held_at_ms", "deadline_ms"],
+  e2ee_rooms: ["room_id", "since_ms"],
 };
 
 /** The highest applied version, or 0 for a database without `schema_migrations`. */

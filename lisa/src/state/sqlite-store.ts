@@ -3,11 +3,12 @@ import type { InstanceLock } from "./lock.ts";
 import { invalidInput, invalidTransition, STATE_ERROR_CODES } from "./errors.ts";
 import { nextForRoom, nextWakeAtMs, resumeRoomSends, roomsWithWork } from "./queue.ts";
 import { INVOCATION_COLUMNS, PENDING_SQL, toInvocationRow } from "./rows.ts";
+import * as held from "./held.ts";
 import * as rooms from "./rooms.ts";
 import { summarizeStatus } from "./status.ts";
 import { matrixTransactionId } from "./txn-id.ts";
 import type {
-  BaselineInput, InvocationRow, InvocationStatus, RoomConditionRow, RoomCursorView, StateStore, StateStoreMode, StatusSummary,
+  BaselineInput, HeldEvent, HeldOutcome, InvocationRow, InvocationStatus, RoomConditionRow, RoomCursorView, StateStore, StateStoreMode, StatusSummary,
   SyncBatchInput, SyncStateView, WorkItem,
 } from "./types.ts";
 import { isCode, isEventId, isInteger, isJsonObjectText, isRoomId, isUserId } from "./validate.ts";
@@ -127,6 +128,8 @@ export class SqliteStateStore implements StateStore {
         if (!isEventId(redacted)) throw invalidInput("redacted event id");
         this.#conn.stmt(RETRACT_CANDIDATE).run(now, redacted);
       }
+      held.dropHeld(this.#conn, input.redactedEventIds ?? []);
+      held.insertHeld(this.#conn, now, input.held ?? [], input.undecryptable ?? []);
       for (const room of input.rooms) {
         if (!isRoomId(room.roomId)) throw invalidInput("room cursor room id");
         if (room.baselineTsMs !== undefined && !isInteger(room.baselineTsMs)) throw invalidInput("baseline timestamp");
@@ -136,6 +139,18 @@ export class SqliteStateStore implements StateStore {
       this.#conn.stmt(UPSERT_SYNC_POSITION).run(nextBatch, now, now);
       return { inserted };
     });
+  }
+
+  heldEvents(limit: number): HeldEvent[] {
+    return held.readHeld(this.#conn, limit);
+  }
+
+  settleHeld(event: HeldEvent, outcome: HeldOutcome): boolean {
+    return held.settleHeld(this.#conn, event, outcome);
+  }
+
+  setEncryptedRoom(roomId: string, encrypted: boolean): void {
+    held.setEncryptedRoom(this.#conn, roomId, encrypted);
   }
 
   markSyncSuccess(): void {

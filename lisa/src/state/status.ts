@@ -1,5 +1,6 @@
 import { roomHash } from "../log/hash.ts";
 import type { LedgerConnection } from "./connection.ts";
+import { summarizeEncryptedRooms } from "./held.ts";
 import { readRoomConditions } from "./rooms.ts";
 import { PENDING_SQL } from "./rows.ts";
 import { type ErrorCodeCount, INVOCATION_STATUSES, type InvocationStatus, type StatusSummary } from "./types.ts";
@@ -12,6 +13,9 @@ export const STATUS_MAX_ERROR_CODES = 20;
 function ageSince(now: number, then: unknown): number | null {
   return typeof then === "number" ? Math.max(0, now - then) : null;
 }
+
+/** The ignore code of an encrypted event Lisa could not decrypt (at once, or when its key did not come in time). */
+export const DECRYPTION_FAILED_CODE = "decryption_failed";
 
 /** Builds the content-free status summary in one read. */
 export function summarizeStatus(
@@ -67,6 +71,7 @@ export function summarizeStatus(
         sinceMs: row.sinceMs,
         ageMs: ageSince(now, row.sinceMs) ?? 0,
       })),
+      encryptedRooms: summarizeEncryptedRooms(conn, now, [DECRYPTION_FAILED_CODE]),
     };
   });
 }

@@ -76,8 +76,50 @@ export interface SyncBatchInput {
   readonly nextBatch: string;
   readonly rooms: readonly SyncRoomCursor[];
   readonly candidates: readonly CandidateInput[];
-  /** Events redacted in this batch: matching candidates not yet leased become `ignored` (`redacted`). */
+  /** Events redacted in this batch: matching candidates not yet leased become `ignored` (`redacted`), held ones are dropped. */
   readonly redactedEventIds?: readonly string[];
+  /** Encrypted events whose room key has not arrived: held (ciphertext) until it does or their deadline passes. */
+  readonly held?: readonly HeldInput[];
+  /** Encrypted events that can never be decrypted: recorded as ignored with their code. */
+  readonly undecryptable?: readonly UndecryptableInput[];
+}
+
+/** An encrypted event held until its room key arrives (LISA-E2EE-02); its raw event is the ciphertext as received. */
+export interface HeldInput extends CandidateInput {
+  /** When the wait ends and the event is given up as `decryption_failed`. */
+  readonly deadlineMs: number;
+}
+
+/** A held event as stored. */
+export interface HeldEvent extends HeldInput {
+  readonly heldAtMs: number;
+}
+
+/** How a held event ends: a candidate (its key came and it may address Lisa), ignored with a code, or dropped (not for her). */
+export type HeldOutcome =
+  | { readonly kind: "candidate"; readonly candidate: CandidateInput }
+  | { readonly kind: "ignored"; readonly code: string }
+  | { readonly kind: "dropped" };
+
+/** An encrypted event recorded as ignored because it cannot be decrypted. */
+export interface UndecryptableInput {
+  readonly eventId: string;
+  readonly roomId: string;
+  readonly senderId: string;
+  readonly receivedAtMs: number;
+  readonly code: string;
+}
+
+/** One room Lisa serves end-to-end encrypted, as `lisa status` reports it (LISA-E2EE-12). */
+export interface EncryptedRoomSummary {
+  readonly roomHash: string;
+  readonly encryptedSinceMs: number;
+  /** Replies sent there since Lisa serves it encrypted. */
+  readonly served: number;
+  /** Events there waiting for their room key. */
+  readonly keysPending: number;
+  /** Now minus the last event there that could not be decrypted; null if none. */
+  readonly lastDecryptionFailureAgeMs: number | null;
 }
 
 /** One row of the invocation ledger. */
@@ -156,6 +198,8 @@ export interface StatusSummary {
   readonly rooms: readonly RoomQueueSummary[];
   /** Active per-room conditions (encrypted, not joined, send refused, alias problems), oldest first. */
   readonly roomConditions: readonly RoomConditionSummary[];
+  /** Rooms served end-to-end encrypted (empty unless encrypted rooms are on). */
+  readonly encryptedRooms: readonly EncryptedRoomSummary[];
 }
 
 /** The durable ledger: sync position, room cursors, invocations and sent bot events. */
@@ -170,6 +214,12 @@ export interface StateStore {
   commitBaseline(input: BaselineInput): void;
   /** One transaction: new candidates (duplicates ignored), room cursors, next_batch, sync success. */
   commitSyncBatch(input: SyncBatchInput): { inserted: string[] };
+  /** Held encrypted events, oldest first (at most `limit`). */
+  heldEvents(limit: number): HeldEvent[];
+  /** One transaction: a held event leaves the hold as a candidate, ignored with a code, or dropped; true when a candidate was inserted. */
+  settleHeld(held: HeldEvent, outcome: HeldOutcome): boolean;
+  /** Records whether Lisa serves the room end-to-end encrypted (for `lisa status`). */
+  setEncryptedRoom(roomId: string, encrypted: boolean): void;
   /** Records a successful sync that carried nothing to commit. */
   markSyncSuccess(): void;
   /** Forgets the sync position (M_UNKNOWN_POS) so the next start baselines again; keeps the ledger. */
