@@ -48,6 +48,13 @@ export interface CompleteRequest {
   readonly deadline?: number;
   /** Hashed invocation id for log lines. */
   readonly correlationId?: string;
+  /**
+   * Streams the response when set: called with the whole content text so far
+   * each time more arrived (a retried attempt starts again from its first
+   * chunk). A server that cannot stream answers in one message and this is
+   * never called.
+   */
+  readonly onContent?: (content: string) => void;
 }
 
 /** The narrow port the orchestrator uses to reach the model (the client, or a fake). */
