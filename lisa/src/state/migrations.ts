@@ -79,6 +79,22 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    // Streaming replies: the message an invocation's answer grows in (null
+    // until its first send is known to have landed) and the last edit
+    // sequence number taken, so a restarted Lisa edits the same message on.
+    version: 3,
+    name: "reply streams",
+    statements: [
+      `CREATE TABLE reply_streams(
+        invocation_event_id TEXT PRIMARY KEY,
+        sent_event_id TEXT,
+        last_seq INTEGER NOT NULL,
+        updated_at_ms INTEGER NOT NULL,
+        FOREIGN KEY(invocation_event_id) REFERENCES invocations(event_id)
+      )`,
+    ],
+  },
 ];
 
 /** The newest schema version this code can read and write. */
@@ -96,6 +112,7 @@ export const LATEST_TABLE_COLUMNS: Readonly<Record<string, readonly string[]>> =
   bot_events: ["event_id", "room_id", "invocation_event_id", "sent_at_ms"],
   room_conditions: ["room", "code", "since_ms"],
   room_aliases: ["alias", "room_id", "updated_at_ms"],
+  reply_streams: ["invocation_event_id", "sent_event_id", "last_seq", "updated_at_ms"],
 };
 
 /** The highest applied version, or 0 for a database without `schema_migrations`. */

@@ -147,6 +147,14 @@ export const PRIOR_VERSION_FIXTURES: readonly { version: number; build: (path: s
         INSERT INTO room_aliases VALUES ('#a:example.org', '!room-a:example.org', 1700000000000);`);
     }),
   },
+  {
+    version: 3,
+    build: (path) => withRawDatabase(path, (db) => {
+      applyMigrations(db, 1_700_000_000_000, 3);
+      db.exec(`INSERT INTO sync_state VALUES (1, 's9', 1, 1700000000000, 1700000000000);
+        INSERT INTO room_cursors VALUES ('!room-a:example.org', '$last:example.org', 1700000000000, 1699999999000);`);
+    }),
+  },
 ];
 
 /** Spawns a Node 24 child that opens `path` for run and prints `ready` once it holds the lock. */
