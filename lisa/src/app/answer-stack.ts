@@ -7,7 +7,7 @@ import { createAnswerer } from "../llm/orchestrator.ts";
 import { invocationHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import type { HistoryPort, RawEvent } from "../matrix/port.ts";
-import { renderFallback, renderReply, type InvokingMessage } from "../render/index.ts";
+import { renderFallback, renderPartial, renderReply, type InvokingMessage } from "../render/index.ts";
 import { createToolSessionFactory } from "../tools/session.ts";
 import type { LookupFn } from "../web/address-policy.ts";
 import { createWebFetcher } from "../web/fetch.ts";
@@ -69,10 +69,10 @@ export function createAnswerStack(
     conversionSlots: new Semaphore(config.web.pandoc_max_concurrent), // one answer stack per process: a global limit
     ...(overrides.pandocExecutable === undefined ? {} : { pandoc: { executable: overrides.pandocExecutable } }),
   });
-  const llm = createLlmClient({ llm: config.llm, log: log.child({ component: "llm" }) });
+  const llm = createLlmClient({ llm: config.llm, log: log.child({ component: "llm" }), streamIdleMs: config.streaming.idle_timeout_seconds * 1000 });
   const answer = createAnswerer({ llm: config.llm, persona: config.persona, log: log.child({ component: "orchestrator" }), complete: llm.complete });
 
-  const respond: Responder = async (event, signal) => {
+  const respond: Responder = async (event, signal, progress) => {
     const context = await buildRoomContext({
       history, roomId: event.room_id ?? "", invocation: event, selfUserId: config.matrix.user_id, limits: config.context, signal, log: log.child({ component: "context" }),
     });
@@ -82,6 +82,7 @@ export function createAnswerStack(
       const answered = await answer({
         contextBlock: context.value.block, tools, signal, correlationId: invocationHash(event.event_id),
         deadline: performance.now() + config.runtime.invocation_timeout_seconds * 1000,
+        ...(progress === undefined ? {} : { progress }),
       });
       if (!answered.ok) return answered;
       const draft: ReplyDraft = {
@@ -99,6 +100,7 @@ export function createAnswerStack(
       maxCharacters: config.llm.max_response_characters,
     }),
     fallback: (text, event) => renderFallback({ text, invoking: invokingMessage(event), thread: threadOf(event) }),
+    partial: (view, event) => renderPartial({ ...view, invoking: invokingMessage(event), thread: threadOf(event) }),
   };
   return {
     respond,

@@ -45,10 +45,15 @@ export async function createPipeline(
     return loading;
   };
   return ok({
-    respond: async (event, signal) => (await stack()).respond(event, signal),
+    respond: async (event, signal, progress) => (await stack()).respond(event, signal, progress),
     render: {
       reply: async (draft, event) => (await stack()).render.reply(draft, event),
       fallback: async (text, event) => (await stack()).render.fallback(text, event),
+      partial: async (view, event) => {
+        const render = (await stack()).render;
+        if (render.partial === undefined) throw new Error("answer stack without partial rendering");
+        return render.partial(view, event);
+      },
     },
     close: async () => {
       if (loading !== null) await (await loading.catch(() => null))?.close();

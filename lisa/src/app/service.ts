@@ -6,6 +6,7 @@ import { replyTargetCheck } from "../invocation/classify.ts";
 import { RoomDispatcher } from "../invocation/dispatcher.ts";
 import { createSentReplyLookup, DEFAULT_SENT_LOOKUP_LIMITS, REPLY_MARKER_KEY, type SentReplyLookup } from "../invocation/sent-lookup.ts";
 import { createInvocationWorker } from "../invocation/worker.ts";
+import type { EditPolicy } from "../invocation/edit-scheduler.ts";
 import type { Logger } from "../log/logger.ts";
 import { isPermanentAuthError } from "../matrix/codes.ts";
 import { createMatrixClient, type MatrixClient } from "../matrix/client.ts";
@@ -169,6 +170,7 @@ async function runLoops(
     }), failFatal),
     settings,
     log: log.child({ component: "worker" }),
+    ...(config.streaming.enabled ? { streaming: streamingPolicy(config) } : {}),
   });
   const dispatcher = new RoomDispatcher({
     store, handler: worker, log: log.child({ component: "dispatcher" }), onFatal: (code) => failFatal(code, SERVICE_EXIT.failure),
@@ -226,6 +228,17 @@ function applyReload(running: AppConfig, next: AppConfig, names: MentionNames, l
   log.info("config_reloaded", {
     applied: changed.filter(applies).join(","), restart_needed: changed.filter((key) => !applies(key)).join(","),
   });
+}
+
+/** Characters a streaming reply's first send waits for (a few words). */
+const FIRST_SEND_CHARACTERS = 12;
+
+function streamingPolicy(config: AppConfig): EditPolicy {
+  return {
+    intervalMs: config.streaming.edit_interval_ms,
+    minNewCharacters: config.streaming.min_new_characters,
+    firstCharacters: Math.min(FIRST_SEND_CHARACTERS, config.streaming.min_new_characters),
+  };
 }
 
 // Sends that fail with a permanent authentication error (e.g. the password

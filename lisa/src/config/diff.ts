@@ -8,7 +8,7 @@ import type { AppConfig } from "./types.ts";
 /** The keys a running Lisa applies from a reloaded configuration without a restart. */
 export const LIVE_KEYS: ReadonlySet<string> = new Set(["matrix.mention_aliases"]);
 
-const SECTIONS = ["matrix", "llm", "persona", "context", "search", "web", "runtime", "e2ee"] as const;
+const SECTIONS = ["matrix", "llm", "persona", "context", "search", "web", "runtime", "e2ee", "streaming"] as const;
 
 /** The `section.key` names whose values differ between two configurations, sorted. */
 export function changedKeys(before: AppConfig, after: AppConfig): string[] {

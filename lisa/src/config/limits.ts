@@ -52,6 +52,11 @@ export const BOUNDS = {
   "runtime.health_ready_to_send_max_age_seconds": b(10, 86_400, 120),
   // How long an encrypted event waits for its room key before it is given up (LISA-E2EE-02).
   "e2ee.key_wait_seconds": b(10, 86_400, 900),
+  // Streaming replies: edits at most this often, and only once this much new text arrived.
+  "streaming.edit_interval_ms": b(250, 60_000, 1_000),
+  "streaming.min_new_characters": b(1, 2_000, 40),
+  // Longest silence between two chunks of a streamed model response.
+  "streaming.idle_timeout_seconds": b(1, 600, 60),
 } as const satisfies Record<string, Bound>;
 
 /** Largest persona file Lisa will read, in bytes. */

@@ -146,6 +146,7 @@ function checkConsistency(c: FileConfig, problems: string[]): void {
     ["search.timeout_seconds", c.search.timeout_seconds],
     ["web.total_timeout_seconds", c.web.total_timeout_seconds],
     ["web.pandoc_timeout_seconds", c.web.pandoc_timeout_seconds],
+    ["streaming.idle_timeout_seconds", c.streaming.idle_timeout_seconds],
   ] as const) {
     rule(seconds <= invocation, `${key}: must not exceed runtime.invocation_timeout_seconds`);
   }
@@ -202,6 +203,7 @@ function validateResolved(c: FileConfig, baseDir: string, env: Environment): Res
     web: Object.freeze(c.web),
     runtime: Object.freeze({ ...c.runtime, database_path: databasePath }),
     e2ee: Object.freeze({ ...e2ee, store_passphrase: storePassphrase }),
+    streaming: Object.freeze(c.streaming),
     secrets: Object.freeze(secrets),
   });
 }

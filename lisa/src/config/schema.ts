@@ -147,6 +147,15 @@ const e2eeSchema = v.strictObject({
   key_wait_seconds: bounded("e2ee.key_wait_seconds"),
 });
 
+// Streaming replies (the answer appears while she writes it), opt-in: off,
+// each reply is one message as before.
+const streamingSchema = v.strictObject({
+  enabled: v.optional(v.boolean(), false),
+  edit_interval_ms: bounded("streaming.edit_interval_ms"),
+  min_new_characters: bounded("streaming.min_new_characters"),
+  idle_timeout_seconds: bounded("streaming.idle_timeout_seconds"),
+});
+
 /** The whole configuration file as written by the operator (before secrets resolve). Omitted tables get their defaults. */
 export const fileSchema = v.strictObject({
   matrix: matrixSchema,
@@ -157,6 +166,7 @@ export const fileSchema = v.strictObject({
   web: v.optional(webSchema, {}),
   runtime: runtimeSchema,
   e2ee: v.optional(e2eeSchema, {}),
+  streaming: v.optional(streamingSchema, {}),
 });
 
 /** The known keys of every table, for reporting each unknown key (the schema stops at the first per table). */
@@ -170,6 +180,7 @@ export const KNOWN_KEYS: Readonly<Record<string, readonly string[]>> = {
   web: Object.keys(webSchema.entries),
   runtime: Object.keys(runtimeSchema.entries),
   e2ee: Object.keys(e2eeSchema.entries),
+  streaming: Object.keys(streamingSchema.entries),
 };
 
 /** The parsed configuration file, secrets still as `env:` references. */

@@ -24,6 +24,9 @@ export type RuntimeConfig = Readonly<FileConfig["runtime"]>;
 /** Encrypted rooms: off unless enabled; when on, the crypto store's passphrase is resolved. */
 export type E2eeConfig = Readonly<Omit<FileConfig["e2ee"], "store_passphrase"> & { store_passphrase: Secret | null }>;
 
+/** Streaming replies: off unless enabled. */
+export type StreamingConfig = Readonly<FileConfig["streaming"]>;
+
 /** The validated, immutable configuration Lisa runs with. */
 export interface AppConfig {
   readonly matrix: MatrixConfig;
@@ -34,6 +37,7 @@ export interface AppConfig {
   readonly web: WebConfig;
   readonly runtime: RuntimeConfig;
   readonly e2ee: E2eeConfig;
+  readonly streaming: StreamingConfig;
   /** Every resolved secret, for the log scrubber and canary checks. */
   readonly secrets: readonly Secret[];
 }

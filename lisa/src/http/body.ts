@@ -27,6 +27,7 @@ export interface BodyLimits {
 }
 
 const noop = (): void => undefined;
+const EMPTY = Buffer.alloc(0);
 
 /** Where a body comes from besides its bytes. */
 export interface BodyInit {
@@ -87,6 +88,17 @@ export class ResponseBody {
     return this.#collect(maxBytes, true);
   }
 
+  /**
+   * Streams the body to `sink` chunk by chunk (decoded), within `maxBytes` in
+   * total and `idleMs` between chunks (the client's idle deadline when
+   * omitted); `sink` returning false stops the read early (the connection is
+   * closed). Resolves once the body ended or was stopped.
+   */
+  async each(maxBytes: number, sink: (chunk: Buffer) => boolean, idleMs?: number): Promise<Result<void, HttpFailure>> {
+    const result = await this.#collect(maxBytes, false, { sink, idleMs: idleMs ?? this.#limits.idleMs });
+    return result.ok ? ok(undefined) : result;
+  }
+
   /** Abandons the body without reading it (the connection is closed, not reused). */
   discard(): void {
     this.#used = true;
@@ -94,7 +106,9 @@ export class ResponseBody {
     this.#release();
   }
 
-  #collect(maxBytes: number, truncate: boolean): Promise<Result<BodyBytes, HttpFailure>> {
+  #collect(
+    maxBytes: number, truncate: boolean, streaming?: { readonly sink: (chunk: Buffer) => boolean; readonly idleMs: number },
+  ): Promise<Result<BodyBytes, HttpFailure>> {
     if (this.#used) throw new Error("response body read twice");
     this.#used = true;
     const cap = Math.min(maxBytes, this.#limits.maxBytes);
@@ -127,7 +141,7 @@ export class ResponseBody {
       const fail = (failure: HttpFailure): void => finish(err(failure), false);
       const arm = (): void => {
         clearTimeout(idle);
-        idle = setTimeout(() => fail(new HttpFailure("http_body_timeout")), this.#limits.idleMs);
+        idle = setTimeout(() => fail(new HttpFailure("http_body_timeout")), streaming?.idleMs ?? this.#limits.idleMs);
       };
       const onAbort = (): void => fail(new HttpFailure("http_aborted", this.#signal?.reason));
       if (this.#signal?.aborted === true) return onAbort();
@@ -158,12 +172,14 @@ export class ResponseBody {
           return finish(ok({ bytes: Buffer.concat(chunks, cap), truncated: true }), false);
         }
         total += chunk.length;
-        chunks.push(chunk);
+        if (streaming === undefined) chunks.push(chunk);
+        // A streamed body keeps no bytes; a stop is a complete read of what was wanted.
+        else if (!streaming.sink(chunk)) finish(ok({ bytes: EMPTY, truncated: false }), false);
       });
       raw.on("end", () => {
         ended = true;
       });
-      stream.on("end", () => finish(ok({ bytes: Buffer.concat(chunks, total), truncated: false }), true));
+      stream.on("end", () => finish(ok({ bytes: streaming === undefined ? Buffer.concat(chunks, total) : EMPTY, truncated: false }), true));
       raw.on("error", (error: Error) => fail(new HttpFailure("http_network", error)));
       raw.on("close", () => {
         // Closed before its end: the connection died mid-body (a lying Content-Length, a reset).

@@ -11,12 +11,16 @@ import { sendBackoffMs } from "./backoff.ts";
 import { OPEN_GATE, type RoomGateCheck } from "./room-gate.ts";
 import { REPLY_MARKER_KEY, type SentReplyLookup } from "./sent-lookup.ts";
 import { TypingLease } from "./typing.ts";
+import type { AnswerProgress } from "../llm/types.ts";
+import type { EditPolicy } from "./edit-scheduler.ts";
+import { ReplyStream, type PartialView, type StreamStore } from "./reply-stream.ts";
+import { sendFinalEdit } from "./stream-final.ts";
 
 /** The ledger operations the worker needs. */
 export type WorkerStore = Pick<
   StateStore,
   "markIgnored" | "discardReady" | "commitReady" | "markSent" | "recordSendFailure" | "releaseLease" | "roomCursor"
->;
+> & StreamStore;
 
 /** A reply draft: Markdown plus host-validated sources. */
 export interface ReplyDraft {
@@ -26,13 +30,15 @@ export interface ReplyDraft {
   readonly toolCalls?: number;
 }
 
-/** Produces the answer to one accepted invocation (context, model, tools). */
-export type Responder = (event: RawEvent, signal: AbortSignal) => Promise<Result<ReplyDraft, LisaError>>;
+/** Produces the answer to one accepted invocation (context, model, tools); `progress` streams it. */
+export type Responder = (event: RawEvent, signal: AbortSignal, progress?: (progress: AnswerProgress) => void) => Promise<Result<ReplyDraft, LisaError>>;
 
 /** Turns a draft or a fallback text into the exact Matrix content to persist (possibly after loading the renderer). */
 export interface ContentRenderer {
   reply(draft: ReplyDraft, invoking: RawEvent): Record<string, unknown> | Promise<Record<string, unknown>>;
   fallback(text: string, invoking: RawEvent): Record<string, unknown> | Promise<Record<string, unknown>>;
+  /** A streaming reply's partial content (required when streaming is on). */
+  partial?(view: PartialView, invoking: RawEvent): Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
 /** Worker settings. */
@@ -67,6 +73,8 @@ export interface WorkerDeps {
   readonly now?: () => number;
   /** The room's current condition (LISA-ROOMSTATE-01); every room is open without it. */
   readonly gate?: RoomGateCheck;
+  /** Streaming replies' edit pace; streaming is off without it. */
+  readonly streaming?: EditPolicy;
 }
 
 /** Builds the handler that takes one leased work item to a durable state. */
@@ -140,9 +148,11 @@ async function processCandidate(
   void typing.start(deadline);
     // A candidate leased this often keeps failing (crashes, kills): answer with
     // the fallback instead of looping forever.
+  const stream = openStream(deps, row, verdict.event, deadline, log, now);
   const outcome = row.attemptCount > deps.settings.maxAttempts
     ? { ok: false as const, error: new LisaError("attempts_exhausted", "too many processing attempts") }
-    : await respondSafely(deps.respond, verdict.event, deadline, log);
+    : await respondSafely(deps.respond, verdict.event, deadline, log, stream?.progress);
+  const streamed = await stream?.finish();
   if (signal.aborted) {
     // Shutdown, not failure: hand the invocation back for the next start.
     deps.store.releaseLease(row.eventId, "shutdown");
@@ -157,15 +167,28 @@ async function processCandidate(
   const fields = outcome.ok
     ? { llm_iterations: outcome.value.llmIterations ?? 0, tool_calls: outcome.value.toolCalls ?? 0 }
     : { code: outcome.error.code };
+  if (streamed !== undefined) log.info("stream_partials", { sends: streamed.sends, interval_ms: streamed.rateLimitedIntervalMs });
   log.info(outcome.ok ? "invocation_answered" : "invocation_failed", { duration_ms: now() - started, ...fields });
   const payload = JSON.stringify(content);
   deps.store.commitReady(row.eventId, payload);
   return { ...row, status: "ready_to_send", responseJson: payload, lastErrorCode: null };
 }
 
-async function respondSafely(respond: Responder, event: RawEvent, signal: AbortSignal, log: Logger): Promise<Result<ReplyDraft, LisaError>> {
+// A streaming reply for an accepted candidate, when streaming is on.
+function openStream(deps: WorkerDeps, row: InvocationRow, event: RawEvent, signal: AbortSignal, log: Logger, now: () => number): ReplyStream | null {
+  const partial = deps.render.partial;
+  if (deps.streaming === undefined || partial === undefined) return null;
+  return new ReplyStream({
+    store: deps.store, room: deps.room, sentLookup: deps.sentLookup, policy: deps.streaming, log, now,
+    render: (view) => partial.call(deps.render, view, event),
+  }, row, signal);
+}
+
+async function respondSafely(
+  respond: Responder, event: RawEvent, signal: AbortSignal, log: Logger, progress?: (progress: AnswerProgress) => void,
+): Promise<Result<ReplyDraft, LisaError>> {
   try {
-    return await respond(event, signal);
+    return await respond(event, signal, progress);
   } catch (error) {
     // A bug in the pipeline still gets the in-character fallback, never the trace.
     log.error("responder_crashed", { code: errorCode(error) });
@@ -202,6 +225,16 @@ async function sendStored(
   if (!sendAllowed(deps, row, log, now)) return;
   const content = JSON.parse(row.responseJson) as Record<string, unknown>;
   const sendSignal = AbortSignal.any([signal, AbortSignal.timeout(SEND_DEADLINE_MS)]);
+  // A streamed reply ends by editing its message, never by a second one.
+  const stream = deps.store.replyStream(row.eventId);
+  if (stream !== null) {
+    const edited = await sendFinalEdit({ room: deps.room, store: deps.store, sentLookup: deps.sentLookup, row, stream, content, signal: sendSignal });
+    if (!edited.ok) return recordFailure(deps, row, edited.error, signal, log, now, tracking);
+    deps.store.markSent(row.eventId, edited.value);
+    forget(tracking, row.eventId);
+    log.info("invocation_sent", { send_failures: row.lastErrorCode === null ? 0 : 1, streamed: true });
+    return;
+  }
   const before = deps.room.tokenGeneration();
   if (needsLookup(tracking, row.eventId, before, fresh)) {
     const found = await deps.sentLookup(row.roomId, row.eventId, row.matrixTxnId, sendSignal);

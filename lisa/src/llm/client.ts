@@ -9,7 +9,8 @@ import { HttpClient } from "../http/client.ts";
 import type { Logger } from "../log/logger.ts";
 import type { ToolDefinition } from "../tools/port.ts";
 import { abortedError, protocolError, timeoutError, unavailableError } from "./errors.ts";
-import { attempt, statusClass } from "./http.ts";
+import { attempt, statusClass, type AttemptOutcome } from "./http.ts";
+import { attemptStream } from "./stream-http.ts";
 import { completionToTurn } from "./quirks.ts";
 import { backoffDelayMs, retryPolicy, sleep, type RetryPolicy } from "./retry.ts";
 import { parseCompletion } from "./schemas.ts";
@@ -37,6 +38,8 @@ export interface LlmClientOptions {
   readonly retry?: Partial<RetryPolicy>;
   /** Source of jitter in [0, 1); `Math.random` by default. */
   readonly random?: () => number;
+  /** Longest silence between two chunks of a streamed response, in ms (default 60 s). */
+  readonly streamIdleMs?: number;
 }
 
 /** The chat-completions client: the `complete` port plus the owned connection pool. */
@@ -109,6 +112,9 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   const random = options.random ?? Math.random;
   const url = completionsUrl(llm.base_url);
   const maxResponseBytes = Math.min(RESPONSE_BYTES_CEILING, ENVELOPE_BYTES + llm.max_output_tokens * BYTES_PER_TOKEN);
+  const streamIdleMs = Math.max(1, Math.min(options.streamIdleMs ?? 60_000, requestTimeoutMs));
+  // Set once the server refused `stream`: later requests go out as single messages.
+  let streamRefused = false;
 
   const complete: CompletePort = async (request: CompleteRequest): Promise<Result<LlmTurn, LisaError>> => {
     const messagesSize = JSON.stringify(request.messages).length;
@@ -117,17 +123,30 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       rlog.warn("llm_request_too_large", { request_characters: messagesSize, limit: llm.max_request_characters });
       return err(new InvocationLimitError("llm_request_too_large", "The LLM request exceeded max_request_characters."));
     }
-    const body = JSON.stringify(requestBody(llm, request.messages, request.tools));
+    const onContent = request.onContent;
+    let streaming = onContent !== undefined && !streamRefused;
+    const bodyFor = (stream: boolean): string => JSON.stringify({ ...requestBody(llm, request.messages, request.tools), ...(stream ? { stream: true } : {}) });
+    let body = bodyFor(streaming);
     const headers = requestHeaders(llm);
+    if (streaming) headers["accept"] = "text/event-stream, application/json";
     let lastCode = "llm_unavailable";
     for (let attemptNo = 1; attemptNo <= policy.maxAttempts; attemptNo += 1) {
       const remaining = request.deadline === undefined ? Infinity : request.deadline - performance.now();
       if (request.signal.aborted || remaining <= 0) return err(abortedError(request.signal, request.deadline));
       const started = performance.now();
-      const outcome = await attempt({
-        client: http, url, headers, body, maxResponseBytes, signal: request.signal,
-        timeoutMs: Math.max(1, Math.min(requestTimeoutMs, remaining)),
-      });
+      const input = { client: http, url, headers, body, maxResponseBytes, signal: request.signal, timeoutMs: Math.max(1, Math.min(requestTimeoutMs, remaining)) };
+      const streamed = streaming && onContent !== undefined ? await attemptStream({ ...input, idleMs: streamIdleMs, onContent }) : await attempt(input);
+      if (streamed.kind === "stream_refused") {
+        // A server that cannot stream: today's single message, for this request and every later one.
+        rlog.warn("llm_stream_refused", { attempt: attemptNo });
+        streamRefused = true;
+        streaming = false;
+        body = bodyFor(false);
+        headers["accept"] = "application/json";
+        attemptNo -= 1;
+        continue;
+      }
+      const outcome: AttemptOutcome = streamed;
       const durationMs = Math.round(performance.now() - started);
       if (outcome.kind === "aborted") return err(abortedError(request.signal, request.deadline));
       if (outcome.kind === "ok") {
@@ -139,7 +158,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
         const turn = completionToTurn(parsed, request.tools.length > 0);
         rlog.debug("llm_request_done", {
           status_class: statusClass(outcome.status), attempt: attemptNo, duration_ms: durationMs,
-          turn: turn.kind, tool_calls: turn.kind === "tool_calls" ? turn.calls.length : 0, truncated: turn.truncated === true,
+          turn: turn.kind, tool_calls: turn.kind === "tool_calls" ? turn.calls.length : 0, truncated: turn.truncated === true, streamed: streaming,
         });
         return ok(turn);
       }

@@ -36,12 +36,13 @@ const ERROR_BODY_BYTES = 16 * 1024;
 const CONTEXT_EXCEEDED = /context[ _-]?(length|size|window)|maximum context|too many tokens|prompt is too long|exceeds? the (available )?context/i;
 
 /** Reads at most ERROR_BODY_BYTES of an error body ("" when longer or broken), then discards the rest. */
-async function readErrorSnippet(body: ResponseBody): Promise<string> {
+export async function readErrorSnippet(body: ResponseBody): Promise<string> {
   const text = await body.text(ERROR_BODY_BYTES);
   return text.ok ? text.value : "";
 }
 
-function classifyStatus(status: number, snippet: string, retryAfterMs: number | null): AttemptOutcome {
+/** The outcome of a non-2xx status (the error body's first bytes decide a few). */
+export function classifyStatus(status: number, snippet: string, retryAfterMs: number | null): AttemptOutcome {
   if (status === 429) return { kind: "transient", code: "llm_rate_limited", status, retryAfterMs };
   if (status === 408) return { kind: "transient", code: "llm_request_timeout", status, retryAfterMs };
   // llama-cpp-python reports its own request validation as 500: a refusal, not an outage.
@@ -94,7 +95,7 @@ export async function attempt(input: AttemptInput): Promise<AttemptOutcome> {
 }
 
 /** No usable response: the invocation's abort, the attempt's timeout, or a network failure. */
-function failed(signal: AbortSignal, attemptTimedOut: boolean): AttemptOutcome {
+export function failed(signal: AbortSignal, attemptTimedOut: boolean): AttemptOutcome {
   if (signal.aborted) return { kind: "aborted" };
   return { kind: "transient", code: attemptTimedOut ? "llm_timeout" : "llm_network", status: null, retryAfterMs: null };
 }

@@ -23,7 +23,9 @@ import { abortedError, answerError, toAnswerError } from "./errors.ts";
 import { checkFinalAnswer, type FinalAnswerCheck } from "./final-answer.ts";
 import { initialMessages, repairRequest, sourceCorrectionRequest } from "./prompt.ts";
 import { runToolBatch, type ToolBudget } from "./tool-batch.ts";
-import type { AnswerRequest, Answerer, ChatMessage, CompletePort, FinalAnswer, LlmTurn } from "./types.ts";
+import { partialMarkdown } from "./partial-answer.ts";
+import { isRecord, tryParseJson } from "./text.ts";
+import type { AnswerProgress, AnswerRequest, Answerer, ChatMessage, CompletePort, FinalAnswer, LlmToolCall, LlmTurn } from "./types.ts";
 
 /** Dependencies of the answerer. */
 export interface AnswererDeps {
@@ -62,6 +64,7 @@ async function answer(deps: AnswererDeps, complete: CompletePort, request: Answe
     maxResponseCharacters: llm.max_response_characters,
     contextBlock: request.contextBlock,
   });
+  const progress = request.progress;
   const state: LoopState = { iterations: 0, toolCalls: 0, toolsWithdrawn: definitions.length === 0, repairUsed: false, correctionUsed: false };
   const fail = (error: LisaError): Result<FinalAnswer, LisaError> => {
     const folded = toAnswerError(error);
@@ -76,6 +79,7 @@ async function answer(deps: AnswererDeps, complete: CompletePort, request: Answe
     const offered = state.toolsWithdrawn || lastIteration ? [] : definitions;
     const result = await complete({
       messages, tools: offered, signal: request.signal, deadline: request.deadline, correlationId: request.correlationId,
+      ...(progress === undefined ? {} : { onContent: (content: string) => reportText(content, progress) }),
     });
     if (!result.ok) return fail(result.error);
     const turn: LlmTurn = result.value;
@@ -85,6 +89,7 @@ async function answer(deps: AnswererDeps, complete: CompletePort, request: Answe
         calls: turn.calls, text: turn.text, session: request.tools, knownNames,
         maxToolCalls: llm.max_tool_calls, maxRequestCharacters: llm.max_request_characters,
         signal: request.signal, deadline: request.deadline, log,
+        ...(progress === undefined ? {} : { onCall: (call: LlmToolCall) => progress({ kind: "tool", name: call.name, url: pageUrl(call) }) }),
       }, state, messages);
       if (stopped !== null) return fail(stopped);
       continue;
@@ -104,6 +109,19 @@ async function answer(deps: AnswererDeps, complete: CompletePort, request: Answe
     messages.push({ role: "assistant", content: turn.text }, { role: "user", content: followUp });
   }
   return fail(answerError("invocation_limit"));
+}
+
+// Only the final answer's `markdown` is reported, as far as it streamed.
+function reportText(content: string, progress: (progress: AnswerProgress) => void): void {
+  const markdown = partialMarkdown(content);
+  if (markdown !== null) progress({ kind: "text", markdown });
+}
+
+// The page a fetch tool call reads (for "reading example.org…"); null otherwise.
+function pageUrl(call: LlmToolCall): string | null {
+  const args = tryParseJson(call.arguments);
+  const url = isRecord(args) ? args["url"] : undefined;
+  return typeof url === "string" ? url : null;
 }
 
 /** The single repair or correction message for an unusable answer, or the error to stop with. */

@@ -31,6 +31,8 @@ export interface ToolBatchInput {
   readonly signal: AbortSignal;
   readonly deadline: number | undefined;
   readonly log: Logger;
+  /** Told about each call just before it runs (streaming replies show what she is doing). */
+  readonly onCall?: (call: LlmToolCall) => void;
 }
 
 // Room kept free in the request for the host's own later messages (repair, correction).
@@ -64,6 +66,7 @@ export async function runToolBatch(
   for (const call of input.calls) {
     if (input.signal.aborted) return abortedError(input.signal, input.deadline);
     budget.toolCalls += 1;
+    input.onCall?.(call);
     const started = performance.now();
     const result = await executeOne(input, call);
     if (result === null || input.signal.aborted) return abortedError(input.signal, input.deadline);

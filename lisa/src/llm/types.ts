@@ -48,6 +48,13 @@ export interface CompleteRequest {
   readonly deadline?: number;
   /** Hashed invocation id for log lines. */
   readonly correlationId?: string;
+  /**
+   * Streams the response when set: called with the whole content text so far
+   * each time more arrived (a retried attempt starts again from its first
+   * chunk). A server that cannot stream answers in one message and this is
+   * never called.
+   */
+  readonly onContent?: (content: string) => void;
 }
 
 /** The narrow port the orchestrator uses to reach the model (the client, or a fake). */
@@ -61,6 +68,13 @@ export interface FinalAnswer {
   readonly toolCalls: number;
 }
 
+/** What the answerer reports while it works (streaming replies). */
+export type AnswerProgress =
+  /** The final answer's Markdown as far as it has streamed (unvalidated: never to be shown as is). */
+  | { readonly kind: "text"; readonly markdown: string }
+  /** A tool call is about to run; `url` is the page it reads, when it reads one. */
+  | { readonly kind: "tool"; readonly name: string; readonly url: string | null };
+
 /** Everything one invocation hands to the answerer. */
 export interface AnswerRequest {
   /** The `<room_context>` block, built and bounded by the context module. */
@@ -70,6 +84,8 @@ export interface AnswerRequest {
   readonly correlationId: string;
   /** Invocation deadline as a `performance.now()` value (optional; bounds LLM retries). */
   readonly deadline?: number;
+  /** Streams the model's responses and reports progress when set. */
+  readonly progress?: (progress: AnswerProgress) => void;
 }
 
 /** Produces the final answer of one invocation, running the tool loop. */

@@ -100,6 +100,22 @@ export const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    // Streaming replies: the message an invocation's answer grows in (null
+    // until its first send is known to have landed) and the last edit
+    // sequence number taken, so a restarted Lisa edits the same message on.
+    version: 4,
+    name: "reply streams",
+    statements: [
+      `CREATE TABLE reply_streams(
+        invocation_event_id TEXT PRIMARY KEY,
+        sent_event_id TEXT,
+        last_seq INTEGER NOT NULL,
+        updated_at_ms INTEGER NOT NULL,
+        FOREIGN KEY(invocation_event_id) REFERENCES invocations(event_id)
+      )`,
+    ],
+  },
 ];
 
 /** The newest schema version this code can read and write. */
@@ -119,6 +135,7 @@ export const LATEST_TABLE_COLUMNS: Readonly<Record<string, readonly string[]>> =
   room_aliases: ["alias", "room_id", "updated_at_ms"],
   e2ee_held: ["event_id", "room_id", "sender_id", "received_at_ms", "raw_event_json", "held_at_ms", "deadline_ms"],
   e2ee_rooms: ["room_id", "since_ms"],
+  reply_streams: ["invocation_event_id", "sent_event_id", "last_seq", "updated_at_ms"],
 };
 
 /** The highest applied version, or 0 for a database without `schema_migrations`. */

@@ -5,10 +5,11 @@ import { nextForRoom, nextWakeAtMs, resumeRoomSends, roomsWithWork } from "./que
 import { INVOCATION_COLUMNS, PENDING_SQL, toInvocationRow } from "./rows.ts";
 import * as held from "./held.ts";
 import * as rooms from "./rooms.ts";
+import * as streams from "./streams.ts";
 import { summarizeStatus } from "./status.ts";
 import { matrixTransactionId } from "./txn-id.ts";
 import type {
-  BaselineInput, HeldEvent, HeldOutcome, InvocationRow, InvocationStatus, RoomConditionRow, RoomCursorView, StateStore, StateStoreMode, StatusSummary,
+  BaselineInput, HeldEvent, HeldOutcome, InvocationRow, InvocationStatus, ReplyStreamRow, RoomConditionRow, RoomCursorView, StateStore, StateStoreMode, StatusSummary,
   SyncBatchInput, SyncStateView, WorkItem,
 } from "./types.ts";
 import { isCode, isEventId, isInteger, isJsonObjectText, isRoomId, isUserId } from "./validate.ts";
@@ -308,6 +309,22 @@ export class SqliteStateStore implements StateStore {
 
   pruneAliasBindings(keep: readonly string[]): number {
     return rooms.pruneAliasBindings(this.#conn, keep);
+  }
+
+  replyStream(eventId: string): ReplyStreamRow | null {
+    return streams.readReplyStream(this.#conn, eventId);
+  }
+
+  beginReplyStream(eventId: string): ReplyStreamRow {
+    return streams.beginReplyStream(this.#conn, eventId);
+  }
+
+  setReplyStreamEvent(eventId: string, sentEventId: string): void {
+    streams.setReplyStreamEvent(this.#conn, eventId, sentEventId);
+  }
+
+  takeEditSeq(eventId: string): number {
+    return streams.takeEditSeq(this.#conn, eventId);
   }
 
   instanceLock(): InstanceLock | null {

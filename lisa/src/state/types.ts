@@ -202,6 +202,13 @@ export interface StatusSummary {
   readonly encryptedRooms: readonly EncryptedRoomSummary[];
 }
 
+/** A streaming reply's message and its last edit sequence number taken. */
+export interface ReplyStreamRow {
+  /** The message the answer grows in; null while its first send is not known to have landed. */
+  readonly sentEventId: string | null;
+  readonly lastSeq: number;
+}
+
 /** The durable ledger: sync position, room cursors, invocations and sent bot events. */
 export interface StateStore {
   /** The mode this store was opened in. */
@@ -268,6 +275,14 @@ export interface StateStore {
   bindAlias(alias: string, roomId: string): void;
   /** Forgets bindings of aliases not in `keep`. */
   pruneAliasBindings(keep: readonly string[]): number;
+  /** The invocation's streaming reply, or null when none was begun. */
+  replyStream(eventId: string): ReplyStreamRow | null;
+  /** Begins (or returns the existing) streaming reply, just before its first send. */
+  beginReplyStream(eventId: string): ReplyStreamRow;
+  /** Records the message the streaming reply grows in. */
+  setReplyStreamEvent(eventId: string, sentEventId: string): void;
+  /** Takes the next edit sequence number durably (before sending that edit). */
+  takeEditSeq(eventId: string): number;
   /** The instance lock this store holds (run mode), so what lives beside the database opens under the same lock; null read-only. */
   instanceLock(): InstanceLock | null;
   /** Closes the database and releases the instance lock; safe to call twice. */

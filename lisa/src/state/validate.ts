@@ -150,6 +150,13 @@ function roomAliasProblem(row: Row): string | null {
   return isInteger(row["updated_at_ms"]) ? null : "has a non-integer updated_at_ms";
 }
 
+function replyStreamProblem(row: Row): string | null {
+  if (!isEventId(row["invocation_event_id"])) return "has an invalid invocation_event_id";
+  if (row["sent_event_id"] !== null && !isEventId(row["sent_event_id"])) return "has an invalid sent_event_id";
+  if (!isInteger(row["last_seq"]) || row["last_seq"] < 0) return "has an invalid last_seq";
+  return isInteger(row["updated_at_ms"]) ? null : "has a non-integer updated_at_ms";
+}
+
 const ROW_CHECKS: readonly { table: string; sql: string; problem: (row: Row) => string | null }[] = [
   { table: "sync_state", sql: "SELECT rowid AS _rowid, * FROM sync_state", problem: syncStateProblem },
   { table: "room_cursors", sql: "SELECT rowid AS _rowid, * FROM room_cursors", problem: roomCursorProblem },
@@ -162,6 +169,7 @@ const ROW_CHECKS: readonly { table: string; sql: string; problem: (row: Row) => 
   },
   { table: "room_conditions", sql: "SELECT rowid AS _rowid, * FROM room_conditions", problem: roomConditionProblem },
   { table: "room_aliases", sql: "SELECT rowid AS _rowid, * FROM room_aliases", problem: roomAliasProblem },
+  { table: "reply_streams", sql: "SELECT rowid AS _rowid, * FROM reply_streams", problem: replyStreamProblem },
 ];
 
 /**

@@ -29,6 +29,20 @@ export interface ScriptedResponse {
   readonly delayMs?: number;
   /** Destroy the socket before any response, or after half of the body with a longer Content-Length. */
   readonly drop?: "before_response" | "mid_body";
+  /**
+   * A streamed body (`text/event-stream` unless `headers` say otherwise): each
+   * piece written verbatim after its delay; the response ends after the last
+   * piece unless `hold` keeps the connection open and silent (a stalled stream).
+   */
+  readonly stream?: readonly StreamPiece[];
+  readonly hold?: boolean;
+}
+
+/** One write of a streamed body. */
+export interface StreamPiece {
+  readonly text: string;
+  /** Wait this long before writing it (after the previous piece). */
+  readonly delayMs?: number;
 }
 
 /** One scripted answer: fixed, or computed from the request and its 0-based index. */
@@ -100,7 +114,35 @@ export function errorReply(status: number, headers: Readonly<Record<string, stri
   return { status, headers, body: { error: { message, type: "scripted_error", code: status } } };
 }
 
-function send(res: ServerResponse, response: ScriptedResponse): void {
+function sendStream(res: ServerResponse, response: ScriptedResponse, pieces: readonly StreamPiece[], timers: Set<NodeJS.Timeout>): void {
+  res.writeHead(response.status ?? 200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...response.headers });
+  let index = 0;
+  const next = (): void => {
+    if (res.destroyed || res.writableEnded) return;
+    const piece = pieces[index];
+    if (piece === undefined) {
+      if (response.hold !== true) res.end();
+      return;
+    }
+    index += 1;
+    const write = (): void => {
+      if (res.destroyed || res.writableEnded) return;
+      res.write(piece.text);
+      next();
+    };
+    if ((piece.delayMs ?? 0) <= 0) return write();
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      write();
+    }, piece.delayMs);
+    timers.add(timer);
+    res.on("close", () => clearTimeout(timer));
+  };
+  next();
+}
+
+function send(res: ServerResponse, response: ScriptedResponse, timers: Set<NodeJS.Timeout> = new Set()): void {
+  if (response.stream !== undefined) return sendStream(res, response, response.stream, timers);
   const text = response.rawBody ?? (response.body === undefined ? "" : JSON.stringify(response.body));
   const headers: Record<string, string | number> = { "content-type": "application/json", ...response.headers };
   if (response.drop === "mid_body") {
@@ -155,7 +197,7 @@ export async function startScriptedLlm(script: Script, options: { model?: string
             req.socket.destroy();
             return;
           }
-          send(res, response);
+          send(res, response, timers);
         };
         if (response.delayMs === undefined || response.delayMs <= 0) {
           answer();

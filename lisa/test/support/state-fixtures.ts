@@ -158,6 +158,15 @@ export const PRIOR_VERSION_FIXTURES: readonly { version: number; build: (path: s
           '{"type":"m.room.encrypted","content":{}}', 1700000000000, 1700000900000);`);
     }),
   },
+  {
+    version: 4,
+    build: (path) => withRawDatabase(path, (db) => {
+      applyMigrations(db, 1_700_000_000_000, 4);
+      db.exec(`INSERT INTO sync_state VALUES (1, 's9', 1, 1700000000000, 1700000000000);
+        INSERT INTO room_cursors VALUES ('!room-a:example.org', '$last:example.org', 1700000000000, 1699999999000);
+        INSERT INTO e2ee_rooms VALUES ('!room-a:example.org', 1700000000000);`);
+    }),
+  },
 ];
 
 /** Spawns a Node 24 child that opens `path` for run and prints `ready` once it holds the lock. */

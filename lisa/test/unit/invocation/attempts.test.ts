@@ -31,6 +31,7 @@ function harness() {
     recordSendFailure: () => calls.push("send_failed"),
     releaseLease: () => { calls.push("released"); return true; },
     roomCursor: () => null,
+    replyStream: () => null,
   } as unknown as WorkerStore;
   let responded = 0;
   const worker = createInvocationWorker({

@@ -1,0 +1,118 @@
+// One streamed attempt (`stream: true`): the server-sent events are decoded
+// as they arrive, folded into one completion, and the content so far is
+// reported after every chunk that changed it. Bounds: the same byte cap as a
+// whole response, the attempt's deadline, and an idle deadline between
+// chunks (a stalled stream is `llm_timeout`, never a hang). A server that
+// answers with one JSON body instead of events is read as today; one that
+// refuses the `stream` field says so (`stream_refused`) and is asked again
+// without it.
+
+import type { ResponseBody } from "../http/body.ts";
+import type { HttpClient } from "../http/client.ts";
+import { protocolError } from "./errors.ts";
+import { classifyStatus, failed, readErrorSnippet, type AttemptInput, type AttemptOutcome } from "./http.ts";
+import { parseRetryAfterMs } from "./retry.ts";
+import { SseDecoder } from "./sse.ts";
+import { ChunkAccumulator } from "./stream-chunks.ts";
+import { tryParseJson } from "./text.ts";
+
+/** Inputs of a streamed attempt. */
+export interface StreamAttemptInput extends AttemptInput {
+  readonly client: HttpClient;
+  /** Longest silence between two chunks of the body, in ms. */
+  readonly idleMs: number;
+  /** Called with the whole content text so far, each time a chunk added to it. */
+  readonly onContent: (content: string) => void;
+}
+
+/** A streamed attempt's outcome; `stream_refused` asks the caller to repeat the request without streaming. */
+export type StreamOutcome = AttemptOutcome | { readonly kind: "stream_refused" };
+
+// A refusal of the `stream` field itself (a proxy or server that cannot stream).
+const STREAM_REFUSED = /\bstream(ing)?\b/i;
+
+/** Sends one streamed request and classifies the outcome; never throws for expected failures. */
+export async function attemptStream(input: StreamAttemptInput): Promise<StreamOutcome> {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, input.timeoutMs);
+  const onAbort = (): void => controller.abort();
+  input.signal.addEventListener("abort", onAbort, { once: true });
+  try {
+    if (input.signal.aborted) return { kind: "aborted" };
+    const sent = await input.client.request({ url: input.url, method: "POST", headers: input.headers, body: input.body, signal: controller.signal });
+    if (!sent.ok) return failed(input.signal, timedOut);
+    const response = sent.value;
+    const status = response.status;
+    if (status < 200 || status >= 300) {
+      const snippet = await readErrorSnippet(response.body);
+      if ((status === 400 || status === 422) && STREAM_REFUSED.test(snippet)) return { kind: "stream_refused" };
+      return classifyStatus(status, snippet, parseRetryAfterMs(response.headers["retry-after"], Date.now()));
+    }
+    const type = String(response.headers["content-type"] ?? "").toLowerCase();
+    if (!type.includes("text/event-stream")) {
+      // The server ignored `stream`: one ordinary completion.
+      const text = await response.body.text(input.maxResponseBytes);
+      if (!text.ok) return text.error.code === "http_body_too_large" ? tooLarge() : failed(input.signal, timedOut);
+      const json = tryParseJson(text.value);
+      return json === undefined ? { kind: "failed", status, error: protocolError("llm_protocol_error") } : { kind: "ok", status, json };
+    }
+    return await readEvents(input, response.body, status, () => timedOut);
+  } finally {
+    clearTimeout(timer);
+    input.signal.removeEventListener("abort", onAbort);
+  }
+}
+
+function tooLarge(): AttemptOutcome {
+  return { kind: "failed", status: 200, error: protocolError("llm_response_too_large") };
+}
+
+async function readEvents(input: StreamAttemptInput, body: ResponseBody, status: number, timedOut: () => boolean): Promise<AttemptOutcome> {
+  const sse = new SseDecoder(input.maxResponseBytes);
+  const chunks = new ChunkAccumulator();
+  const text = new TextDecoder("utf-8");
+  const state: { done: boolean; problem: "invalid" | "error" | null } = { done: false, problem: null };
+  const take = (payloads: readonly string[]): boolean => {
+    const before = chunks.content;
+    for (const data of payloads) {
+      if (data.trim() === "[DONE]") {
+        state.done = true;
+        break;
+      }
+      const outcome = chunks.apply(tryParseJson(data));
+      if (outcome !== "ok") {
+        state.problem = outcome;
+        return false;
+      }
+    }
+    if (chunks.content !== before) input.onContent(chunks.content);
+    return !state.done;
+  };
+  const read = await body.each(input.maxResponseBytes, (chunk) => {
+    const step = sse.push(text.decode(chunk, { stream: true }));
+    if (!step.ok) {
+      state.problem = "invalid";
+      return false;
+    }
+    return take(step.data);
+  }, input.idleMs);
+  if (!read.ok) {
+    if (read.error.code === "http_body_too_large") return tooLarge();
+    if (read.error.code === "http_body_timeout") return { kind: "transient", code: "llm_timeout", status, retryAfterMs: null };
+    return failed(input.signal, timedOut());
+  }
+  if (state.problem === null && !state.done) {
+    const tail = sse.push(text.decode());
+    take([...(tail.ok ? tail.data : []), ...sse.end()]);
+  }
+  if (state.problem === "invalid") return { kind: "failed", status, error: protocolError("llm_protocol_error") };
+  // llama-server reports a failure after the headers as an `error` event.
+  if (state.problem === "error") return { kind: "transient", code: "llm_stream_error", status, retryAfterMs: null };
+  // Cut off: neither [DONE] nor a finish reason arrived (a dying server, a proxy timeout).
+  if (!state.done && !chunks.finished) return { kind: "transient", code: "llm_network", status, retryAfterMs: null };
+  return { kind: "ok", status, json: chunks.completion() };
+}
