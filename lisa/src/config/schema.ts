@@ -144,6 +144,8 @@ const runtimeSchema = v.strictObject({
 const e2eeSchema = v.strictObject({
   enabled: v.optional(v.boolean(), false),
   store_passphrase: v.optional(secretRef),
+  /** Her recovery key (`lisa e2ee export-recovery`), an env: reference: restores her identity when her store lacks it. */
+  recovery_key: v.optional(secretRef),
 });
 
 /** The whole configuration file as written by the operator (before secrets resolve). Omitted tables get their defaults. */
