@@ -19,7 +19,7 @@ export async function startEncryptionIfEnabled(
   const { startEncryption } = await import("../e2ee/index.ts");
   const started = await startEncryption({
     lock, databasePath: config.runtime.database_path, passphrase, userId: config.matrix.user_id, deviceId: config.matrix.device_id,
-    http, log, signal,
+    http, log, signal, recoveryKey: config.e2ee.recovery_key,
   });
   return started.ok ? ok(started.value) : err(started.error);
 }

@@ -184,6 +184,8 @@ function validateResolved(c: FileConfig, baseDir: string, env: Environment): Res
   }
   const storePassphrase = c.e2ee.enabled && c.e2ee.store_passphrase !== undefined
     ? resolveSecret("e2ee.store_passphrase", c.e2ee.store_passphrase, env, problems) : null;
+  const recoveryKey = c.e2ee.enabled && c.e2ee.recovery_key !== undefined
+    ? resolveSecret("e2ee.recovery_key", c.e2ee.recovery_key, env, problems) : null;
   const personaPath = resolve(baseDir, c.persona.path);
   const personaText = readPersona(personaPath, problems);
   const databasePath = resolve(baseDir, c.runtime.database_path);
@@ -192,8 +194,8 @@ function validateResolved(c: FileConfig, baseDir: string, env: Environment): Res
   const { password: _p, access_token: _a, ...matrix } = c.matrix;
   const { api_key: _k, extra_headers: _h, ...llm } = c.llm;
   const { api_key: _s, endpoint, ...search } = c.search;
-  const { store_passphrase: _e, ...e2ee } = c.e2ee;
-  const secrets = [password, llmKey, searchKey, storePassphrase, ...Object.values(headers)].filter((s): s is Secret => s !== null);
+  const { store_passphrase: _e, recovery_key: _r, ...e2ee } = c.e2ee;
+  const secrets = [password, llmKey, searchKey, storePassphrase, recoveryKey, ...Object.values(headers)].filter((s): s is Secret => s !== null);
   return ok({
     matrix: Object.freeze({ ...matrix, password }),
     llm: Object.freeze({ ...llm, api_key: llmKey, extra_headers: Object.freeze(headers) }),
@@ -202,7 +204,7 @@ function validateResolved(c: FileConfig, baseDir: string, env: Environment): Res
     search: Object.freeze({ ...search, endpoint: endpoint ?? null, api_key: searchKey }),
     web: Object.freeze(c.web),
     runtime: Object.freeze({ ...c.runtime, database_path: databasePath }),
-    e2ee: Object.freeze({ ...e2ee, store_passphrase: storePassphrase }),
+    e2ee: Object.freeze({ ...e2ee, store_passphrase: storePassphrase, recovery_key: recoveryKey }),
     streaming: Object.freeze(c.streaming),
     secrets: Object.freeze(secrets),
   });

@@ -145,6 +145,8 @@ const e2eeSchema = v.strictObject({
   enabled: v.optional(v.boolean(), false),
   store_passphrase: v.optional(secretRef),
   key_wait_seconds: bounded("e2ee.key_wait_seconds"),
+  /** Her recovery key (`lisa e2ee export-recovery`), an env: reference: restores her identity when her store lacks it. */
+  recovery_key: v.optional(secretRef),
 });
 
 // Streaming replies (the answer appears while she writes it), opt-in: off,

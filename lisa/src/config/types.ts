@@ -22,7 +22,7 @@ export type WebConfig = Readonly<FileConfig["web"]>;
 export type RuntimeConfig = Readonly<FileConfig["runtime"]>;
 
 /** Encrypted rooms: off unless enabled; when on, the crypto store's passphrase is resolved. */
-export type E2eeConfig = Readonly<Omit<FileConfig["e2ee"], "store_passphrase"> & { store_passphrase: Secret | null }>;
+export type E2eeConfig = Readonly<Omit<FileConfig["e2ee"], "store_passphrase" | "recovery_key"> & { store_passphrase: Secret | null; recovery_key: Secret | null }>;
 
 /** Streaming replies: off unless enabled. */
 export type StreamingConfig = Readonly<FileConfig["streaming"]>;

@@ -10,6 +10,7 @@ import type { InstanceLock } from "../state/lock.ts";
 import { E2eeDevice, type IdentityKeys } from "./device.ts";
 import type { E2eeError } from "./errors.ts";
 import { decryptingHistory, encryptingRoomPort, type EventSendPort, type Opened, openEvent, type RoomFactsPort } from "./room-ports.ts";
+import { startIdentity } from "./identity-start.ts";
 import { openCryptoStore } from "./store.ts";
 
 export { E2EE_ERROR_CODES, E2eeError } from "./errors.ts";
@@ -24,6 +25,8 @@ export interface EncryptionDeps {
   readonly http: CryptoRequestPort;
   readonly log: Logger;
   readonly signal: AbortSignal;
+  /** Her recovery key (`e2ee.recovery_key`), to restore an identity the account has and her store lacks. */
+  readonly recoveryKey?: Secret | null;
 }
 
 /** Lisa's running device: what the sync loop feeds, and its public identity. */
@@ -78,6 +81,8 @@ export async function startEncryption(deps: EncryptionDeps): Promise<Result<Encr
   const first = await device.flush(deps.signal);
   // Identity keys are public (they are what a member compares when verifying the device).
   deps.log.info("e2ee_device_ready", { ed25519: device.identityKeys().ed25519, requests_sent: first.sent, request_failed: first.failed });
+  // Her cross-signing identity: created on the first start, reused after, never replaced here.
+  await startIdentity(device, deps, deps.signal);
   return ok({
     device,
     identityKeys: () => device.identityKeys(),

@@ -15,6 +15,7 @@ import {
   sendResponseSchema, typingResponseSchema,
 } from "./schemas.ts";
 import { MatrixTransport } from "./transport.ts";
+import { withPasswordAuth } from "./uia.ts";
 import { parseBody } from "./wire.ts";
 
 /** What the Matrix client needs from configuration. */
@@ -287,6 +288,10 @@ class HttpMatrixClient implements MatrixClient {
     if (request.kind === "to_device") {
       const path = `${V3}/sendToDevice${segments(request.eventType, request.txnId)}`;
       return this.#call("send_to_device", { method: "PUT", path, body: request.body, signal, timeoutMs: this.#requestTimeoutMs });
+    }
+    if (request.kind === "signing_keys_upload") {
+      const post = (body: unknown) => this.#call("device_signing_upload", { method: "POST", path: `${V3}/keys/device_signing/upload`, body, signal, timeoutMs: this.#requestTimeoutMs });
+      return withPasswordAuth(post, request.body, this.#config.userId, this.#config.password);
     }
     const path = `${V3}/keys/${CRYPTO_PATHS[request.kind]}`;
     return this.#call(request.kind, { method: "POST", path, body: request.body, signal, timeoutMs: this.#requestTimeoutMs });

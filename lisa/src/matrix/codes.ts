@@ -90,6 +90,8 @@ export interface ErrorBody {
   readonly errcode: string | null;
   readonly retryAfterMs: number | null;
   readonly softLogout: boolean;
+  /** `session` of a user-interactive-auth 401. */
+  readonly uiaSession: string | null;
 }
 
 /** Facts of a non-2xx response needed to classify it. */
@@ -119,5 +121,6 @@ export function errorFromResponse(failure: HttpFailure): MatrixError {
   if (status >= 500) return new MatrixError(MATRIX_CODES.serverError, base, true);
   if (status === 403) return new MatrixError(MATRIX_CODES.forbidden, base, false);
   if (status === 404) return new MatrixError(MATRIX_CODES.notFound, base, false);
-  return new MatrixError(MATRIX_CODES.requestFailed, base, false);
+  // A 401 asking for user-interactive auth keeps its session for the one repeat with `auth`.
+  return new MatrixError(MATRIX_CODES.requestFailed, status === 401 ? { ...base, uiaSession: parsed.uiaSession } : base, false);
 }

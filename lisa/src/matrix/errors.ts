@@ -10,6 +10,8 @@ export interface MatrixErrorFields {
   readonly retryAfterMs: number | null;
   /** `soft_logout` flag of a 401. */
   readonly softLogout?: boolean;
+  /** `session` of a 401 that asks for user-interactive auth (an opaque id the server chose, not a secret). */
+  readonly uiaSession?: string | null;
 }
 
 /**
@@ -23,6 +25,7 @@ export class MatrixError extends LisaError {
   readonly httpStatus: number | null;
   readonly retryAfterMs: number | null;
   readonly softLogout: boolean;
+  readonly uiaSession: string | null;
 
   constructor(code: string, fields: MatrixErrorFields, retryable: boolean, cause?: unknown) {
     super(code, `Matrix request failed: ${code}`, { retryable, cause });
@@ -30,5 +33,6 @@ export class MatrixError extends LisaError {
     this.httpStatus = fields.httpStatus;
     this.retryAfterMs = fields.retryAfterMs;
     this.softLogout = fields.softLogout ?? false;
+    this.uiaSession = fields.uiaSession ?? null;
   }
 }

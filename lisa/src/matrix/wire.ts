@@ -27,14 +27,15 @@ export const errorBodySchema = v.object({
   errcode: v.fallback(v.optional(v.string()), undefined),
   retry_after_ms: v.fallback(v.optional(v.pipe(v.number(), v.minValue(0))), undefined),
   soft_logout: v.fallback(v.optional(v.boolean()), undefined),
+  session: v.fallback(v.optional(v.string()), undefined),
 });
 
 /** Reads the fields Lisa uses from any error body, tolerating non-JSON and odd shapes. */
 export function readErrorBody(body: unknown): ErrorBody {
   const parsed = v.safeParse(errorBodySchema, body);
-  if (!parsed.success) return { errcode: null, retryAfterMs: null, softLogout: false };
-  const { errcode, retry_after_ms: retryAfterMs, soft_logout: softLogout } = parsed.output;
-  return { errcode: errcode ?? null, retryAfterMs: retryAfterMs ?? null, softLogout: softLogout === true };
+  if (!parsed.success) return { errcode: null, retryAfterMs: null, softLogout: false, uiaSession: null };
+  const { errcode, retry_after_ms: retryAfterMs, soft_logout: softLogout, session } = parsed.output;
+  return { errcode: errcode ?? null, retryAfterMs: retryAfterMs ?? null, softLogout: softLogout === true, uiaSession: session ?? null };
 }
 
 /** Validates a response body against a schema; any mismatch is `matrix_bad_response`. */

@@ -124,9 +124,12 @@ describe("auth responses", () => {
 
   test("error bodies tolerate odd fields", () => {
     assert.deepEqual(readErrorBody({ errcode: "M_LIMIT_EXCEEDED", retry_after_ms: 20, soft_logout: true }),
-      { errcode: "M_LIMIT_EXCEEDED", retryAfterMs: 20, softLogout: true });
-    assert.deepEqual(readErrorBody({ errcode: 5, retry_after_ms: "x" }), { errcode: null, retryAfterMs: null, softLogout: false });
-    assert.deepEqual(readErrorBody("<html>"), { errcode: null, retryAfterMs: null, softLogout: false });
+      { errcode: "M_LIMIT_EXCEEDED", retryAfterMs: 20, softLogout: true, uiaSession: null });
+    assert.deepEqual(readErrorBody({ errcode: 5, retry_after_ms: "x", session: 7 }), { errcode: null, retryAfterMs: null, softLogout: false, uiaSession: null });
+    assert.deepEqual(readErrorBody("<html>"), { errcode: null, retryAfterMs: null, softLogout: false, uiaSession: null });
+    // LISA-XSIGN-02: a user-interactive-auth 401 keeps its session id for the one repeat with `auth`.
+    assert.deepEqual(readErrorBody({ session: "sess1", flows: [{ stages: ["m.login.password"] }] }),
+      { errcode: null, retryAfterMs: null, softLogout: false, uiaSession: "sess1" });
   });
 });
 
