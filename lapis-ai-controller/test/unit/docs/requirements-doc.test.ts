@@ -104,7 +104,7 @@ test("P-LAY-01 the check catches a row whose file does not carry its id, and a f
   assert.deepEqual([...cell.matchAll(TEST_FILE)].map((m) => m[1]), ["test/unit/docs/requirements-doc.test.ts", "test/deno/store_test.ts"]);
 });
 
-test("P-LAY-01 no test title and no requirement id names an issue-tracker number", () => {
+test("P-LAY-01 no test title, requirement id, README or docs page names an issue-tracker number", () => {
   const found: string[] = [];
   for (const file of testFiles()) {
     for (const call of readFileSync(join(PACKAGE, file), "utf8").matchAll(TEST_CALL)) {
@@ -113,5 +113,11 @@ test("P-LAY-01 no test title and no requirement id names an issue-tracker number
   }
   const doc = readFileSync(join(PACKAGE, "docs", "requirements.md"), "utf8");
   for (const m of doc.matchAll(/^\| (ISSUE-[^ |]+)/gm)) found.push(`docs/requirements.md: ${m[1]}`);
+  // The README and every page under docs/ speak to a reader of the clone: no tracker numbers.
+  const pages = ["README.md", ...readdirSync(join(PACKAGE, "docs"), { recursive: true, encoding: "utf8" }).map((f) => join("docs", f))]
+    .filter((f) => /\.(md|json|mjs)$/.test(f));
+  for (const page of pages) {
+    for (const m of readFileSync(join(PACKAGE, page), "utf8").matchAll(/\b[Ii]ssue \d+|ISSUE-\d+|(?<![\w&])#\d+\b/g)) found.push(`${page}: ${m[0]}`);
+  }
   assert.deepEqual(found, []);
 });
