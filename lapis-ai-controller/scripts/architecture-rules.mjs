@@ -14,27 +14,30 @@ export const SOURCE_FOLDERS = ["auth", "capture", "cli", "domain", "execution", 
 export const ROOT_FILES = ["client", "runtime", "managed", "contracts", "index", "main", "service"];
 
 /**
- * Named modules that must exist (AIC-ARCH-001b/c). Each later issue adds its
- * own when it builds them: domain/turn-execution.ts, transcript-capture.ts and
- * endpoint-registration.ts (issue 14); transport/dispatch.ts and
- * transport/client-snapshot.ts (issue 13).
+ * Named modules that must exist (AIC-ARCH-001b/c/d): the store, the protocol's
+ * dispatch and snapshot, the engine's turn execution and transcript capture,
+ * endpoint registration, and the memory profiles (vault under memory/lapis/,
+ * group under memory/group/).
  */
 export const REQUIRED_FILES = [
   "src/persistence/sqlite-store.ts",
-  // issue 13
   "src/transport/dispatch.ts",
   "src/transport/client-snapshot.ts",
   "src/domain/endpoint-registration.ts",
-  // issue 14
   "src/domain/turn-execution.ts",
   "src/domain/transcript-capture.ts",
-  // issue 30: the vault memory profile (AIC-ARCH-001d)
+  // the vault memory profile (AIC-ARCH-001d)
   "src/memory/lapis/episode.ts",
   "src/memory/lapis/search.ts",
   "src/memory/lapis/ingest.ts",
   "src/memory/lapis/inspect.ts",
   "src/memory/lapis/forget.ts",
   "src/memory/lapis/consolidate.ts",
+  // the group memory profile (AIC-ARCH-001d)
+  "src/memory/group/store.ts",
+  "src/memory/group/search.ts",
+  "src/memory/group/drain.ts",
+  "src/memory/group/schema.ts",
 ];
 
 /** Entries allowed at the package root; anything else is a stray root file. */

@@ -1,4 +1,4 @@
-// `doctor`'s checks of a Codex provider's model configuration (issue 27):
+// `doctor`'s checks of a Codex provider's model configuration:
 // CODEX_HOME/config.toml names a provider with wire_api "responses" (current
 // Codex rejects "chat"), its base URL answers /models and lists the model, and
 // the model's context holds Codex's own prompt (measured: 4,649 tokens). Each
@@ -8,7 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Json } from "../domain/records.ts";
-import type { Check } from "./doctor.ts";
+import type { Check, DoctorCheck } from "./doctor-check.ts";
 
 /** Tokens of Codex's own prompt (instructions and tools), measured with Codex 0.156.1 on llama-server. */
 export const CODEX_PROMPT_TOKENS = 4_649;
@@ -126,3 +126,6 @@ export async function providerChecks(inputs: ProviderInputs): Promise<Check[]> {
   if (llama) checks.push({ name: "mcp-tools", ok: true, note: "warning: llama-server drops Codex's MCP (namespace) tools (llama.cpp issue 24295): application tools do not reach this model" });
   return checks;
 }
+
+/** The provider checks as one doctor check: the config's providers, `HOME` from the environment. */
+export const codexModelCheck: DoctorCheck = (inputs) => providerChecks({ providers: inputs.sections?.providers, env: inputs.env, home: inputs.env("HOME") ?? "/" });

@@ -4,43 +4,18 @@
 // running build against its release manifest (every file's bytes), the config
 // with the same check `serve` runs. It reports whether the token reference
 // resolves, never the token (P-CLI-14). Exit 1 when a check fails.
-// A new check is one function added to DOCTOR_CHECKS.
+// A new check is one function added to DOCTOR_CHECKS; what a check is lives
+// in `doctor-check.ts`, which the checks elsewhere (`doctor-provider.ts`) share.
 
 import { accessSync, constants, existsSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
-import type { Json } from "../domain/records.ts";
-import { providerChecks } from "./doctor-provider.ts";
 import { readStorageDiagnostics } from "../persistence/sqlite-store.ts";
+import type { Check, DoctorCheck, DoctorInputs } from "./doctor-check.ts";
+import { codexModelCheck } from "./doctor-provider.ts";
 import { EXIT, keyPath, type ExitClass } from "./errors.ts";
 import { launcherRelease, MIN_DENO, MIN_NODE } from "./launcher.ts";
-import type { ControllerPaths } from "./paths.ts";
-import type { RuntimeHost } from "./runtime-host.ts";
 import { verifySnapshot, versionAtLeast } from "./snapshot.ts";
 import { ownerTokenRef } from "./token.ts";
-
-/** One check's outcome. */
-export interface Check {
-  readonly name: string;
-  readonly ok: boolean;
-  /** A short fixed note or code, never a secret. */
-  readonly note: string;
-}
-
-/** What doctor looks at. */
-export interface DoctorInputs {
-  readonly host: RuntimeHost;
-  readonly paths: ControllerPaths;
-  /** The running program's build (its release manifest) and the snapshot root holding it; null in a checkout. */
-  readonly build: { readonly digest: string; readonly version: string; readonly root?: string } | null;
-  /** The config as `serve` would see it: `ok` only when the whole serve check passed (`where` names the failing key path). */
-  readonly config: { readonly ok: boolean; readonly exists: boolean; readonly code?: string; readonly where?: string; readonly tokens?: Json };
-  /** The config sections (for checks that read providers, workspaces or limits). */
-  readonly sections?: Readonly<Record<string, Json>>;
-  readonly env: (name: string) => string | undefined;
-}
-
-/** One doctor check: one or more lines, possibly after a bounded probe (async). */
-export type DoctorCheck = (inputs: DoctorInputs) => Check | readonly Check[] | Promise<Check | readonly Check[]>;
 
 /** Node and Deno versions this package runs on (package.json engines, P-CLI-01). */
 export function runtimeCheck({ host }: DoctorInputs): Check {
@@ -96,8 +71,8 @@ export function storageCheck({ paths }: DoctorInputs): Check {
     : { name: "storage", ok: false, note: d.error.code };
 }
 
-/** Every check, in output order. */
-export const DOCTOR_CHECKS: readonly DoctorCheck[] = [runtimeCheck, buildCheck, launcherCheck, configCheck, tokenCheck, storageCheck];
+/** Every check, in output order (the Codex provider's model configuration last). */
+export const DOCTOR_CHECKS: readonly DoctorCheck[] = [runtimeCheck, buildCheck, launcherCheck, configCheck, tokenCheck, storageCheck, codexModelCheck];
 
 /** Runs every check, in order. */
 export async function doctorChecks(inputs: DoctorInputs, checks: readonly DoctorCheck[] = DOCTOR_CHECKS): Promise<Check[]> {
@@ -106,10 +81,9 @@ export async function doctorChecks(inputs: DoctorInputs, checks: readonly Doctor
   return out;
 }
 
-/** Prints the checks (the Codex provider's model configuration last) and resolves to the exit class. */
+/** Prints the checks and resolves to the exit class. */
 export async function runDoctor(inputs: DoctorInputs, json: boolean): Promise<ExitClass> {
-  const home = inputs.env("HOME") ?? "/";
-  const checks = [...await doctorChecks(inputs), ...await providerChecks({ providers: inputs.sections?.providers, env: inputs.env, home })];
+  const checks = await doctorChecks(inputs);
   const ok = checks.every((c) => c.ok);
   if (json) inputs.host.writeOut(`${JSON.stringify({ ok, checks })}\n`);
   else inputs.host.writeOut(checks.map((c) => `${c.ok ? "ok  " : "FAIL"} ${c.name}: ${c.note}\n`).join(""));

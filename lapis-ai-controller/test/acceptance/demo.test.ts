@@ -114,7 +114,7 @@ test("AIC-DEMO-01 first run: npm run demo answers a prompt with streamed SmolLM2
   await quitAndCheck(demo, true);
 });
 
-test("AIC-DEMO-02 second run reuses installs, config, workspace and resumes the last thread", { timeout: STARTUP_MS }, async (t: TestContext) => {
+test("AIC-DEMO-02 AIC-DEMO-04 second run reuses installs, config, workspace and resumes the last thread; /threads lists them", { timeout: STARTUP_MS }, async (t: TestContext) => {
   assert.ok(lastThread !== "", "the first run left a thread");
   const started = Date.now();
   const demo = startDemo(t, dir);

@@ -15,7 +15,7 @@ const CANARY = "CANARYtok-installed-5e2b8c1f7a9d3046";
 const sha = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 const installed = (out: string) => JSON.parse(out.trim().split("\n").at(-1) as string) as { digest: string; release: string; config: { state: string }; tokenFile: { state: string } };
 
-test("AIC-CLI-002a install creates the launcher, a read-only release, the config, the token file and the workspace", { timeout: 300_000 }, (t) => {
+test("AIC-CLI-002a AIC-CLI-002c P-CLI-03 P-CLI-04 P-CLI-06 P-OPS-08 install creates the launcher, a read-only release, the config, the token file and the workspace", { timeout: 300_000 }, (t) => {
   const home = homeDir(t);
   const r = installCli(home);
   assert.equal(r.code, 0, r.stderr);
@@ -75,7 +75,7 @@ test("P-CLI-02 a corrupted staged file aborts the install and leaves the launche
   assert.deepEqual(readFileSync(bin), before);
 });
 
-test("AIC-CLI-002d the installed launcher serves under Deno; upgrades keep config, token and the running release; only token show prints the token", { timeout: 400_000 }, async (t) => {
+test("AIC-CLI-002c AIC-CLI-002d P-CLI-05 the installed launcher serves under Deno; upgrades keep config, token and the running release; only token show prints the token", { timeout: 400_000 }, async (t) => {
   const home = homeDir(t);
   const configDir = join(home, ".config", "lapis-ai-controller");
   mkdirSync(configDir, { recursive: true });

@@ -11,7 +11,7 @@ import { homeDir, installCli } from "../support/installed-cli.ts";
 
 const TOKEN = "CANARYtok-managed-accept-8d1f4a7c2e6b9053";
 
-test("P-SDK-05 the installed CLI as a managed child: token only on stdin, ready within 60 s with the build, wrong build and bad DB path fail", { timeout: 300_000 }, async (t) => {
+test("P-SDK-04 P-SDK-05 P-SDK-08/09/10/11 P-CLI-07 the installed CLI as a managed child: token only on stdin, ready within 60 s with the build, wrong build and bad DB path fail", { timeout: 300_000 }, async (t) => {
   const home = homeDir(t);
   const r = installCli(home);
   assert.equal(r.code, 0, r.stderr);

@@ -47,7 +47,7 @@ const BAD_CONFIGS: readonly { readonly where: string; readonly config: Record<st
   { where: "config.listen.allowedOrigins", config: { version: 1, listen: { port: 0, allowedOrigins: [VALUE_CANARY] } } },
 ];
 
-test("ISSUE-25 operator paths through the installed CLI: install cleans up, one config check names the key, the owner resolves any principal's lost turn", { timeout: 600_000 }, async (t) => {
+test("AIC-OPER-01/02/03/05/06 operator paths through the installed CLI: install cleans up, one config check names the key, the owner resolves any principal's lost turn", { timeout: 600_000 }, async (t) => {
   const home = homeDir(t);
   const tmp = tempDir(t, "aic-ops-tmpdir-");
   const root = tempDir(t, "aic-ops-");
@@ -69,11 +69,11 @@ test("ISSUE-25 operator paths through the installed CLI: install cleans up, one 
     providers: { scripted: { command: [PINNED_NODE, SCRIPTED_AGENT, agent.scriptPath, agent.logPath], setupTimeoutMs: 30_000, killGraceMs: 2_000 } },
   }), { mode: 0o600 });
 
-  await t.test("ISSUE-25-D5 install:cli removes its $TMPDIR/aic-stage-* staging folder", () => {
+  await t.test("AIC-OPER-05 install:cli removes its $TMPDIR/aic-stage-* staging folder", () => {
     assert.deepEqual(readdirSync(tmp).filter((name) => name.startsWith("aic-stage-")), []);
   });
 
-  await t.test("ISSUE-25-D1 ISSUE-25-D6 P-STO-03 serve, doctor and status refuse the same configs (status resolves no reference), naming the key path, never the value", () => {
+  await t.test("AIC-OPER-01 AIC-OPER-06 P-STO-03 serve, doctor and status refuse the same configs (status resolves no reference), naming the key path, never the value", () => {
     BAD_CONFIGS.forEach(({ where, config, resolution }, i) => {
       const path = join(root, `bad-${i}.json`);
       writeFileSync(path, JSON.stringify(config), { mode: 0o600 });
@@ -91,7 +91,7 @@ test("ISSUE-25 operator paths through the installed CLI: install cleans up, one 
     });
   });
 
-  await t.test("ISSUE-25-D2 ISSUE-25-D3 P-TRN-05 P-TRN-07 online turns resolve of an application's lost turn from a shell with only HOME and PATH", async () => {
+  await t.test("AIC-OPER-02 AIC-OPER-03 P-TRN-05 P-TRN-07 online turns resolve of an application's lost turn from a shell with only HOME and PATH", async () => {
     const serveEnv = { [APP_ENV]: APP };
     let serve = spawnLauncher(t, home, ["serve"], serveEnv, "serve 1");
     let ready = await readiness(serve, 90_000);

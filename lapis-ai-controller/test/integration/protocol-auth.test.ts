@@ -106,7 +106,7 @@ test("P-API-02 hello with a wrong token or a malformed credential fails unauthor
   assert.ok(h.logs.every((line) => !line.includes(TOKENS.owner)));
 });
 
-test("ISSUE-13-1 the first frame must be hello: a notification, a result or garbage first closes the socket", async (t) => {
+test("AIC-WIRE-01 the first frame must be hello: a notification, a result or garbage first closes the socket", async (t) => {
   const h = await startHarness(t);
   for (const first of ['{"jsonrpc":"2.0","method":"event","params":{}}', '{"jsonrpc":"2.0","id":"s1","result":1}', "garbage"]) {
     const client = await RawClient.open(h.url);
@@ -120,7 +120,7 @@ test("ISSUE-13-1 the first frame must be hello: a notification, a result or garb
   late.close();
 });
 
-test("ISSUE-13-1 a connection that never says hello is closed at the hello deadline", async (t) => {
+test("AIC-WIRE-01 a connection that never says hello is closed at the hello deadline", async (t) => {
   const h = await startHarness(t, { limits: { helloTimeoutMs: 200 } });
   const client = await RawClient.open(h.url);
   assert.equal(await client.closed(3000), 4400);

@@ -127,7 +127,7 @@ test("P-SDK-03 a snapshot carries a bounded tail with truncated:true; replay ret
   a.close();
 });
 
-test("ISSUE-25-8 P-STO-15 threads.replay pages by cursor and limit; a lost payload marks its own event, the page is served", async (t) => {
+test("AIC-STO-01 P-STO-15 threads.replay pages by cursor and limit; a lost payload marks its own event, the page is served", async (t) => {
   const h = await startHarness(t, { volatile: { maxEntries: 2 } });
   const a = await session(h, TOKENS.appA);
   const { threadId } = resultOf<{ threadId: string }>(await a.request("threads.create", { commandId: "c-1", ...CREATE, binding: { retention: "metadata-only" } }));

@@ -64,7 +64,7 @@ test("P-API-15 after a refused reattachment no turn can be submitted on it; a ma
   fresh.close();
 });
 
-test("ISSUE-13-6 the engine plugs into startService through its TurnPort; turns.submit reaches it once per command", async (t) => {
+test("AIC-SVC-01 the engine plugs into startService through its TurnPort; turns.submit reaches it once per command", async (t) => {
   let store: { journal: JournalStore } | null = null;
   const turns = fakeTurnPort(() => (store as { journal: JournalStore }).journal);
   const started = await startService({

@@ -23,7 +23,7 @@ async function session(url: string): Promise<RawClient> {
   return client;
 }
 
-test("ISSUE-25-D4 ISSUE-25-D7 every method refuses unknown params; a snapshot's binding and config are accepted back after a restart", async (t) => {
+test("AIC-OPER-04 AIC-OPER-07 every method refuses unknown params; a snapshot's binding and config are accepted back after a restart", async (t) => {
   const dir = tempDir(t, "aic-opaths-");
   const agent = scriptedAgent({ steps: [{ say: "ok" }] }, "scripted", dir);
   const serve = engineServe(t, dir, [agent.provider], 1);
@@ -59,7 +59,7 @@ test("ISSUE-25-D4 ISSUE-25-D7 every method refuses unknown params; a snapshot's 
   c.close();
 });
 
-test("ISSUE-25-D8 the listener refuses a foreign Host and any Origin not allowlisted; a listed origin and loopback hosts pass", async (t) => {
+test("AIC-OPER-08 the listener refuses a foreign Host and any Origin not allowlisted; a listed origin and loopback hosts pass", async (t) => {
   const allowed = "http://app.localhost:5173";
   const serve = await startServe(t, { tokens: [{ id: "owner", envName: "AIC_T_OPS_OWNER", value: "CANARYtok-ops-owner-4b7e1d9c3a5f2086" }], listen: { allowedOrigins: [allowed] } });
   const port = Number(new URL(serve.url).port);

@@ -56,7 +56,7 @@ test("serve: frames, fuzzing and the token canary, black-box", async (t) => {
   const serve = await startServe(t, { tokens: SERVE_TOKENS, limits: { maxFrameBytes: 4096 } });
   const answers: string[] = [];
 
-  await t.test("ISSUE-13-1 malformed frames, unknown methods and oversize frames get JSON-RPC errors", async () => {
+  await t.test("AIC-WIRE-02 malformed frames, unknown methods and oversize frames get JSON-RPC errors", async () => {
     const c = await session(serve.url, "app-a");
     c.sendText("{not json");
     await c.until(() => c.received.some((r) => errorCode(r) === "parse_error"));
@@ -71,7 +71,7 @@ test("serve: frames, fuzzing and the token canary, black-box", async (t) => {
     c.close();
   });
 
-  await t.test("ISSUE-13-1 a frame above the hard ceiling closes only that socket", async () => {
+  await t.test("AIC-WIRE-02 a frame above the hard ceiling closes only that socket", async () => {
     const c = await session(serve.url, "app-a");
     const other = await session(serve.url, "app-b");
     c.sendText("x".repeat(9 * 1024 * 1024));
@@ -80,7 +80,7 @@ test("serve: frames, fuzzing and the token canary, black-box", async (t) => {
     other.close();
   });
 
-  await t.test("ISSUE-13-FUZZ 1,200 random or truncated frames: the service still answers a good client", async () => {
+  await t.test("AIC-WIRE-03 1,200 random or truncated frames: the service still answers a good client", async () => {
     const next = rng(0x5eed1234);
     let sent = 0;
     for (let round = 0; round < 12; round++) {
@@ -104,7 +104,7 @@ test("serve: frames, fuzzing and the token canary, black-box", async (t) => {
     good.close();
   });
 
-  await t.test("ISSUE-13-CANARY no token bytes in any response, log line, database file, error or argv", async () => {
+  await t.test("AIC-SEC-01 no token bytes in any response, log line, database file, error or argv", async () => {
     const cmdline = readFileSync(`/proc/${serve.pid}/cmdline`, "utf8");
     const outputs = [serve.stdout(), serve.stderr(), cmdline, serve.argv.join(" "), ...answers];
     const files = [serve.databasePath, `${serve.databasePath}-wal`].filter((p) => existsSync(p));

@@ -22,7 +22,7 @@ async function state(c: ControllerClient, turnId: string): Promise<string> {
   return String(((await c.call("turns.get", { turnId })) as { state: string }).state);
 }
 
-test("chaos: >=50 turns, 3 workspaces, >=10 SIGKILLs: executed-twice 0, lost 0, overlaps 0", async (t) => {
+test("P-ARC-14 chaos: >=50 turns, 3 workspaces, >=10 SIGKILLs: executed-twice 0, lost 0, overlaps 0", async (t) => {
   const dir = tempDir(t, "aic-chaos-");
   const agent = scriptedAgent({ steps: [{ say: "working", messageId: "m1" }, { sleep: 150 }, { say: "done", messageId: "m2" }] }, "scripted", dir);
   const serve = engineServe(t, dir, [agent.provider], 3);

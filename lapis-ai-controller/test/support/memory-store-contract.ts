@@ -60,7 +60,7 @@ export function recordStoreContract(name: string, make: Factory): void {
     assert.deepEqual(await store.list("../user"), invalid);
   });
 
-  test(`P-MEM-01 ${name}: list returns one partition only, ordered by id`, async (t) => {
+  test(`P-MEM-01 P-ARC-20 ${name}: list returns one partition only, ordered by id`, async (t) => {
     const store = make(t, fixed);
     await store.put(record("user", "ep-b", 1, "b"), 0);
     await store.put(record("user", "ep-a", 1, "a"), 0);

@@ -112,7 +112,7 @@ export function obj<const P extends { readonly [key: string]: Schema }, const R 
   properties: P,
   required?: R,
   annotations: Annotations = {},
-): { readonly type: "object"; readonly properties: P; readonly required: R; readonly additionalProperties: false } {
+): { readonly type: "object"; readonly properties: P; readonly required: NoInfer<R>; readonly additionalProperties: false } {
   return { type: "object", properties, required: (required ?? []) as R, additionalProperties: false, ...annotations };
 }
 

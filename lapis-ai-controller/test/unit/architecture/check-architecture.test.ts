@@ -140,7 +140,7 @@ test("AIC-ARCH-001c a required named module that is missing fails", (t) => {
   assert.deepEqual(rules(root), ["src/persistence/sqlite-store.ts:1:required-file: this named module must exist (AIC-ARCH-001b/c)"]);
 });
 
-test("P-ARC-12 P-MEM-05 P-MEM-11 package rules: confined built-ins and packages, consuming apps, nostr, Deno.* outside the shim", (t) => {
+test("P-ARC-11 P-ARC-12 P-MEM-05 P-MEM-11 package rules: confined built-ins and packages (the ACP/MCP SDKs only in execution/), consuming apps, nostr, Deno.* outside the shim", (t) => {
   const root = fixture(t);
   put(root, "src/domain/errors.ts", [
     'import { DatabaseSync } from "node:sqlite";',

@@ -57,7 +57,7 @@ test("P-MEM-05 AIC-ARCH-001f memory/ may not import app, service, transport, cli
   assert.match(violationsWith(root, "src/memory/group/bad.ts", 'import x from "nostr-tools";\nexport { x };\n')[0]!, /forbidden-package/);
 });
 
-test("P-MEM-05 the vault and group profiles are closed to each other; shared files import neither", (t) => {
+test("P-MEM-05 AIC-ARCH-001d the vault and group profiles are closed to each other; shared files import neither", (t) => {
   const root = fixture(t);
   assert.deepEqual(violationsWith(root, "src/memory/lapis/bad.ts", 'import { g } from "../group/search.ts";\nexport { g };\n'),
     ["src/memory/lapis/bad.ts:1:import-matrix: src/memory/group/ is closed to src/memory/lapis/ (../group/search.ts)"]);

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
-import { doctorChecks, type DoctorInputs } from "../../../src/cli/doctor.ts";
+import type { DoctorInputs } from "../../../src/cli/doctor-check.ts";
+import { doctorChecks } from "../../../src/cli/doctor.ts";
 import { keyPath } from "../../../src/cli/errors.ts";
 import { resolvePaths } from "../../../src/cli/paths.ts";
 import { CONTROLLER_VERSION } from "../../../src/domain/protocol.ts";
@@ -17,7 +18,7 @@ import { tempDir } from "../../support/temp.ts";
 const SECRET = "CANARYval-unit-6e2a9c4b1d7f3058";
 const env = (name: string) => (name === "T_OK" ? `${SECRET}-resolved` : undefined);
 
-test("ISSUE-25-D1 P-STO-03 unknown keys anywhere, literal tokens and unresolvable references fail config_invalid naming the key path", () => {
+test("AIC-OPER-01 P-STO-03 unknown keys anywhere, literal tokens and unresolvable references fail config_invalid naming the key path", () => {
   const cases: [Record<string, unknown>, string][] = [
     [{ tokens: [{ id: "a", token: "env:T_OK", extra: SECRET }] }, "config.tokens[0].extra"],
     [{ tokens: [{ id: "a", token: SECRET }] }, "config.tokens[0].token"],
@@ -49,7 +50,7 @@ test("ISSUE-25-D1 P-STO-03 unknown keys anywhere, literal tokens and unresolvabl
   assert.equal(keyPath("config.tokens[0].a b\n"), "config.tokens[0].a?b?");
 });
 
-test("ISSUE-25-D3 with env null the token entries are checked but no reference is resolved", () => {
+test("AIC-OPER-03 with env null the token entries are checked but no reference is resolved", () => {
   const sections = { tokens: [{ id: "owner", token: "env:T_OK" }, { id: "app", token: "env:ONLY_IN_SERVICE_ENV" }] };
   assert.ok(!checkServiceConfig(sections, env).ok, "serve's view: the app reference does not resolve here");
   assert.ok(checkServiceConfig(sections, null).ok);
@@ -57,7 +58,7 @@ test("ISSUE-25-D3 with env null the token entries are checked but no reference i
   assert.ok(!literal.ok && literal.error.where === "config.tokens[0].token", "a literal token is refused either way");
 });
 
-test("ISSUE-25 doctor checks what it claims: runtime minimums for Node and Deno, a checkout is no verified release", async (t) => {
+test("AIC-OPER-09 doctor checks what it claims: runtime minimums for Node and Deno, a checkout is no verified release", async (t) => {
   const home = tempDir(t);
   const paths = resolvePaths({ home, cwd: home });
   const inputs = (name: "node" | "deno", version: string): DoctorInputs => ({
@@ -72,7 +73,7 @@ test("ISSUE-25 doctor checks what it claims: runtime minimums for Node and Deno,
   assert.equal((await check("node", "24.21.0", "build"))?.ok, false, "a checkout has no release manifest to verify");
 });
 
-test("ISSUE-25 one version constant: package.json, jsr.json and CONTROLLER_VERSION agree; no other version literal in src", () => {
+test("AIC-OPER-10 one version constant: package.json, jsr.json and CONTROLLER_VERSION agree; no other version literal in src", () => {
   const pkg = join(import.meta.dirname, "..", "..", "..");
   assert.equal((JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")) as { version: string }).version, CONTROLLER_VERSION);
   assert.equal((JSON.parse(readFileSync(join(pkg, "jsr.json"), "utf8")) as { version: string }).version, CONTROLLER_VERSION);

@@ -1,4 +1,4 @@
-// ISSUE-32-2-RSS: the ways a release and a checkout start serve carry the V8 heap flags of
+// AIC-HEAP-01: the ways a release and a checkout start serve carry the V8 heap flags of
 // src/cli/v8-flags.ts, and under them the young generation stays within its
 // cap however many objects a process churns through (the structure whose
 // growth made serve's resident set grow turn after turn).
@@ -31,7 +31,7 @@ function youngSize(bin: string, args: readonly string[]): number {
   return (JSON.parse(run.stdout.trim()) as { size: number }).size;
 }
 
-test("ISSUE-32-2-RSS the launcher and the systemd unit run Deno with the V8 heap flags", () => {
+test("AIC-HEAP-01 the launcher and the systemd unit run Deno with the V8 heap flags", () => {
   assert.deepEqual(denoV8Args(), [`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB}`]);
   assert.deepEqual(nodeV8Args(), [`--max-semi-space-size=${SEMI_SPACE_MIB}`]);
   const script = launcherScript(DENO_BIN, RELEASE, "b".repeat(64));
@@ -42,7 +42,7 @@ test("ISSUE-32-2-RSS the launcher and the systemd unit run Deno with the V8 heap
   assert.ok(exec.split(" ").includes(`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB}`), exec);
 });
 
-test("ISSUE-32-2-RSS the entry's shebang and the serve tasks of a checkout carry the same flags", () => {
+test("AIC-HEAP-01 the entry's shebang and the serve tasks of a checkout carry the same flags", () => {
   const flag = (denoV8Args()[0] as string).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const shebang = readFileSync(join(PACKAGE_ROOT, "src", "main.ts"), "utf8").split("\n")[0] as string;
   assert.match(shebang, new RegExp(` ${flag}$`));
@@ -53,7 +53,7 @@ test("ISSUE-32-2-RSS the entry's shebang and the serve tasks of a checkout carry
   }
 });
 
-test("ISSUE-32-2-RSS under the flags the young generation stays within two semi-spaces on Node and on Deno", (t) => {
+test("AIC-HEAP-01 under the flags the young generation stays within two semi-spaces on Node and on Deno", (t) => {
   const script = join(tempDir(t), "churn.mjs");
   writeFileSync(script, CHURN);
   const cap = 2 * SEMI_SPACE_MIB * 1024 * 1024;

@@ -26,7 +26,7 @@ function post(url: URL, host: string, headers: Record<string, string>): Promise<
   });
 }
 
-test("ISSUE-25-D8 the MCP bridge refuses a foreign Host; loopback names with its port pass", async (t) => {
+test("AIC-OPER-08 the MCP bridge refuses a foreign Host; loopback names with its port pass", async (t) => {
   const registry = new EndpointRegistry(4);
   const bridge = await ToolBridge.start(applicationToolHost(() => registry, 2_000));
   t.after(() => bridge.close());
@@ -44,7 +44,7 @@ test("ISSUE-25-D8 the MCP bridge refuses a foreign Host; loopback names with its
   assert.equal(bridge.callCount, 0);
 });
 
-test("ISSUE-25-D8 host and origin rules: loopback names with the exact port; Origin only when listed", () => {
+test("AIC-OPER-08 host and origin rules: loopback names with the exact port; Origin only when listed", () => {
   assert.ok(hostAllowed("127.0.0.1:7347", 7347) && hostAllowed("LOCALHOST:7347", 7347) && hostAllowed("[::1]:7347", 7347));
   assert.ok(!hostAllowed("127.0.0.1:7348", 7347) && !hostAllowed("evil.example:7347", 7347) && !hostAllowed(undefined, 7347) && !hostAllowed("127.0.0.1", 7347));
   assert.ok(hostAllowed("10.0.0.5:7347", 7347, "10.0.0.5"), "a configured listen host is its own name");

@@ -62,7 +62,7 @@ test("P-SDK-07 a child that never reports fails readiness_timeout at the default
   assert.deepEqual(await started, { ok: false, error: { code: "readiness_timeout" } });
 });
 
-test("P-SDK-06 readiness arrives from a child that never reads stdin to EOF; the client registers no finish/close wait", async (t) => {
+test("P-SDK-04 P-SDK-06 P-CLI-07 readiness arrives from a child that never reads stdin to EOF, the client registers no finish/close wait, and a wrong expected build is build_mismatch", async (t) => {
   const dir = tempDir(t);
   // Reads exactly one line, reports ready (without the token), then sleeps with stdin still open.
   const exe = script(dir, "child", `read -r line; case "$line" in *'"token"'*) ;; *) exit 9;; esac; echo '{"ready":true,"url":"ws://127.0.0.1:1/","build":"b1"}'; exec sleep 30`);

@@ -103,7 +103,7 @@ test("P-MEM-06 hybrid search is the RRF fusion of the lexical and the vector ran
   assert.ok(hybrid.value.hits.every((h, i, a) => i === 0 || (a[i - 1] as typeof h).score >= h.score));
 });
 
-test("P-MEM-06 a failed query embedding falls back to the lexical ranking; without a provider hybrid is lexical", async (t) => {
+test("P-MEM-06 P-MEM-08 a failed query embedding falls back to the lexical ranking; without a provider hybrid is lexical", async (t) => {
   const provider = new CountingProvider(8);
   const m = open(t, { embeddings: provider });
   assert.ok(m.remember({ partition: "g", text: "coffee machine is broken", claim: claim("a", "r1") }).ok);

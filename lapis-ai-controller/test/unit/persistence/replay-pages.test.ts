@@ -9,7 +9,7 @@ import { openSqliteStore } from "../../../src/persistence/sqlite-store.ts";
 import { threadFixture } from "../../support/fixtures.ts";
 import { tempDir } from "../../support/temp.ts";
 
-test("ISSUE-25-8 a replay page seeks the (thread_id, seq) index from its cursor with LIMIT: no scan, no sort", (t) => {
+test("AIC-STO-01 a replay page seeks the (thread_id, seq) index from its cursor with LIMIT: no scan, no sort", (t) => {
   const opened = openSqliteStore({ path: join(tempDir(t), "controller.sqlite") });
   assert.ok(opened.ok);
   const store = opened.value;
@@ -21,7 +21,7 @@ test("ISSUE-25-8 a replay page seeks the (thread_id, seq) index from its cursor 
   assert.equal(details.some((d) => /SCAN|TEMP B-TREE/.test(d)), false);
 });
 
-test("ISSUE-25-8 a page of a long thread holds exactly its rows after the cursor, capped in code", (t) => {
+test("AIC-STO-01 a page of a long thread holds exactly its rows after the cursor, capped in code", (t) => {
   const opened = openSqliteStore({ path: join(tempDir(t), "controller.sqlite") });
   assert.ok(opened.ok);
   const store = opened.value;
@@ -40,7 +40,7 @@ test("ISSUE-25-8 a page of a long thread holds exactly its rows after the cursor
   assert.equal(store.journal.replay("thread-1", rows).events.length, 0);
 });
 
-test("ISSUE-25-8 P-STO-15 a lost volatile payload marks its own event only; the page and the next are served", (t) => {
+test("AIC-STO-01 P-STO-15 a lost volatile payload marks its own event only; the page and the next are served", (t) => {
   const opened = openSqliteStore({ path: join(tempDir(t), "controller.sqlite"), volatile: { maxEntries: 2 } });
   assert.ok(opened.ok);
   const store = opened.value;

@@ -16,7 +16,7 @@ const SDK_FILES = [
   "src/domain/canonical-json.ts",
 ];
 
-test("ISSUE-13-7 the SDK sources are browser-safe: no node: imports, Buffer, process or require", () => {
+test("AIC-SDK-01 the SDK sources are browser-safe: no node: imports, Buffer, process or require", () => {
   for (const file of SDK_FILES) {
     const code = readFileSync(resolve(ROOT, file), "utf8").split("\n").filter((l) => !/^\s*(\/\/|\*|\/\*)/.test(l)).join("\n");
     for (const banned of [/from "node:/, /\bBuffer\b/, /\bprocess\./, /\brequire\(/, /from "ws"/, /\bDeno\./]) {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { decodeFrame, encodeRawResult, encodeResult, utf8Length } from "../../../src/transport/frames.ts";
 
-test("ISSUE-13-1 decodeFrame classifies requests, notifications, results, errors and invalid frames", () => {
+test("AIC-WIRE-02 decodeFrame classifies requests, notifications, results, errors and invalid frames", () => {
   assert.equal(decodeFrame('{"jsonrpc":"2.0","id":1,"method":"a.b","params":{}}').kind, "request");
   assert.equal(decodeFrame('{"jsonrpc":"2.0","method":"event","params":{"x":1}}').kind, "notification");
   assert.equal(decodeFrame('{"jsonrpc":"2.0","id":"s1","result":null}').kind, "result");
@@ -24,12 +24,12 @@ test("ISSUE-13-1 decodeFrame classifies requests, notifications, results, errors
   }
 });
 
-test("ISSUE-13-1 a raw result keeps the stored receipt bytes exactly", () => {
+test("P-API-07 a raw result keeps the stored receipt bytes exactly", () => {
   const receipt = '{"commandId":"c","threadId":"t"}';
   assert.equal(encodeRawResult(7, receipt), `{"jsonrpc":"2.0","id":7,"result":${receipt}}`);
   assert.equal(encodeResult("x", undefined), '{"jsonrpc":"2.0","id":"x","result":null}');
 });
 
-test("ISSUE-13-1 utf8Length counts bytes as the socket sends them", () => {
+test("AIC-WIRE-04 utf8Length counts bytes as the socket sends them", () => {
   for (const text of ["abc", "é", "€", "😀", "a😀é"]) assert.equal(utf8Length(text), Buffer.byteLength(text, "utf8"), text);
 });

@@ -9,7 +9,7 @@ import { transportLimits } from "../../../src/transport/options.ts";
 import { protocolConfig } from "../../../src/transport/protocol-config.ts";
 import { tempDir } from "../../support/temp.ts";
 
-test("ISSUE-13-1 transport limits: defaults, bounds and the hard frame ceiling", () => {
+test("AIC-WIRE-04 transport limits: defaults, bounds and the hard frame ceiling", () => {
   const d = transportLimits({});
   assert.ok(d.ok);
   assert.equal(d.value.host, "127.0.0.1");
@@ -22,7 +22,7 @@ test("ISSUE-13-1 transport limits: defaults, bounds and the hard frame ceiling",
   }
 });
 
-test("ISSUE-13-1 protocol config: listen, limits.protocol and tokens fail config_invalid naming the key", () => {
+test("AIC-WIRE-05 protocol config: listen, limits.protocol and tokens fail config_invalid naming the key", () => {
   const env = () => "config-token-0123456789abcdef";
   const cases: [Record<string, unknown>, string][] = [
     [{ listen: { port: "x" } }, "config.listen.port"],
@@ -42,7 +42,7 @@ test("ISSUE-13-1 protocol config: listen, limits.protocol and tokens fail config
   assert.ok(good.ok && good.value.enabled && good.value.limits.maxFrameBytes === 4096 && good.value.limits.port === 0);
 });
 
-test("ISSUE-13-1 service: config limits.volatile reaches the store's validation; the listener binds 127.0.0.1 only", async (t) => {
+test("AIC-WIRE-05 service: config limits.volatile reaches the store's validation; the listener binds 127.0.0.1 only", async (t) => {
   const dir = tempDir(t);
   const bad = await startService({ databasePath: join(dir, "a.sqlite"), retention: "full", sections: { limits: { volatile: { maxEntries: 0 } } } });
   assert.ok(!bad.ok && bad.error.code === "config_invalid");

@@ -19,7 +19,7 @@ import { transportLimits } from "../../../src/transport/options.ts";
 import { defaultCredentials, TestClock, TOKENS } from "../../support/protocol-harness.ts";
 import { tempDir } from "../../support/temp.ts";
 
-test("ISSUE-13-1 a subscriber over maxBufferedBytes gets subscription.closed overflow; a resubscribe from its cursor resumes", async (t) => {
+test("AIC-WIRE-06 a subscriber over maxBufferedBytes gets subscription.closed overflow; a resubscribe from its cursor resumes", async (t) => {
   const opened = openSqliteStore({ path: join(tempDir(t), "c.sqlite") });
   assert.ok(opened.ok);
   const store = opened.value;
