@@ -2,7 +2,7 @@
 // row of the controller's cost table beside its same-run baseline, ratio and
 // goal. `--quick` is CI's smoke (fewer turns, smaller sizes); `--only=` picks
 // rows by name: turns, native, approval, workspaces, replay, fanout, startup,
-// memory, memory-recall, memory-group, embeddings, validation;
+// memory, memory-recall, memory-group, embeddings, validation, validation-re2;
 // `--group-commit=1,64` runs them once per serve `groupCommitMax` in one run;
 // `--turns=N` sets the memory row's turn count.
 // Timings are reported, never asserted: a missed goal prints MISS, exit 0.
@@ -19,6 +19,7 @@ import { replayRows } from "./rows/replay.ts";
 import { startupRows } from "./rows/startup.ts";
 import { turnRows } from "./rows/turns.ts";
 import { validationRows } from "./rows/validation.ts";
+import { validationRe2Rows } from "./rows/validation-re2.ts";
 import { workspaceRows } from "./rows/workspaces.ts";
 
 const ROWS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
@@ -32,6 +33,7 @@ const ROWS: Record<string, (ctx: BenchContext) => Promise<BenchRow[]>> = {
   memory: memoryRows,
   "memory-recall": recallRows,
   validation: validationRows,
+  "validation-re2": validationRe2Rows,
   "memory-group": memoryGroupRows,
   embeddings: embeddingRows,
 };

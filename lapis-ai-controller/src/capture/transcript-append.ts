@@ -86,7 +86,8 @@ export function transcriptAppender(
       const answer = await withDeadline(reg.invoke(who, endpoint.endpointId, "transcript.append", { threadId, transcript }, remaining), remaining);
       if (!answer.ok) return { ok: false, code: PASSED_THROUGH.includes(answer.error.code) ? answer.error.code : "transcript_append_failed" };
       const acked = ackedSeq(answer.value);
-      if (acked === null || acked < last.seq) return { ok: false, code: "transcript_append_failed" };
+      // Exactly the batch's last seq: less is a lost entry, more claims entries never sent (a wrong answer either way).
+      if (acked !== last.seq) return { ok: false, code: "transcript_append_failed" };
       cursor.acked = last.seq;
     }
   };

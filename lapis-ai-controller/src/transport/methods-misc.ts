@@ -42,8 +42,9 @@ const register: Handler = (deps, conn, access, raw) => {
   if (kind !== "tools" && definitions.length > 0) return fail("invalid_params");
   if (kind !== "memory" && params.memory !== undefined) return fail("invalid_params");
   if (kind !== "mcp" && params.mcpServers !== undefined) return fail("invalid_params");
-  const mcp = checkMcpDescriptors(params.mcpServers ?? []);
-  if (!mcp.ok) return fail(mcp.code);
+  // A `mcp` endpoint describes at least one server (checked in full here); other kinds none.
+  const mcp = kind === "mcp" ? checkMcpDescriptors(params.mcpServers) : null;
+  if (mcp !== null && !mcp.ok) return fail(mcp.code);
   const checked = checkToolDefinitions(definitions, deps.limits);
   if (!checked.ok) {
     deps.log("endpoint.register_refused", { code: checked.error.code, where: checked.error.where ?? "", rule: checked.error.rule ?? "" });
@@ -77,7 +78,7 @@ const register: Handler = (deps, conn, access, raw) => {
       capture: params.capture ?? false,
       readOnlyTools,
       ...(kind === "memory" ? { memory: params.memory ?? {} } : {}),
-      ...(kind === "mcp" ? { mcpServers: mcp.value } : {}),
+      ...(mcp?.ok === true ? { mcpServers: mcp.value } : {}),
     },
     (operation, params, timeoutMs) => conn.call("endpoint.invoke", { endpointId, operation, ...params }, timeoutMs),
   );

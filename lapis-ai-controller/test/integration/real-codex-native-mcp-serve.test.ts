@@ -43,7 +43,7 @@ async function refused(p: Promise<unknown>): Promise<string> {
   try { await p; return "accepted"; } catch (e) { return e instanceof ClientError ? e.code : "thrown"; }
 }
 
-test("P-PRV-07 P-PRV-08 P-PRV-09 P-PRV-10 P-PRV-15 external MCP launch descriptions through serve and the SDK", { timeout: 300_000 }, async (t) => {
+test("P-PRV-07 P-PRV-08 P-PRV-09 P-PRV-10 P-PRV-15 P-PRV-20 P-PRV-21 external MCP launch descriptions through serve and the SDK", { timeout: 300_000 }, async (t) => {
   const providers = { codex: { kind: "codex-app-server", envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV, LISTED, UNLISTED], setupTimeoutMs: 60_000, killGraceMs: 3_000 } };
   const serve = await startAgentServe(t, [], { providers }, { [LISTED]: LISTED_VALUE, [UNLISTED]: UNLISTED_VALUE });
   const c = await serve.client();
@@ -58,6 +58,11 @@ test("P-PRV-07 P-PRV-08 P-PRV-09 P-PRV-10 P-PRV-15 external MCP launch descripti
     assert.equal(await refused(c.call("endpoints.register", { endpointId: "bad", kind: "mcp", mcpServers: [{ ...descriptor, envVars: ["LAPIS_TOOL_BRIDGE_TOKEN"] }] })), "mcp_env_reserved");
     assert.equal(await refused(c.call("endpoints.register", { endpointId: "bad", kind: "mcp", mcpServers: [{ ...descriptor, name: "lapis-app-tools" }] })), "mcp_descriptor_invalid");
     assert.equal(await refused(c.call("endpoints.register", { endpointId: "bad", kind: "tools", mcpServers: [descriptor] })), "invalid_params");
+    // P-PRV-20, P-PRV-21: a credential in argv, no server at all, a command relative to the agent's directory.
+    assert.equal(await refused(c.call("endpoints.register", { endpointId: "bad", kind: "mcp", mcpServers: [{ ...descriptor, args: [SERVER, `ghp_${"A1b2C3d4E5".repeat(4)}`] }] })), "mcp_secret_in_argv");
+    assert.equal(await refused(c.call("endpoints.register", { endpointId: "bad", kind: "mcp", mcpServers: [] })), "mcp_descriptor_invalid");
+    assert.equal(await refused(c.call("endpoints.register", { endpointId: "bad", kind: "mcp" })), "mcp_descriptor_invalid");
+    assert.equal(await refused(c.call("endpoints.register", { endpointId: "bad", kind: "mcp", mcpServers: [{ ...descriptor, command: "./srv" }] })), "mcp_descriptor_invalid");
     assert.equal(await refused(c.createThread({ workspace: "ws", provider: "codex", binding: { restricted: true, mcpEndpoints: ["ext-mcp"] } })), "mcp_restricted");
     const restricted = String((await c.createThread({ workspace: "ws", provider: "codex", binding: { restricted: true } })).threadId);
     assert.equal(await refused(c.call("endpoints.register", { endpointId: "r", kind: "mcp", threadId: restricted, mcpServers: [descriptor] })), "mcp_restricted");

@@ -4,6 +4,7 @@
 // values reach the MCP process only from the provider's env allowlist or the
 // thread's private env grants, through the agent's process environment, so
 // nothing secret is in argv or in anything the controller stores.
+import { compileDetectors, scanText } from "../secret-detectors.ts";
 import { bool, list, obj, str } from "./schema.ts";
 
 /** The application tool bridge's MCP server name and its bearer's env name: no description may use them. */
@@ -42,11 +43,16 @@ export interface McpServerDescription {
 export type McpLaunch = { readonly name: string; readonly command: string; readonly args: readonly string[]; readonly envVars: readonly string[]; readonly required: boolean };
 
 /** Why a set of descriptions is refused. */
-export type McpDescriptorProblem = "mcp_descriptor_invalid" | "mcp_env_reserved";
+export type McpDescriptorProblem = "mcp_descriptor_invalid" | "mcp_env_reserved" | "mcp_secret_in_argv";
 
 const name = new RegExp(NAME_PATTERN);
 const envName = new RegExp(ENV_PATTERN);
 const arg = new RegExp(ARG_PATTERN);
+// A command with a slash must be absolute: `./srv` or `bin/srv` would depend on the agent's working directory.
+const relativePath = (command: string) => command.includes("/") && !command.startsWith("/");
+let detectors: ReturnType<typeof compileDetectors> | undefined;
+/** The redactor's detectors find a credential in `s` (what `mcp_secret_in_argv` refuses). */
+const holdsSecret = (s: string) => scanText(s, (detectors ??= compileDetectors())).spans.length > 0;
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
@@ -59,9 +65,12 @@ function strings(v: unknown, max: number, test: (s: string) => boolean): string[
 }
 
 /**
- * Checks descriptions: known keys only (an `env` with values is refused),
- * unique names none of which is `reservedNames`, bounded argv without control
- * characters, env names none of which is `reservedEnv`.
+ * Checks descriptions: at least one, known keys only (an `env` with values is
+ * refused), unique names none of which is `reservedNames`, a command that is a
+ * bare program name or an absolute path, bounded argv without control
+ * characters, env names none of which is `reservedEnv`, and no command or
+ * argument the redactor's credential detectors match (`mcp_secret_in_argv`:
+ * argv is readable by every local user).
  */
 export function checkMcpDescriptors(
   value: unknown,
@@ -69,18 +78,19 @@ export function checkMcpDescriptors(
   reservedEnv: readonly string[] = [BRIDGE_MCP_TOKEN_ENV],
 ): { ok: true; value: McpLaunch[] } | { ok: false; code: McpDescriptorProblem } {
   const invalid = { ok: false, code: "mcp_descriptor_invalid" } as const;
-  if (!Array.isArray(value) || value.length > MCP_DESCRIPTOR_LIMITS.maxServers) return invalid;
+  if (!Array.isArray(value) || value.length === 0 || value.length > MCP_DESCRIPTOR_LIMITS.maxServers) return invalid;
   const out: McpLaunch[] = [];
   const seen = new Set<string>();
   for (const d of value) {
     if (!isRecord(d) || Object.keys(d).some((k) => !["name", "command", "args", "envVars", "required"].includes(k))) return invalid;
     if (typeof d.name !== "string" || !name.test(d.name) || seen.has(d.name) || reservedNames.includes(d.name)) return invalid;
-    if (typeof d.command !== "string" || d.command.length === 0 || d.command.length > MCP_DESCRIPTOR_LIMITS.maxArgChars || !arg.test(d.command)) return invalid;
+    if (typeof d.command !== "string" || d.command.length === 0 || d.command.length > MCP_DESCRIPTOR_LIMITS.maxArgChars || !arg.test(d.command) || relativePath(d.command)) return invalid;
     const args = strings(d.args, MCP_DESCRIPTOR_LIMITS.maxArgs, (s) => s.length <= MCP_DESCRIPTOR_LIMITS.maxArgChars && arg.test(s));
     const envVars = strings(d.envVars, MCP_DESCRIPTOR_LIMITS.maxEnvVars, (s) => envName.test(s));
     if (args === null || envVars === null) return invalid;
     if (d.required !== undefined && typeof d.required !== "boolean") return invalid;
     if (envVars.some((n) => reservedEnv.includes(n))) return { ok: false, code: "mcp_env_reserved" };
+    if ([d.command, ...args].some(holdsSecret)) return { ok: false, code: "mcp_secret_in_argv" };
     seen.add(d.name);
     out.push({ name: d.name, command: d.command, args: [...args], envVars: [...new Set(envVars)].sort(), required: d.required === true });
   }

@@ -125,7 +125,7 @@ export const METHODS = {
       mcpServers: list(MCP_SERVER_DESCRIPTOR, MCP_DESCRIPTOR_LIMITS.maxServers, "kind mcp only: stdio MCP servers the thread's agent launches; env names only, never values"),
     }, ["endpointId", "kind"]),
     result: obj({ endpointId: id(), kind: oneOfValues(ENDPOINT_KINDS), threadId: nullable(id()), tools: list(id(), 64) }, ["endpointId", "kind", "threadId", "tools"]),
-    errors: ["restricted_tools_forbidden", "mcp_restricted", "mcp_descriptor_invalid", "mcp_env_reserved", "endpoint_limit", "not_found"],
+    errors: ["restricted_tools_forbidden", "mcp_restricted", "mcp_descriptor_invalid", "mcp_env_reserved", "mcp_secret_in_argv", "endpoint_limit", "not_found"],
   }),
   "endpoints.dispose": m({
     scope: "endpoints:write", effect: "repeatable", summary: "revokes an endpoint at once; answers disposed also when it was not (or no longer) registered",

@@ -29,6 +29,23 @@ test("P-PRV-08 descriptors: names, argv shape and env names are validated; env v
   assert.deepEqual(check([{ name: "a", command: "a", envVars: [BRIDGE_TOKEN_ENV] }]), { ok: false, code: "mcp_env_reserved" });
 });
 
+test("P-PRV-21 descriptors: an empty or missing list and a command relative to the agent's working directory are refused; bare names and absolute paths pass", () => {
+  for (const v of [[], undefined, [{ name: "a", command: "./srv" }], [{ name: "a", command: "bin/srv" }], [{ name: "a", command: "../srv" }]]) {
+    assert.deepEqual(check(v), { ok: false, code: "mcp_descriptor_invalid" }, JSON.stringify(v ?? "undefined"));
+  }
+  assert.equal(check([{ name: "a", command: "npx" }, { name: "b", command: "/usr/local/bin/srv" }]).ok, true);
+});
+
+test("P-PRV-20 descriptors: a credential the redactor's detectors find in the command or any argument is refused mcp_secret_in_argv", () => {
+  const token = `ghp_${"A1b2C3d4E5".repeat(4)}`;
+  for (const args of [[token], ["--x", `--token=${token}`], ["--key", `sk-proj-${"x".repeat(40)}`], [`AKIA${"ABCDEFGH12345678"}`]]) {
+    assert.deepEqual(check([{ name: "a", command: "/usr/bin/srv", args }]), { ok: false, code: "mcp_secret_in_argv" }, args.join(" ").slice(0, 12));
+  }
+  assert.deepEqual(check([{ name: "a", command: `/opt/${token}/srv` }]), { ok: false, code: "mcp_secret_in_argv" });
+  // Ordinary arguments pass: paths, flags, short ids, a word that merely starts like a token.
+  assert.equal(check([{ name: "a", command: "/usr/bin/srv", args: ["--root", "/tmp/x", "ghp_short", "sk-1", "--port=8080"] }]).ok, true);
+});
+
 const launch = (over: Partial<{ name: string; args: string[]; envVars: string[]; required: boolean }> = {}) =>
   ({ name: "s", command: "/bin/srv", args: [], envVars: [], required: false, ...over });
 const env = { host: { HOST_KEY: "from-host-value", OTHER: "not-listed" }, allowlist: ["HOST_KEY"], grants: { GRANTED: "granted-value" }, reserved: [BRIDGE_TOKEN_ENV] };

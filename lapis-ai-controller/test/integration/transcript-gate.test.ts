@@ -1,0 +1,56 @@
+// The tool-call gate of a consumer transcript store: before an application
+// tool call reaches its handler, the thread's store must hold every entry
+// committed so far. A store that refuses or does not answer in time at that
+// point means the tool is never called; the agent gets only an error code.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import type { Transcript } from "../../src/contracts.ts";
+import { engineServe } from "../support/engine-serve.ts";
+import { scriptedAgent } from "../support/scripted-agent-fixture.ts";
+import { tempDir } from "../support/temp.ts";
+import { tool } from "../support/tool-spec.ts";
+
+const never = { replay: (): Transcript => ({ threadId: "unused", events: [] }) };
+
+test("P-ARC-24 a refused or late transcript append before a tool call means the tool is never called", { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t, "aic-transcript-gate-");
+  // The agent reports a step before calling, so the store has new entries to take before the call.
+  const agent = scriptedAgent({ steps: [
+    { say: "calling the tool", messageId: "m0" }, { tool: { id: "t1", title: "lapis-app-tools/note", kind: "other" } }, { sleep: 300 },
+    { mcp: { calls: [{ name: "note", args: { text: "x" } }] } }, { say: "after the call", messageId: "m1" },
+  ] }, "scripted", dir);
+  const serve = engineServe(t, dir, [agent.provider], 3, { transcriptDeadlineMs: 800 });
+  await serve.start();
+  const c = await serve.client();
+  t.after(() => c.close());
+  let called = 0;
+  const cases: { name: string; appendAfterFirst: () => Promise<void> }[] = [
+    { name: "refused", appendAfterFirst: () => Promise.reject(new Error("disk full")) },
+    { name: "late", appendAfterFirst: () => new Promise<void>(() => {}) },
+    { name: "accepted", appendAfterFirst: () => Promise.resolve() },
+  ];
+  for (const [i, k] of cases.entries()) {
+    const { threadId } = await c.threads.create({ workspace: `ws-${i + 1}`, provider: "scripted", config: { approvalPolicy: "allow-all", title: null }, binding: { toolEndpoints: [`tools-${k.name}`] } });
+    await c.registerEndpoint({ endpointId: `tools-${k.name}`, kind: "tools", threadId, tools: { note: tool(() => { called++; return "noted"; }) } });
+    let appends = 0;
+    // Appends before dispatch land; the one carrying the agent's output, the one before the tool call, behaves as the case says.
+    await c.registerEndpoint({ endpointId: `store-${k.name}`, kind: "transcript", threadId, transcript: { ...never, append: ({ transcript }) => {
+      appends++;
+      return transcript.events.some((e) => e.kind === "text") ? k.appendAfterFirst() : Promise.resolve();
+    } } });
+    const before = called;
+    const { turnId } = await c.turns.submit(threadId, { text: "call the tool" });
+    await c.turns.wait(turnId, { timeoutMs: 60_000 });
+    assert.ok(appends >= 2, `${k.name}: the store was asked again before the tool call`);
+    const results = agent.log().filter((e) => e.event === "mcp_call");
+    const result = results[results.length - 1];
+    if (k.name === "accepted") {
+      assert.equal(called, before + 1, "an accepted append lets the call through");
+      assert.equal(result?.isError, false);
+    } else {
+      assert.equal(called, before, `${k.name}: the tool was never called`);
+      assert.equal(result?.isError, true, `${k.name}: the agent got an error`);
+      assert.ok(!String(result?.text).includes("noted"));
+    }
+  }
+});
