@@ -6,9 +6,26 @@
 
 import process from "node:process";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "./cli/args.ts";
 import { runCli } from "./cli/main.ts";
 import { runtimeHost } from "./cli/runtime-host.ts";
+import { nodeReexecArgv } from "./cli/v8-flags.ts";
 import { checkServiceConfig, serviceDiagnostics, startService } from "./service.ts";
+
+// Node started by hand without serve's V8 flags: the same command again with them, same pid (Deno gets them from its command line).
+if (typeof (globalThis as { Deno?: unknown }).Deno !== "object" && isServe(process.argv.slice(2))) {
+  const argv = nodeReexecArgv(process);
+  const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
+  if (argv !== null && execve !== undefined) execve(process.execPath, argv, process.env);
+}
+
+function isServe(args: readonly string[]): boolean {
+  try {
+    return parseArgs(args).command === "serve";
+  } catch {
+    return false;
+  }
+}
 
 const snapshotRoot = fileURLToPath(new URL("..", import.meta.url));
 const code = await runCli({ host: runtimeHost(), startService, snapshotRoot, diagnostics: serviceDiagnostics, checkConfig: checkServiceConfig });

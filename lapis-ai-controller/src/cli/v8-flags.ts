@@ -1,7 +1,8 @@
 // The V8 heap flags serve runs with, in one place for every way it starts:
 // the launcher and the systemd unit (both the Deno invocation of a release),
-// the managed child (it execs the launcher) and a Node process started by
-// hand or by the tests. A smaller young generation keeps serve's resident
+// the managed child (it execs the launcher), the tests and the bench (their
+// serve children get them on the command line) and a Node `serve` started by
+// hand without them, which replaces itself with one that has them. A smaller young generation keeps serve's resident
 // set from growing by the semi-spaces V8 would otherwise enlarge under a
 // steady stream of turns; the figures are in docs/performance.md.
 
@@ -19,4 +20,23 @@ export function denoV8Args(): string[] {
 /** The flags on a Node command line (`node --max-semi-space-size=N main.ts`). */
 export function nodeV8Args(): string[] {
   return [...V8_FLAGS];
+}
+
+/** What the re-exec reads of a Node process (Node's `process`, or a test's stand-in). */
+export interface NodeProcessFacts {
+  readonly execPath: string;
+  readonly execArgv: readonly string[];
+  readonly argv: readonly string[];
+}
+
+/**
+ * The command line a Node process must exec to carry the flags, or null when
+ * it already carries them. V8 sizes the heap when the process starts (setting
+ * the flags later changes nothing), so a hand-run `node src/main.ts serve`
+ * becomes, under the same pid (`process.execve`), the same command with them.
+ */
+export function nodeReexecArgv(p: NodeProcessFacts): string[] | null {
+  const flags = nodeV8Args();
+  if (flags.every((flag) => p.execArgv.includes(flag))) return null;
+  return [p.execPath, ...flags, ...p.execArgv, ...p.argv.slice(1)];
 }

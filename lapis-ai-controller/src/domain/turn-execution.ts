@@ -201,7 +201,8 @@ export class TurnEngine {
     const live = this.#live.get(turn.id);
     if (live?.alive === true) return;
     const s = this.#o.store;
-    s.tx(() => { if (s.setTurnState(turn.id, ["dispatched"], "running")) this.#journalState(turn, "running", null); });
+    // It rides in the group commit of the event that proves it (one COMMIT for both).
+    s.txGrouped(() => { if (s.setTurnState(turn.id, ["dispatched"], "running")) this.#journalState(turn, "running", null); });
     if (live !== undefined) live.alive = true;
   }
 
@@ -217,8 +218,8 @@ export class TurnEngine {
     // During shutdown no answer is given: the agent is about to be stopped.
     if (this.#closed) return new Promise(() => {});
     // Whatever the agent hears back, the events it sent before asking are durable first.
-    this.#o.store.flush();
     this.#alive(turn);
+    this.#o.store.flush();
     const cur = this.#o.store.getTurn(turn.id);
     // Only a live turn can be asked; anything else gets cancelled (P-TRN-14/18).
     if (!cur || !LIVE.includes(cur.state)) return Promise.resolve({ outcome: "cancelled" });

@@ -113,6 +113,12 @@ export type EngineStore = {
    * first). Subscribers hear of it only after that commit.
    */
   appendGrouped(e: Omit<JournalEntry, "seq">): void;
+  /**
+   * Queues a small write with the agent's events (group commit): it commits
+   * with them, in arrival order, and nothing reads it before then. For a state
+   * change nobody waits on, such as `dispatched -> running`.
+   */
+  txGrouped(fn: () => void): void;
   /** Commits the queued events now: a barrier before an answer leaves for the agent or an application. */
   flush(): void;
   journal(filter: { threadId?: string; turnId?: string; afterSeq?: number }): JournalEntry[];

@@ -193,6 +193,7 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     },
     append,
     appendGrouped,
+    txGrouped: (fn) => store.handle.group(fn, () => {}),
     flush: () => store.handle.flush(),
     journal(f) {
       const where = ["journal_id > ?"];

@@ -5,9 +5,12 @@
 // one per chunk. Nothing queued is visible to a read or to a subscriber
 // before its commit, and the order of the journal is the order of arrival:
 //
-// - every transaction (`transact`) first commits what is queued, so a state
-//   change, a command receipt, an interaction or an answer to the agent is
-//   never durable (or acknowledged) before the events that came before it;
+// - every transaction (`transact`) takes what is queued into its own COMMIT,
+//   ahead of its own writes, so a state change, a command receipt, an
+//   interaction or an answer to the agent is never durable (or acknowledged)
+//   before the events that came before it, and the two cost one
+//   `synchronous=FULL` commit, not two; if its own work fails, the queue is
+//   committed alone, as if it had gone first;
 // - a queued item's `committed` callback (the subscribers' wake-up) runs only
 //   after its COMMIT returned;
 // - the queue is bounded: reaching `maxBatch` commits at once.
@@ -83,24 +86,28 @@ export function transactor(db: DatabaseSync, limits: GroupCommitLimits = { maxBa
     }
   };
 
+  /** Writes the queued items inside the open transaction; returns their listeners. */
+  const writeQueue = (batch: readonly Item[]): Array<() => void> => {
+    const done: Array<() => void> = [];
+    for (const item of batch) {
+      db.exec("SAVEPOINT group_item");
+      try {
+        item.work();
+        db.exec("RELEASE group_item");
+        done.push(item.committed);
+      } catch (error) {
+        db.exec("ROLLBACK TO group_item");
+        db.exec("RELEASE group_item");
+        if (!(error instanceof ControllerFailure)) throw error;
+      }
+    }
+    return done;
+  };
+
   const flush = (): void => {
     if (queue.length === 0 || depth > 0) return;
     const batch = queue;
-    const done: Array<() => void> = [];
-    begin(() => {
-      for (const item of batch) {
-        db.exec("SAVEPOINT group_item");
-        try {
-          item.work();
-          db.exec("RELEASE group_item");
-          done.push(item.committed);
-        } catch (error) {
-          db.exec("ROLLBACK TO group_item");
-          db.exec("RELEASE group_item");
-          if (!(error instanceof ControllerFailure)) throw error;
-        }
-      }
-    });
+    const done = begin(() => writeQueue(batch));
     // Committed: only now are the items gone from the queue and their listeners told
     // (nothing joins the queue during the batch: a `group` inside a transaction runs inline).
     queue = [];
@@ -109,17 +116,34 @@ export function transactor(db: DatabaseSync, limits: GroupCommitLimits = { maxBa
 
   const transact = <T>(work: () => T): T => {
     if (depth > 0) return work();
-    flush();
+    const batch = queue;
+    let queued: Array<() => void> = [];
+    let queueWritten = false;
     let result: T;
     try {
-      result = begin(work);
+      // The queue first, then the work, in one COMMIT.
+      result = begin(() => {
+        queued = writeQueue(batch);
+        queueWritten = true;
+        return work();
+      });
     } catch (error) {
       // Rolled back: the items that joined it never happened, so nobody is told.
       afterOuter = [];
+      // The work failed, not the queue: the queue commits alone, as it would have before the work.
+      if (queueWritten && batch.length > 0) {
+        try {
+          flush();
+        } catch {
+          // Still queued in order; the next transaction or flush meets that error itself.
+        }
+      }
       throw error;
     }
+    if (batch.length > 0) queue = [];
     const after = afterOuter;
     afterOuter = [];
+    runAfter(queued);
     runAfter(after);
     return result;
   };

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
+import { denoV8Args, nodeV8Args } from "../../src/cli/v8-flags.ts";
 
 /** The package root. */
 export const PACKAGE_ROOT = resolve(import.meta.dirname, "..", "..");
@@ -27,7 +28,8 @@ export interface CliProcess {
 }
 
 function command(runtime: Runtime, args: readonly string[]): [string, string[]] {
-  return runtime === "node" ? [process.execPath, [MAIN, ...args]] : [DENO, ["run", "--quiet", ...DENO_FLAGS, MAIN, ...args]];
+  // The V8 flags every way serve starts carries (src/cli/v8-flags.ts).
+  return runtime === "node" ? [process.execPath, [...nodeV8Args(), MAIN, ...args]] : [DENO, ["run", "--quiet", ...DENO_FLAGS, ...denoV8Args(), MAIN, ...args]];
 }
 
 /** Spawns the CLI; the process is SIGKILLed at test end if still alive. */

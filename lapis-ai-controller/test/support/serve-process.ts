@@ -7,6 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
+import { denoV8Args, nodeV8Args } from "../../src/cli/v8-flags.ts";
 import { DENO_FLAGS, MAIN } from "./processes.ts";
 import { tempDir } from "./temp.ts";
 
@@ -52,10 +53,14 @@ export interface ServeChild {
 /** Spawns `serve --config --workspace` under Node or Deno (Deno gets serve's launcher permissions, plus --allow-run when agents run). */
 export function spawnServe(options: {
   dir: string; configPath: string; workspace: string; env: Readonly<Record<string, string>>; runtime: "node" | "deno"; allowRun: boolean;
+  /** false: start without serve's V8 flags, as a hand-run `node src/main.ts serve` does (default true). */
+  v8Flags?: boolean;
 }): ServeChild {
   const bin = join(PACKAGE, "node_modules/.bin", options.runtime);
   const main = [MAIN, "serve", "--config", options.configPath, "--workspace", options.workspace];
-  const args = options.runtime === "node" ? main : ["run", ...DENO_FLAGS, ...(options.allowRun ? ["--allow-run"] : []), ...main];
+  const flags = options.v8Flags !== false;
+  // The V8 flags every way serve starts carries (src/cli/v8-flags.ts).
+  const args = options.runtime === "node" ? [...(flags ? nodeV8Args() : []), ...main] : ["run", ...DENO_FLAGS, ...(options.allowRun ? ["--allow-run"] : []), ...(flags ? denoV8Args() : []), ...main];
   const child: ChildProcess = spawn(bin, args, { cwd: options.dir, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
@@ -90,7 +95,7 @@ export async function stopServeChild(serve: ServeChild, signal: NodeJS.Signals =
 /** Starts serve and waits for its readiness line. */
 export async function startServe(
   t: TestContext,
-  options: { tokens: readonly ServeToken[]; runtime?: "node" | "deno"; limits?: Record<string, unknown>; dir?: string; listen?: Record<string, unknown> },
+  options: { tokens: readonly ServeToken[]; runtime?: "node" | "deno"; limits?: Record<string, unknown>; dir?: string; listen?: Record<string, unknown>; v8Flags?: boolean },
 ): Promise<ServeProcess> {
   const dir = options.dir ?? tempDir(t, "aic-serve-");
   const config = {
@@ -111,7 +116,7 @@ export async function startServe(
   const workspace = join(dir, "workspace");
   const env: Record<string, string> = { HOME: dir, PATH: process.env.PATH ?? "/usr/bin:/bin" };
   for (const tk of options.tokens) env[tk.envName] = tk.value;
-  const serve = spawnServe({ dir, configPath, workspace, env, runtime: options.runtime ?? "node", allowRun: false });
+  const serve = spawnServe({ dir, configPath, workspace, env, runtime: options.runtime ?? "node", allowRun: false, ...(options.v8Flags === undefined ? {} : { v8Flags: options.v8Flags }) });
   const stop = () => stopServeChild(serve);
   t.after(stop);
   const ready = await serve.ready;

@@ -9,8 +9,9 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { launcherRelease, launcherScript } from "../../../src/cli/launcher.ts";
 import { unitFile } from "../../../src/cli/service-unit.ts";
-import { denoV8Args, nodeV8Args, SEMI_SPACE_MIB } from "../../../src/cli/v8-flags.ts";
+import { denoV8Args, nodeReexecArgv, nodeV8Args, SEMI_SPACE_MIB } from "../../../src/cli/v8-flags.ts";
 import { DENO, PACKAGE_ROOT } from "../../support/processes.ts";
+import { startServe } from "../../support/serve-process.ts";
 import { tempDir } from "../../support/temp.ts";
 
 const RELEASE = "/home/u/.local/lib/lapis-ai-controller/releases/" + "b".repeat(64);
@@ -63,4 +64,16 @@ test("AIC-HEAP-01 under the flags the young generation stays within two semi-spa
   assert.ok(deno <= cap, `Deno young generation ${deno} bytes > ${cap}`);
   // Without them the same churn grows it past the cap: the flags are what bounds it.
   assert.ok(youngSize(process.execPath, [script]) > cap, "Node's default young generation outgrows the cap");
+});
+
+test("ISSUE-32-2-RSS a Node serve started by hand without the flags replaces itself, same pid, with them; one that has them runs as it is", async (t) => {
+  const flag = `--max-semi-space-size=${SEMI_SPACE_MIB}`;
+  assert.deepEqual(nodeReexecArgv({ execPath: "/n", execArgv: ["--inspect"], argv: ["/n", "/p/src/main.ts", "serve", "--instance", "x"] }),
+    ["/n", flag, "--inspect", "/p/src/main.ts", "serve", "--instance", "x"]);
+  assert.equal(nodeReexecArgv({ execPath: "/n", execArgv: [flag], argv: ["/n", "/p/src/main.ts", "serve"] }), null);
+  const serve = await startServe(t, { tokens: [{ id: "t", envName: "AIC_V8_TOKEN", value: "v8-flags-test-token-not-a-secret-0001" }], runtime: "node", v8Flags: false });
+  assert.ok(!serve.argv.includes(flag), "started without the flag");
+  const cmdline = readFileSync(`/proc/${serve.pid}/cmdline`, "utf8").split("\0");
+  assert.ok(cmdline.includes(flag), `the serve process (pid ${serve.pid}) runs with ${flag}: ${cmdline.join(" ")}`);
+  assert.ok(cmdline.includes("serve"));
 });

@@ -1,6 +1,6 @@
 // Group commit (issue 32.2): writes queued with `group` commit together in one
-// transaction at the next macrotask (or when the batch is full, or before any
-// other transaction), in arrival order; their listeners hear of them only
+// transaction at the next macrotask (or when the batch is full, or inside the
+// next other transaction, ahead of its writes), in arrival order; their listeners hear of them only
 // after the COMMIT, when another connection can read them.
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -50,31 +50,51 @@ test("P-ARC-14 events queued in one macrotask commit in one transaction, invisib
   for (const h of heard) assert.deepEqual(h.visible, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "each listener runs when another connection can read the row");
 });
 
-test("P-ARC-14 a transaction commits the queue first: a state change or receipt is never durable before the events that came before it", async (t) => {
+test("P-ARC-14 a transaction takes the queue into its own COMMIT, ahead of its writes: a state change or receipt is never durable before the events that came before it", async (t) => {
   const f = fixture(t);
   const runner = transactor(f.counted, { maxBatch: 64 });
   const heard: number[] = [];
   runner.group(() => f.insert(1), () => heard.push(1));
   runner.group(() => f.insert(2), () => heard.push(2));
   const seenInside = runner.transact(() => {
-    // Inside the receipt's transaction the events are already committed (another connection reads them).
+    // Inside the receipt's transaction nothing is committed yet: the events and the receipt become durable together.
     const visible = f.committed();
     f.insert(3);
-    return visible;
+    return { visible, heard: [...heard] };
   });
-  assert.deepEqual(seenInside, [1, 2]);
+  assert.deepEqual(seenInside, { visible: [], heard: [] }, "no listener hears of the events before the one COMMIT");
   assert.deepEqual(heard, [1, 2]);
-  assert.deepEqual(f.committed(), [1, 2, 3]);
-  assert.equal(f.stats.commits, 2);
-  // An explicit barrier (before an answer to the agent or a tool call) does the same.
+  assert.deepEqual(f.committed(), [1, 2, 3], "the events come first, in arrival order");
+  assert.equal(f.stats.commits, 1, "events and receipt: one commit");
+  assert.equal(runner.pending, 0);
+  // An explicit barrier (before an answer to the agent or a tool call) commits the queue alone.
   runner.group(() => f.insert(4), () => heard.push(4));
   runner.flush();
   assert.deepEqual(f.committed(), [1, 2, 3, 4]);
   assert.deepEqual(heard, [1, 2, 4]);
   runner.flush();
-  assert.equal(f.stats.commits, 3, "an empty queue commits nothing");
+  assert.equal(f.stats.commits, 2, "an empty queue commits nothing");
   await setImmediate();
-  assert.equal(f.stats.commits, 3, "the deferred flush finds nothing left");
+  assert.equal(f.stats.commits, 2, "the deferred flush finds nothing left");
+});
+
+test("P-ARC-14 a transaction whose own work fails still commits the events queued before it, alone, and tells their listeners", async (t) => {
+  const f = fixture(t);
+  const runner = transactor(f.counted, { maxBatch: 64 });
+  const heard: number[] = [];
+  runner.group(() => f.insert(1), () => heard.push(1));
+  runner.group(() => f.insert(2), () => heard.push(2));
+  assert.throws(() => runner.transact(() => {
+    f.insert(3);
+    runner.group(() => f.insert(4), () => heard.push(4));
+    throw new Error("the work failed");
+  }), /the work failed/);
+  assert.deepEqual(f.committed(), [1, 2], "the work and what joined it rolled back; the earlier events committed");
+  assert.deepEqual(heard, [1, 2]);
+  assert.equal(runner.pending, 0);
+  assert.equal(f.stats.commits, 1);
+  await setImmediate();
+  assert.equal(f.stats.commits, 1, "nothing left for the deferred flush");
 });
 
 test("P-ARC-14 the batch is bounded: a full batch commits at once; maxBatch 1 commits every event alone", async (t) => {
