@@ -31,11 +31,14 @@ export class ClientError extends Error {
   /** A service code (`ERROR_CODES`) or one of the SDK's own (`SDK_ERROR_CODES`). */
   readonly code: ClientErrorCode;
   readonly retryable: boolean;
+  /** When a retry can succeed (ms since the epoch), where the service said so (`quota_exceeded`). */
+  readonly retryAt: number | undefined;
   constructor(failure: RpcFailure) {
     super(failure.code);
     this.name = "ClientError";
     this.code = failure.code as ClientErrorCode;
     this.retryable = failure.retryable;
+    this.retryAt = failure.retryAt;
   }
 }
 

@@ -41,6 +41,14 @@ import { ToolBridge } from "./execution/tool-bridge.ts";
 import { captureSettings, createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
 import { volatileLimits } from "./persistence/volatile-payloads.ts";
 import { groupCommitLimits } from "./persistence/group-commit.ts";
+import type { Executor } from "./domain/executor-port.ts";
+import { LIFECYCLE_LIMITS, type LifecyclePorts } from "./domain/thread-lifecycle.ts";
+import { parseApplications, type ApplicationSettings } from "./domain/token-usage.ts";
+import { quotaTurnPort } from "./domain/quota-port.ts";
+import { startRetention } from "./domain/retention-sweep.ts";
+import { lifecycleParts } from "./persistence/lifecycle-parts.ts";
+import { eraseThreadRows } from "./persistence/foreign-rows.ts";
+import { lifecycleMethods } from "./transport/methods-lifecycle.ts";
 
 /** One entry of the config `limits` section, when that section is an object. */
 function limitsEntry(sections: Readonly<Record<string, Json>> | undefined, key: string): Json | undefined {
@@ -106,6 +114,8 @@ export function checkServiceConfig(
   if (!volatile.ok) return volatile;
   const storage = storageSection(sections);
   if (!storage.ok) return storage;
+  const applications = parseApplications(sections.applications);
+  if (!applications.ok) return applications;
   const aliases = checkWorkspaceAliases(engine.value.workspaces, realpathSync);
   if (!aliases.ok) return err(controllerError(aliases.code, { where: `config.workspaces.${aliases.ids.at(-1) ?? ""}` }));
   return ok(undefined);
@@ -124,6 +134,9 @@ interface EngineParts {
   readonly memory: MemoryLimits;
   /** Brings a thread's consumer transcript store up to its committed seq (issue 31 point 4). */
   readonly transcripts: TranscriptAppender;
+  /** The executor behind the engine: threads.delete closes a thread's session and erases the agent's files through it. */
+  readonly executor: Executor;
+  readonly cancelConfirmMs: number;
 }
 
 /**
@@ -153,6 +166,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     host: currentLaunchHost(),
     env,
     tmpRoot: tmpdir(),
+    eraseRows: eraseThreadRows,
     // Each provider session of a thread gets its own bearer for that thread owner's tools.
     tools: (setup) => {
       const thread = setup.threadId === undefined ? undefined : store.threads.get(setup.threadId);
@@ -184,7 +198,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   });
   // Recovery now, before any external work; scheduling once tools and endpoints can be reached.
   turns.recover();
-  return ok({ turns, hub, capture, tools, memory: config.memory, transcripts, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
+  return ok({ turns, hub, capture, tools, memory: config.memory, transcripts, executor, cancelConfirmMs: config.limits.cancelConfirmMs ?? LIFECYCLE_LIMITS.cancelWaitMsDefault, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
 }
 
 /** A step run after the store is open and validated; a failure stops startup. */
@@ -209,10 +223,11 @@ export interface ServiceOptions {
 }
 
 /** Starts the WebSocket protocol when tokens or a listen address are configured (issue 13). */
-async function startTransport(options: ServiceOptions, store: SqliteStore, engine: EngineParts | null): Promise<Result<RunningProtocol | null>> {
+async function startTransport(options: ServiceOptions, store: SqliteStore, engine: EngineParts | null, lifecycle: LifecyclePorts, applications: ReadonlyMap<string, ApplicationSettings>): Promise<Result<RunningProtocol | null>> {
   const config = protocolConfig(options.sections ?? {}, options.env ?? (() => undefined), options.bootstrapCredentials);
   if (!config.ok) return config;
   if (!config.value.enabled) return ok(null);
+  const clock = options.clock ?? { now: () => Date.now() };
   return startProtocol({
     store,
     authStore: authSessionStore(store.handle),
@@ -221,8 +236,9 @@ async function startTransport(options: ServiceOptions, store: SqliteStore, engin
     clock: options.clock ?? { now: () => Date.now() },
     // Payload-free lines only: event names, codes and counts.
     log: (event, fields) => void process.stderr.write(`${JSON.stringify({ event, ...fields })}\n`),
-    turns: options.turns ?? (engine === null ? null : engineTurnPort(engine.turns)),
-    ...(engine === null ? {} : { hub: engine.hub, known: engine.known, extraMethods: turnMethods(engine.turns) }),
+    turns: options.turns ?? (engine === null ? null : quotaTurnPort(engineTurnPort(engine.turns), { guard: lifecycle.guard, settings: applications, facts: lifecycle.usage, clock })),
+    extraMethods: { ...(engine === null ? {} : turnMethods(engine.turns)), ...lifecycleMethods(lifecycle) },
+    ...(engine === null ? {} : { hub: engine.hub, known: engine.known }),
   });
 }
 
@@ -272,7 +288,15 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     store.close();
     return err(engine.error);
   }
-  const transport = await startTransport(options, store, engine.value);
+  const applications = parseApplications(options.sections?.applications);
+  if (!applications.ok) return applications;
+  const parts0 = engine.value;
+  const lifecycle = lifecycleParts(store.handle, options.clock ?? { now: () => Date.now() }, {
+    cancelWaitMs: (parts0?.cancelConfirmMs ?? LIFECYCLE_LIMITS.cancelWaitMsDefault) + 5_000,
+    cancelTurn: (turnId, actor) => void parts0?.turns.cancel(turnId, actor),
+    forget: parts0 === null ? null : (s) => parts0.executor.forget?.(s) ?? Promise.resolve("unsupported"),
+  });
+  const transport = await startTransport(options, store, engine.value, lifecycle, applications.value);
   if (!transport.ok) {
     await engine.value?.turns.close();
     await engine.value?.capture.scanner.close();
@@ -302,6 +326,7 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     });
   }
   parts?.turns.engine.schedule();
+  const stopRetention = startRetention(lifecycle.deletion, lifecycle.guard, applications.value, (code) => void process.stderr.write(`${JSON.stringify({ event: "retention.failed", code })}\n`));
   const pragmas = store.pragmas();
   return ok({
     store,
@@ -313,6 +338,7 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
       redaction: redactionFacts(),
     },
     stop: async () => {
+      await stopRetention();
       await protocol?.close();
       await engine.value?.turns.close();
       await engine.value?.capture.scanner.close();

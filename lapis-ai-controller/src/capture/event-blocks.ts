@@ -187,6 +187,7 @@ export function blockRedactingExecutor(inner: Executor, redactor: BlockRedactor,
       const r = await inner.prepare(setup);
       return r.ok ? { ...r, session: new RedactingSession(r.session, redactor, bound) } : r;
     },
+    forget: (s) => inner.forget?.(s) ?? Promise.resolve("unsupported"),
     close: () => inner.close(),
   };
 }

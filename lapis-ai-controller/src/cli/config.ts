@@ -18,7 +18,7 @@ export interface ControllerConfig {
 }
 
 /** Keys owned by later issues (protocol/auth 13, engine 14, agents 15, install 16). */
-export const DEFERRED_SECTIONS = ["tokens", "providers", "workspaces", "listen", "limits"] as const;
+export const DEFERRED_SECTIONS = ["tokens", "providers", "workspaces", "listen", "limits", "applications"] as const;
 const OWN_KEYS = ["version", "workspace", "retention"];
 /** Largest config file read (1 MiB). */
 export const CONFIG_MAX_BYTES = 1024 * 1024;

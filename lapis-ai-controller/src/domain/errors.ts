@@ -118,6 +118,9 @@ export const ERROR_CODES = [
   "memory_invalid",
   "evidence_unauthorized",
   "evidence_location_invalid",
+  // thread lifecycle: quotas per application
+  "quota_exceeded",
+  "erase_failed",
   // catch-all for a failure that has no better code; still payload-free
   "internal_error",
 ] as const;
@@ -143,13 +146,16 @@ export interface ControllerError {
   readonly where?: string;
   /** Which check refused (a stable snake_case or keyword name, such as `pattern_ambiguous`); never user data. */
   readonly rule?: string;
+  /** When a retry can succeed (ms since the epoch), where the refusal knows it (e.g. `quota_exceeded`). */
+  readonly retryAt?: number;
 }
 
 /** Builds a ControllerError; `retryable` defaults to false. */
-export function controllerError(code: ErrorCode, options: { retryable?: boolean; where?: string; rule?: string } = {}): ControllerError {
-  const error: { code: ErrorCode; retryable: boolean; where?: string; rule?: string } = { code, retryable: options.retryable ?? false };
+export function controllerError(code: ErrorCode, options: { retryable?: boolean; where?: string; rule?: string; retryAt?: number } = {}): ControllerError {
+  const error: { code: ErrorCode; retryable: boolean; where?: string; rule?: string; retryAt?: number } = { code, retryable: options.retryable ?? false };
   if (options.where !== undefined) error.where = options.where;
   if (options.rule !== undefined) error.rule = options.rule;
+  if (options.retryAt !== undefined) error.retryAt = options.retryAt;
   return error;
 }
 

@@ -85,6 +85,8 @@ export type ExecutorEvent =
   /** The agent's own notice (e.g. Codex's "Model metadata … not found"): for the application, never reply text. */
   | { type: "diagnostic"; severity: string; text: string }
   | { type: "unknown_request"; method: string }
+  /** Token usage of the turn so far, as the agent reported it (figures only; journaled as metadata). */
+  | { type: "token_usage"; inputTokens: number; cachedInputTokens: number | null; outputTokens: number; reasoningOutputTokens: number | null; totalTokens: number }
   /** The provider is working; nothing to journal (content is held for whole-block redaction). */
   | { type: "activity" };
 
@@ -117,8 +119,19 @@ export type SetupResult =
   | { ok: true; session: PreparedSession; continuity: SessionContinuity; bindingKey: string }
   | { ok: false; code: string };
 
+/** Deletes the rows naming a thread from an agent's own SQLite file (secure delete, checkpoint); the number of rows. */
+export type ThreadRowEraser = (dbPath: string, threadId: string) => number;
+
+/** A thread's session to forget (threads.delete). */
+export type SessionForget = { sessionKey: string; providerId: string; nativeSessionId: string | null };
+
+/** What forgetting a session did to the agent's own files: erased, none kept, not erasable by the controller, or failed. */
+export type ForgetResult = "erased" | "none" | "unsupported" | "failed";
+
 /** The execution port. */
 export type Executor = {
+  /** Closes the thread's live session and erases the agent's own files of it (absent: `unsupported`). */
+  forget?(s: SessionForget): Promise<ForgetResult>;
   /** Ensures a provider session (reused when its binding is unchanged). */
   prepare(setup: SessionSetup): Promise<SetupResult>;
   /** Closes every session and process. */

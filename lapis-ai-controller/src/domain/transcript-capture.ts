@@ -7,7 +7,7 @@
 import type { ExecutorEvent } from "./executor-port.ts";
 import type { EngineStore, TurnRecord } from "./turn-store-port.ts";
 
-const TRANSCRIPT = new Set(["text", "reasoning", "message_completed", "tool_begin", "tool_end", "diagnostic"]);
+const TRANSCRIPT = new Set(["text", "reasoning", "message_completed", "tool_begin", "tool_end", "diagnostic", "token_usage"]);
 
 /** The journal data of one event: scalar identities plus its payload fields. */
 export function eventData(e: ExecutorEvent): Record<string, unknown> {

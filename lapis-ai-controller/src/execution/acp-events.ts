@@ -101,3 +101,21 @@ export class AcpEventTranslator {
     return out;
   }
 }
+
+/**
+ * The turn's usage from an ACP prompt response's `usage` (ACP counts cache
+ * reads and writes apart from `inputTokens`; the controller's inputTokens
+ * include them, as Codex's do), or null when the agent reported none.
+ */
+export function acpUsage(v: unknown): Extract<ExecutorEvent, { type: "token_usage" }> | null {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return null;
+  const u = v as Record<string, unknown>;
+  const n = (x: unknown): number | null => (typeof x === "number" && Number.isSafeInteger(x) && x >= 0 ? x : null);
+  const input = n(u.inputTokens);
+  const output = n(u.outputTokens);
+  const total = n(u.totalTokens);
+  if (input === null || output === null || total === null) return null;
+  const read = n(u.cachedReadTokens);
+  const write = n(u.cachedWriteTokens) ?? 0;
+  return { type: "token_usage", inputTokens: input + (read ?? 0) + write, cachedInputTokens: read, outputTokens: output, reasoningOutputTokens: n(u.thoughtTokens), totalTokens: total };
+}

@@ -8,7 +8,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import type { Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
+import { forgetCodexThread } from "./codex-erase.ts";
+import type { ForgetResult, SessionForget, ThreadRowEraser, Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
 import type { McpResolution } from "../domain/contract/mcp-servers.ts";
 import type { OpenPlan } from "./acp-open.ts";
 import { resolveLaunch, type LaunchConfig, type LaunchHost } from "./acp-launch.ts";
@@ -40,6 +41,8 @@ export type AcpExecutorOptions = {
   tools?: (setup: SessionSetup) => ToolGrant | null;
   /** External MCP launch descriptions: ACP adapters are not given them; a thread naming any fails `mcp_unsupported`. */
   mcp?: (threadId: string | undefined) => McpResolution;
+  /** Deletes a thread's rows from Codex's own SQLite files (threads.delete). */
+  eraseRows?: ThreadRowEraser;
 };
 
 /** Limits enforced in code whatever the configuration says. */
@@ -130,6 +133,22 @@ export class AcpExecutor implements Executor {
   }
 
   /** Closes every live session. */
+  /** Closes the thread's live session, then erases Codex's own files of it (threads.delete). */
+  async forget(s: SessionForget): Promise<ForgetResult> {
+    const live = this.#sessions.get(s.sessionKey);
+    if (live) {
+      this.#sessions.delete(s.sessionKey);
+      live.grant?.revoke();
+      await live.session.close();
+    }
+    const provider = this.#providers.get(s.providerId);
+    if (!provider) return s.nativeSessionId === null ? "none" : "unsupported";
+    // Only codex-acp runs Codex, whose files the controller knows how to erase.
+    const resolved = resolveLaunch(provider.launch, this.#opts.host);
+    if (!resolved.ok || !/(^|\/)codex-acp$/.test(resolved.launch.packageName ?? "")) return "unsupported";
+    return forgetCodexThread(() => buildAgentEnv(this.#opts.env, provider.envAllowlist, {}, null), s.nativeSessionId, this.#opts.eraseRows);
+  }
+
   async close(): Promise<void> {
     const all = [...this.#sessions.values()];
     this.#sessions.clear();

@@ -5,7 +5,7 @@ import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import { CONTROLLER_VERSION } from "../domain/protocol.ts";
 import type { ContextBlock, NativeModeRecord, PreparedSession, SessionContinuity, TurnOutcome, TurnSink } from "../domain/executor-port.ts";
-import { AcpEventTranslator } from "./acp-events.ts";
+import { AcpEventTranslator, acpUsage } from "./acp-events.ts";
 import type { ResolvedLaunch } from "./acp-launch.ts";
 import { planMode, rejectedMode, restrictedModeId } from "./acp-modes.ts";
 import { openSession, reopenCapabilities, type OpenPlan } from "./acp-open.ts";
@@ -148,6 +148,8 @@ export class AcpSession implements PreparedSession {
     try {
       const blocks: acp.ContentBlock[] = [...context.map(contextBlock), { type: "text", text: prompt }];
       const res = await conn.agent.request(acp.methods.agent.session.prompt, { sessionId: this.nativeSessionId, prompt: blocks });
+      const usage = acpUsage((res as { usage?: unknown }).usage);
+      if (usage !== null) sink.event(usage);
       return { kind: "stopped", stopReason: res.stopReason };
     } catch (e) {
       return { kind: "failed", code: e instanceof acp.RequestError ? "provider_error" : "provider_exited" };

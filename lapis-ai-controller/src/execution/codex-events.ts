@@ -38,11 +38,33 @@ function envelopeOf(item: Item, id: string, type: string): ToolEnvelope {
   return { toolCallId: id, title, kind: KIND[type] ?? null, status: status === null ? null : STATUS[status] ?? status, locations, command };
 }
 
+type Breakdown = { inputTokens: number; cachedInputTokens: number; outputTokens: number; reasoningOutputTokens: number; totalTokens: number };
+
+const BREAKDOWN_KEYS = ["inputTokens", "cachedInputTokens", "outputTokens", "reasoningOutputTokens", "totalTokens"] as const;
+
+/** Codex's TokenUsageBreakdown, when every figure is a non-negative integer. */
+function breakdown(v: Record<string, unknown>): Breakdown | null {
+  const out: Partial<Breakdown> = {};
+  for (const k of BREAKDOWN_KEYS) {
+    const n = v[k];
+    if (typeof n !== "number" || !Number.isSafeInteger(n) || n < 0) return null;
+    out[k] = n;
+  }
+  return out as Breakdown;
+}
+
+function minus(a: Breakdown, b: Breakdown): Breakdown {
+  const out: Partial<Breakdown> = {};
+  for (const k of BREAKDOWN_KEYS) out[k] = Math.max(0, a[k] - b[k]);
+  return out as Breakdown;
+}
+
 /** Stateful per-turn translator; notifications of other threads or turns are dropped by the caller. */
 export class CodexEventTranslator {
   #open: Record<Channel, string | null> = { text: null, reasoning: null };
   #tools = new Map<string, ToolEnvelope>();
   #pending: { channel: Channel; messageId: string | null; text: string } | null = null;
+  #usageBase: Breakdown | null = null;
 
   /** Events for one notification (a delta may be held until flush()). */
   translate(method: string, params: unknown): ExecutorEvent[] {
@@ -65,8 +87,8 @@ export class CodexEventTranslator {
       case "warning": return this.#diagnostic("warning", str(p.message));
       case "configWarning": return this.#diagnostic("warning", str(p.summary));
       case "error": return this.#diagnostic(p.willRetry === true ? "warning" : "error", str(record(p.error).message));
-      case "item/commandExecution/outputDelta":
-      case "thread/tokenUsage/updated": return [{ type: "activity" }];
+      case "item/commandExecution/outputDelta": return [{ type: "activity" }];
+      case "thread/tokenUsage/updated": return this.#usage(record(p.tokenUsage));
       default: return [];
     }
   }
@@ -126,6 +148,20 @@ export class CodexEventTranslator {
     const out: ExecutorEvent[] = known ? [] : [{ type: "tool_begin", envelope: { ...env, locations: [...env.locations] } }];
     out.push({ type: "tool_end", envelope: env, settled: true });
     return out;
+  }
+
+  /**
+   * The turn's usage so far: Codex reports the thread's running `total` and the
+   * `last` model call; the turn's figures are the total minus what it was
+   * before the turn's first call (robust to a repeated report).
+   */
+  #usage(u: Record<string, unknown>): ExecutorEvent[] {
+    const total = breakdown(record(u.total));
+    const last = breakdown(record(u.last));
+    if (total === null) return [{ type: "activity" }];
+    this.#usageBase ??= last === null ? total : minus(total, last);
+    const turn = minus(total, this.#usageBase);
+    return [{ type: "token_usage", ...turn }];
   }
 
   #diagnostic(severity: string, text: string | null): ExecutorEvent[] {

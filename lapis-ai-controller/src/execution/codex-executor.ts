@@ -10,7 +10,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { BRIDGE_MCP_TOKEN_ENV, type McpResolution } from "../domain/contract/mcp-servers.ts";
-import type { Executor, NativeModeRecord, SessionSetup, SetupResult } from "../domain/executor-port.ts";
+import { forgetCodexThread } from "./codex-erase.ts";
+import type { ForgetResult, SessionForget, ThreadRowEraser, Executor, NativeModeRecord, SessionSetup, SetupResult } from "../domain/executor-port.ts";
 import type { LaunchConfig, LaunchHost } from "./acp-launch.ts";
 import { sessionBindingKey } from "./acp-executor.ts";
 import { resolveCodexLaunch } from "./codex-launch.ts";
@@ -39,6 +40,8 @@ export type CodexExecutorOptions = {
   tools?: (setup: SessionSetup) => ToolGrant | null;
   /** External MCP launch descriptions of the setup's thread (read afresh before every launch or reuse). */
   mcp?: (threadId: string | undefined) => McpResolution;
+  /** Deletes a thread's rows from Codex's own SQLite files (threads.delete). */
+  eraseRows?: ThreadRowEraser;
 };
 
 /** Limits enforced in code whatever the configuration says. */
@@ -161,6 +164,19 @@ export class CodexExecutor implements Executor {
     if (!started.ok) { grant?.revoke(); return started; }
     if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant });
     return { ok: true, session: started.session, continuity: started.session.continuity, bindingKey };
+  }
+
+  /** Closes the thread's live session, then erases Codex's own files of it (threads.delete). */
+  async forget(s: SessionForget): Promise<ForgetResult> {
+    const live = this.#sessions.get(s.sessionKey);
+    if (live) {
+      this.#sessions.delete(s.sessionKey);
+      live.grant?.revoke();
+      await live.session.close();
+    }
+    const provider = this.#providers.get(s.providerId);
+    if (!provider) return s.nativeSessionId === null ? "none" : "unsupported";
+    return forgetCodexThread(() => buildAgentEnv(this.#opts.env, provider.envAllowlist, {}, null), s.nativeSessionId, this.#opts.eraseRows);
   }
 
   async close(): Promise<void> {

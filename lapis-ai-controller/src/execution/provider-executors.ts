@@ -2,7 +2,7 @@
 // ACP executor or the native Codex one, and one router behind the Executor
 // port sends each setup to its provider's executor. Launch resolution per
 // kind is shared with `status` so both report what serve would run.
-import type { Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
+import type { Executor, ForgetResult, SessionForget, SessionSetup, SetupResult, ThreadRowEraser } from "../domain/executor-port.ts";
 import type { ProviderDefinition } from "../domain/turn-config.ts";
 import type { McpResolution } from "../domain/contract/mcp-servers.ts";
 import { AcpExecutor } from "./acp-executor.ts";
@@ -36,6 +36,11 @@ export class ProviderRouter implements Executor {
     return ex === undefined ? Promise.resolve({ ok: false, code: "provider_not_found" }) : ex.prepare(setup);
   }
 
+  forget(s: SessionForget): Promise<ForgetResult> {
+    const ex = this.#byProvider.get(s.providerId);
+    return ex?.forget?.(s) ?? Promise.resolve(s.nativeSessionId === null ? "none" : "unsupported");
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.#all.map((ex) => ex.close()));
   }
@@ -49,11 +54,12 @@ export type ProviderExecutorOptions = {
   tools?: (setup: SessionSetup) => ToolGrant | null;
   /** External MCP launch descriptions of the setup's thread (read afresh before every launch). */
   mcp?: (threadId: string | undefined) => McpResolution;
+  eraseRows?: ThreadRowEraser;
 };
 
 /** One ACP and one native executor for the providers of each kind, behind one router. */
 export function providerExecutors(providers: readonly ProviderDefinition[], opts: ProviderExecutorOptions): Executor {
-  const common = { host: opts.host, env: opts.env, tmpRoot: opts.tmpRoot, ...(opts.tools === undefined ? {} : { tools: opts.tools }), ...(opts.mcp === undefined ? {} : { mcp: opts.mcp }) };
+  const common = { host: opts.host, env: opts.env, tmpRoot: opts.tmpRoot, ...(opts.tools === undefined ? {} : { tools: opts.tools }), ...(opts.mcp === undefined ? {} : { mcp: opts.mcp }), ...(opts.eraseRows === undefined ? {} : { eraseRows: opts.eraseRows }) };
   const acp = new AcpExecutor({
     ...common,
     providers: providers.filter((p) => p.kind === "acp").map((p) => ({

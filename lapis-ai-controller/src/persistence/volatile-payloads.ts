@@ -69,6 +69,12 @@ export class VolatilePayloads {
     return this.#entries.size;
   }
 
+  /** Drops every payload of one thread (its deletion). */
+  dropThread(threadId: string): void {
+    const prefix = `${threadId}\u0000`;
+    for (const key of [...this.#entries.keys()]) if (key.startsWith(prefix)) this.#remove(key);
+  }
+
   /** Drops everything (as a restart would). */
   clear(): void {
     this.#entries.clear();

@@ -5,6 +5,9 @@
 // the start up to the first `user_prompt` (the thread's own events come
 // before it, so this reads a page or two, never the whole history).
 import type { ReplayPage, ThreadEvent, ThreadSnapshot } from "../domain/contract/sdk-types.ts";
+import { firstWords } from "../domain/first-words.ts";
+
+export { firstWords };
 
 /** A thread as a list shows it. */
 export interface ThreadOverview {
@@ -32,16 +35,6 @@ export const OVERVIEW_LIMITS = { maxChars: 48, maxCharsCeiling: 400, page: 16 } 
 export interface OverviewPort {
   snapshot(threadId: string, tailLimit: number): Promise<ThreadSnapshot>;
   replay(threadId: string, afterSeq: number, limit: number): Promise<ReplayPage>;
-}
-
-/** At most `maxChars` characters of `text` on one line, cut at a word boundary where there is one, `…` appended when cut. */
-export function firstWords(text: string, maxChars: number): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  if (line.length <= maxChars) return line;
-  const cut = line.slice(0, maxChars);
-  // A cut right before a space keeps its last word whole; otherwise drop the broken word.
-  const space = line[maxChars] === " " ? maxChars : cut.lastIndexOf(" ");
-  return `${(space > 0 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }
 
 function promptText(event: ThreadEvent): string | null {

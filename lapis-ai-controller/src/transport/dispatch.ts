@@ -75,7 +75,7 @@ export async function dispatch(
   try {
     const out = await handler(deps, conn, access, params);
     if (!out.ok) {
-      conn.send(encodeError(id, rpcError(out.error.code, out.error.retryable)));
+      conn.send(encodeError(id, rpcError(out.error.code, out.error.retryable, RPC.application, out.error.retryAt)));
       return;
     }
     const reply = out.value;

@@ -24,7 +24,7 @@ export type FrameId = string | number;
 export interface RpcError {
   readonly code: number;
   readonly message: string;
-  readonly data: { readonly code: string; readonly retryable: boolean };
+  readonly data: { readonly code: string; readonly retryable: boolean; readonly retryAt?: number };
 }
 
 /** One decoded inbound frame. */
@@ -36,8 +36,8 @@ export type Frame =
   | { readonly kind: "invalid"; readonly id: FrameId | null; readonly error: RpcError };
 
 /** Builds an error body for a stable code. */
-export function rpcError(code: string, retryable = false, rpcCode: number = RPC.application): RpcError {
-  return { code: rpcCode, message: code, data: { code, retryable } };
+export function rpcError(code: string, retryable = false, rpcCode: number = RPC.application, retryAt?: number): RpcError {
+  return { code: rpcCode, message: code, data: retryAt === undefined ? { code, retryable } : { code, retryable, retryAt } };
 }
 
 function isId(value: unknown): value is FrameId {
@@ -53,7 +53,8 @@ function readError(value: unknown): RpcError | undefined {
   if (!isRecord(value) || typeof value.code !== "number" || typeof value.message !== "string") return undefined;
   const data = isRecord(value.data) ? value.data : {};
   const code = typeof data.code === "string" ? data.code : value.message;
-  return { code: value.code, message: value.message, data: { code, retryable: data.retryable === true } };
+  const retryAt = typeof data.retryAt === "number" && Number.isSafeInteger(data.retryAt) ? { retryAt: data.retryAt } : {};
+  return { code: value.code, message: value.message, data: { code, retryable: data.retryable === true, ...retryAt } };
 }
 
 /** Decodes one text frame; never throws. `byteLength` is checked by the caller against the limit. */

@@ -9,6 +9,7 @@ import { fail } from "../domain/protocol-ports.ts";
 import { toOutcome } from "../domain/turn-result.ts";
 import type { TurnService } from "../domain/turn-service.ts";
 import { hasOwnerAuthority } from "../auth/access.ts";
+import { usageOfEntries } from "../domain/token-usage.ts";
 import type { Handler, ProtocolDeps } from "./context.ts";
 import { commandReply } from "./idempotent.ts";
 import { loadThread } from "./methods-threads.ts";
@@ -55,7 +56,7 @@ export function turnMethods(service: TurnService): Readonly<Record<string, Handl
       interactionId: i.id, nativeRequestId: i.nativeRequestId, category: i.category, state: i.state,
       optionIds: i.optionIds, optionId: i.optionId, decidedBy: i.decidedBy, deadlineAt: i.deadlineAt,
     }));
-    return ok({ result: { ...view.value, interactions, memory: service.memory(turnId) } });
+    return ok({ result: { ...view.value, interactions, memory: service.memory(turnId), usage: usageOfEntries(service.store.journal({ turnId })) } });
   };
 
   const respond: Handler = (deps, _conn, access, raw) => {

@@ -18,6 +18,8 @@ export type SocketFactory = (url: string) => SocketLike;
 export interface RpcFailure {
   readonly code: string;
   readonly retryable: boolean;
+  /** When a retry can succeed (ms since the epoch), where the service said so (e.g. `quota_exceeded`). */
+  readonly retryAt?: number;
 }
 
 /** A request's outcome; `raw` is the result's exact JSON text. */
@@ -138,7 +140,7 @@ export class RpcPeer {
       clearTimeout(pending.timer);
       pending.resolve(frame.kind === "result"
         ? { ok: true, value: frame.result, raw: rawResult(data, frame.result) }
-        : failure(frame.error.data.code, frame.error.data.retryable));
+        : { ok: false, error: { code: frame.error.data.code, retryable: frame.error.data.retryable, ...(frame.error.data.retryAt === undefined ? {} : { retryAt: frame.error.data.retryAt }) } });
     } else if (frame.kind === "notification") {
       this.#handlers.notification?.(frame.method, frame.params);
     } else if (frame.kind === "request") {

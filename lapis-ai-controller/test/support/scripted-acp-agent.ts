@@ -46,6 +46,8 @@ export type AgentScript = {
   cancel?: "confirm" | "never" | "lie";
   cancelDelayMs?: number;
   stopReason?: string;
+  /** The ACP `usage` of every completed prompt response (absent: the agent reports none). */
+  usage?: Record<string, number>;
   /** A permission request sent after the prompt response (a late request). */
   lateRequest?: PermissionAsk;
   /** Exit right at spawn (a crashing agent). */
@@ -223,7 +225,7 @@ const app = acp.agent({ name: "scripted-acp-agent" })
     }
     const stopReason = (script.stopReason ?? "end_turn") as acp.StopReason;
     log({ event: "prompt_done", stopReason });
-    return { stopReason };
+    return script.usage === undefined ? { stopReason } : { stopReason, usage: script.usage } as acp.PromptResponse;
   })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => {
     log({ event: "cancel", sessionId: params.sessionId });

@@ -8,8 +8,8 @@ import type { AddressInfo } from "node:net";
 
 /** One scripted model reply, consumed in order, one per POST /v1/responses. */
 export type ScriptedReply =
-  /** An assistant message streamed as these text deltas (chunk boundaries kept), `gapMs` apart when given. */
-  | { text: readonly string[]; gapMs?: number }
+  /** An assistant message streamed as these text deltas (chunk boundaries kept), `gapMs` apart when given; `usage` replaces the default usage report. */
+  | { text: readonly string[]; gapMs?: number; usage?: ResponsesUsage }
   /** A function call, e.g. Codex's `exec_command`, with its JSON arguments. */
   | { call: { name: string; arguments: Record<string, unknown>; callId?: string; namespace?: string } }
   /** Opens the stream, sends `response.created`, then never finishes (until the client goes). */
@@ -44,7 +44,10 @@ function sse(res: ServerResponse, type: string, data: Record<string, unknown>): 
   res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
 }
 
-const USAGE = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
+/** The Responses API's usage object, as `response.completed` carries it. */
+export type ResponsesUsage = { input_tokens: number; input_tokens_details: { cached_tokens: number }; output_tokens: number; output_tokens_details: { reasoning_tokens: number }; total_tokens: number };
+
+const USAGE: ResponsesUsage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 };
 
 function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon: () => void): void {
   if ("fail" in reply) {
@@ -73,7 +76,7 @@ function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon:
       }
       const done = { id: itemId, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: reply.text.join(""), annotations: [] }] };
       sse(res, "response.output_item.done", { output_index: 0, item: done });
-      sse(res, "response.completed", { response: { id, object: "response", status: "completed", output: [done], usage: USAGE } });
+      sse(res, "response.completed", { response: { id, object: "response", status: "completed", output: [done], usage: reply.usage ?? USAGE } });
       res.end();
     };
     next();
@@ -89,7 +92,7 @@ function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon:
     sse(res, "response.output_item.added", { output_index: 0, item: { ...item, status: "in_progress", arguments: "" } });
   }
   sse(res, "response.output_item.done", { output_index: 0, item });
-  sse(res, "response.completed", { response: { id, object: "response", status: "completed", output: [item], usage: USAGE } });
+  sse(res, "response.completed", { response: { id, object: "response", status: "completed", output: [item], usage: "text" in reply ? reply.usage ?? USAGE : USAGE } });
   res.end();
 }
 

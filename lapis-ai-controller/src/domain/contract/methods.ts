@@ -9,6 +9,7 @@ import { bool, id, int, list, literal, mapOf, nullable, obj, oneOf, oneOfValues,
 import { TOOL_DEFINITION } from "./tools.ts";
 import { MEMORY_SETTINGS } from "./memory.ts";
 import { MCP_DESCRIPTOR_LIMITS, MCP_SERVER_DESCRIPTOR } from "./mcp-servers.ts";
+import { LIFECYCLE_METHODS } from "./methods-lifecycle.ts";
 import {
   BINDING, ERROR_CODE, EVENT, INTERACTION, REPLAY_PAGE, SNAPSHOT, THREAD_CONFIG, THREAD_RECEIPT, TURN, TURN_INPUT, TURN_RECEIPT, TURN_STATE,
 } from "./shapes.ts";
@@ -140,7 +141,7 @@ export const METHODS = {
       sourceRef: str({ minLength: 1, maxLength: 256, pattern: "^[^\\u0000-\\u001f\\u007f-\\u009f]*$", description: "the application's own reference for the prompt's source (kept in the receipt, never the text)" }),
     }, ["commandId", "threadId", "input"]),
     result: TURN_RECEIPT,
-    errors: ["attachment_required", "binding_mismatch", "not_found", "turns_unavailable", "command_conflict"],
+    errors: ["attachment_required", "binding_mismatch", "not_found", "turns_unavailable", "quota_exceeded", "command_conflict"],
   }),
   "turns.continue": m({
     scope: "turns:write", effect: "command", summary: "a new attempt after the exact prior turn",
@@ -175,6 +176,8 @@ export const METHODS = {
     result: obj({ commandId: id(), interactionId: id(), state: INTERACTION.properties.state }, ["commandId", "interactionId", "state"]),
     errors: ["interaction_expired", "interaction_closed", "not_found", "command_conflict"],
   }),
+  // Thread lifecycle: list, delete, usage (methods-lifecycle.ts).
+  ...LIFECYCLE_METHODS,
 } as const satisfies Readonly<Record<string, MethodContract>>;
 
 /** A method name of the contract. */

@@ -4,6 +4,7 @@ import { ERROR_CODES } from "../errors.ts";
 import { APPROVAL_POLICIES, DECIDERS, INTERACTION_STATES, NATIVE_MODE_RESULTS, RETENTION_PROFILES, TURN_STATES } from "../records.ts";
 import { MEMORY_ORIGINS, MEMORY_PROFILES, memoryId } from "./memory.ts";
 import { anyJson, bool, id, int, list, literal, mapOf, nullable, obj, oneOf, oneOfValues, str } from "./schema.ts";
+import { TURN_USAGE } from "./methods-lifecycle.ts";
 
 /** Longest list of identifiers in a binding. */
 export const MAX_BINDING_LIST = 64;
@@ -155,6 +156,7 @@ export const TURN = obj({
   }, ["configVersion", "retention", "providerId", "restricted", "requestedMode", "approval", "nativeMode"]),
   interactions: list(INTERACTION, 1024),
   memory: nullable(TURN_MEMORY),
+  usage: TURN_USAGE,
 }, ["turnId", "threadId", "state", "attemptOf", "errorCode", "config", "interactions", "memory"]);
 
 /** Turn input: a string or `{text}`. */

@@ -66,7 +66,7 @@ test("AIC-HEAP-01 under the flags the young generation stays within two semi-spa
   assert.ok(youngSize(process.execPath, [script]) > cap, "Node's default young generation outgrows the cap");
 });
 
-test("ISSUE-32-2-RSS a Node serve started by hand without the flags replaces itself, same pid, with them; one that has them runs as it is", async (t) => {
+test("AIC-HEAP-01 a Node serve started by hand without the flags replaces itself, same pid, with them; one that has them runs as it is", async (t) => {
   const flag = `--max-semi-space-size=${SEMI_SPACE_MIB}`;
   assert.deepEqual(nodeReexecArgv({ execPath: "/n", execArgv: ["--inspect"], argv: ["/n", "/p/src/main.ts", "serve", "--instance", "x"] }),
     ["/n", flag, "--inspect", "/p/src/main.ts", "serve", "--instance", "x"]);
