@@ -75,6 +75,17 @@ export class FakeE2eePeer {
    * the room key's to-device messages are kept back until `deliver` is called.
    */
   async send(roomId: string, members: readonly string[], content: Record<string, unknown>, options: { holdKeys?: boolean } = {}): Promise<{ eventId: string; deliver: () => Promise<void> }> {
+    const { encrypted, deliver } = await this.encrypt(roomId, members, content, options);
+    return { eventId: this.post(roomId, encrypted), deliver };
+  }
+
+  /** Posts an encrypted content (from `encrypt`) to `roomId` as this member; returns the event id. */
+  post(roomId: string, encrypted: Record<string, unknown>): string {
+    return this.#hs.send(roomId, this.#device.userId, encrypted, "m.room.encrypted");
+  }
+
+  /** Encrypts `content` for `members` (room key shared first, unless held back) without posting it. */
+  async encrypt(roomId: string, members: readonly string[], content: Record<string, unknown>, options: { holdKeys?: boolean } = {}): Promise<{ encrypted: Record<string, unknown>; deliver: () => Promise<void> }> {
     const users = (): sdk.UserId[] => members.map((m) => new sdk.UserId(m));
     await this.machine.updateTrackedUsers(users());
     await this.sync();
@@ -85,7 +96,7 @@ export class FakeE2eePeer {
     const deliver = (): Promise<void> => this.#send(shares);
     if (options.holdKeys !== true) await deliver();
     const encrypted = await this.machine.encryptRoomEvent(new sdk.RoomId(roomId), "m.room.message", JSON.stringify(content));
-    return { eventId: this.#hs.send(roomId, this.#device.userId, JSON.parse(encrypted) as Record<string, unknown>, "m.room.encrypted"), deliver };
+    return { encrypted: JSON.parse(encrypted) as Record<string, unknown>, deliver };
   }
 
   /** The cleartext content of an encrypted event (after a sync brought its key), or null. */
