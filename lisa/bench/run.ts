@@ -11,6 +11,7 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { benchBurst } from "./burst.ts";
+import { benchE2ee } from "./e2ee.ts";
 import { benchFootprint } from "./footprint.ts";
 import { benchHtml } from "./html.ts";
 import { benchInvocation } from "./invocation.ts";
@@ -58,6 +59,8 @@ const BENCHMARKS: readonly Benchmark[] = [
     name: "burst",
     run: () => benchBurst(observer, { rooms: 20, perRoom: 10, llmDelayMs: 200, maxConcurrentRooms: 3, repetitions: quick ? 1 : 3 }),
   },
+  // Encrypted rooms' cost (LISA-E2EE): E2EE off and on in the same run.
+  { name: "e2ee", run: () => benchE2ee(observer, { invocations: memoryInvocations, rooms: 10, settleMs: 2_000, distEntry: distEntry() }) },
   // 2 MB = web.max_download_bytes' default (2,000,000): the largest page fetch_web_page stores.
   { name: "html", run: () => benchHtml({ pageBytes: 2_000_000, rounds: quick ? 2 : 6 }) },
 ];

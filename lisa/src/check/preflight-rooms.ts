@@ -56,7 +56,9 @@ const BY_ID: RoomSource = { key: "matrix.allowed_room_ids" };
 function roomLine(config: AppConfig, room: string, label: string, d: RoomDiagnosis | undefined, source: RoomSource): RoomCheckLine {
   const base: FixFacts = { homeserverUrl: config.matrix.homeserver_url, userId: config.matrix.user_id, room: d?.roomId ?? room, source };
   if (d === undefined) return line(room, label, [{ code: ROOM_CODES.lookupFailed, fix: roomFix(ROOM_CODES.lookupFailed, base) }], "");
-  const problems = conditionsOf(d).map((code) => ({ code, fix: roomFix(code, { ...base, power: d.power }) }));
+  // With encrypted rooms on (LISA-E2EE-09) an encrypted room is served: a fact of the line, not a problem.
+  const served = (code: RoomCode): boolean => !(config.e2ee.enabled && code === ROOM_CODES.encrypted);
+  const problems = conditionsOf(d).filter(served).map((code) => ({ code, fix: roomFix(code, { ...base, power: d.power }) }));
   if (d.failure !== null) {
     problems.push({ code: ROOM_CODES.lookupFailed, fix: roomFix(ROOM_CODES.lookupFailed, { ...base, errorCode: d.failure.code }) });
   }

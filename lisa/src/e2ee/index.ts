@@ -8,8 +8,9 @@ import type { Logger } from "../log/logger.ts";
 import type { CryptoRequestPort, HistoryPort, RawEvent, RoomWritePort, SyncBatch } from "../matrix/port.ts";
 import type { InstanceLock } from "../state/lock.ts";
 import { E2eeDevice, type IdentityKeys } from "./device.ts";
+import { DecryptedMemo } from "./decrypted-memo.ts";
 import type { E2eeError } from "./errors.ts";
-import { decryptingHistory, encryptingRoomPort, type EventSendPort, type Opened, openEvent, type RoomFactsPort } from "./room-ports.ts";
+import { decryptingHistory, encryptingRoomPort, eventOpener, type EventSendPort, type Opened, type RoomFactsPort } from "./room-ports.ts";
 import { startIdentity } from "./identity-start.ts";
 import { openCryptoStore } from "./store.ts";
 
@@ -78,6 +79,9 @@ export async function startEncryption(deps: EncryptionDeps): Promise<Result<Encr
     return err(started.error);
   }
   const device = started.value;
+  // Decryptions (and her own messages' cleartexts) remembered in memory, shared by ingest, the context and the send port.
+  const memo = new DecryptedMemo();
+  const open = eventOpener(device, memo);
   const first = await device.flush(deps.signal);
   // Identity keys are public (they are what a member compares when verifying the device).
   deps.log.info("e2ee_device_ready", { ed25519: device.identityKeys().ed25519, requests_sent: first.sent, request_failed: first.failed });
@@ -86,9 +90,9 @@ export async function startEncryption(deps: EncryptionDeps): Promise<Result<Encr
   return ok({
     device,
     identityKeys: () => device.identityKeys(),
-    open: (event, roomId) => openEvent(device, event, roomId),
-    encryptingSends: (base, facts, markerKey) => encryptingRoomPort(base, device, facts, markerKey),
-    decryptingHistory: (history, log) => decryptingHistory(history, device, log),
+    open,
+    encryptingSends: (base, facts, markerKey) => encryptingRoomPort(base, device, facts, markerKey, memo),
+    decryptingHistory: (history, log) => decryptingHistory(history, open, log),
     async beforeCommit(batch, signal) {
       await device.receiveSync(batch.device);
       await device.flush(signal);

@@ -71,10 +71,14 @@ export async function decryptEvent(machine: sdk.OlmMachine, event: RawEvent, roo
 export async function encryptForRoom(
   machine: sdk.OlmMachine, http: CryptoRequestPort, roomId: string, members: readonly string[], state: RoomEncryptionState,
   event: { readonly type: string; readonly content: Readonly<Record<string, unknown>> }, deadlineMs: number, signal: AbortSignal,
+  tracked: Set<string> = new Set(),
 ): Promise<Result<Record<string, unknown>, MatrixError>> {
   // The binding takes ownership of every id passed in a list: each call gets fresh ones.
   const users = (): sdk.UserId[] => members.map((m) => new sdk.UserId(m));
-  await machine.updateTrackedUsers(users());
+  // Only users not tracked yet: tracking again changes nothing but costs a store write.
+  const untracked = members.filter((m) => !tracked.has(m));
+  if (untracked.length > 0) await machine.updateTrackedUsers(untracked.map((m) => new sdk.UserId(m)));
+  for (const m of untracked) tracked.add(m);
   // Device lists of newly tracked users: the key queries among the outgoing requests.
   const queried = await sendOutgoing(machine, http, await machine.outgoingRequests(), deadlineMs, signal);
   if (!queried.ok) return queried;

@@ -10,6 +10,7 @@ import { roomHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import type { MatrixError } from "../matrix/errors.ts";
 import type { EventPage, HistoryPort, RawEvent, RoomWritePort, StateEvent } from "../matrix/port.ts";
+import { DecryptedMemo } from "./decrypted-memo.ts";
 import type { E2eeDevice } from "./device.ts";
 import { DECRYPTION_CODES, encryptionStateOf } from "./room-crypto.ts";
 
@@ -19,11 +20,20 @@ export type Opened =
   | { readonly kind: "pending" }
   | { readonly kind: "failed"; readonly code: string };
 
-/** Decrypts one event for ingest: pending while its room key may still come. */
-export async function openEvent(device: E2eeDevice, event: RawEvent, roomId: string): Promise<Opened> {
-  const result = await device.decrypt(event, roomId);
-  if (result.ok) return { kind: "plain", type: result.value.type, content: result.value.content };
-  return result.error.code === DECRYPTION_CODES.pending ? { kind: "pending" } : { kind: "failed", code: result.error.code };
+/** Decrypts one event: pending while its room key may still come. */
+export type EventOpener = (event: RawEvent, roomId: string) => Promise<Opened>;
+
+/** The opener ingest and the context share: a decryption is remembered (in memory) so the context does not repeat it. */
+export function eventOpener(device: E2eeDevice, memo: DecryptedMemo = new DecryptedMemo()): EventOpener {
+  return async (event, roomId) => {
+    const key = DecryptedMemo.keyOf(event, roomId);
+    const known = memo.get(key);
+    if (known !== undefined) return { kind: "plain", ...known };
+    const result = await device.decrypt(event, roomId);
+    if (!result.ok) return result.error.code === DECRYPTION_CODES.pending ? { kind: "pending" } : { kind: "failed", code: result.error.code };
+    memo.set(key, result.value);
+    return { kind: "plain", type: result.value.type, content: result.value.content };
+  };
 }
 
 /** The reads the send side needs about a room: its encryption state event and its joined members. */
@@ -48,21 +58,24 @@ export interface EventSendPort {
  * next message; nothing is ever sent in the clear into an encrypted room.
  */
 export function encryptingRoomPort(
-  base: RoomWritePort & EventSendPort, device: E2eeDevice, facts: RoomFactsPort, markerKey: string,
+  base: RoomWritePort & EventSendPort, device: E2eeDevice, facts: RoomFactsPort, markerKey: string, memo: DecryptedMemo = new DecryptedMemo(),
 ): RoomWritePort {
   return {
     sendMessage: async (roomId, txnId, content, signal) => {
-      const state = await facts.stateEvent(roomId, "m.room.encryption", "", signal);
+      // Both reads at once: the members are only needed when the room is encrypted, and usually it is.
+      const [state, members] = await Promise.all([facts.stateEvent(roomId, "m.room.encryption", "", signal), facts.joinedMembers(roomId, signal)]);
       if (!state.ok) return state;
       if (state.value === null) return base.sendMessage(roomId, txnId, content, signal);
-      const members = await facts.joinedMembers(roomId, signal);
       if (!members.ok) return members;
       const encrypted = await device.encrypt(roomId, members.value, encryptionStateOf(state.value.content),
         { type: "m.room.message", content }, signal);
       if (!encrypted.ok) return err(encrypted.error);
       const marker = content[markerKey];
       const body = marker === undefined ? encrypted.value : { ...encrypted.value, [markerKey]: marker };
-      return base.sendRoomEvent(roomId, "m.room.encrypted", txnId, body, signal);
+      const sent = await base.sendRoomEvent(roomId, "m.room.encrypted", txnId, body, signal);
+      // Her own message, as the context will read it back: no need to decrypt what she wrote.
+      if (sent.ok) memo.set(DecryptedMemo.keyOf({ event_id: sent.value, type: "m.room.encrypted", sender: "", origin_server_ts: 0, content: body }, roomId), { type: "m.room.message", content });
+      return sent;
     },
     setTyping: (roomId, typing, timeoutMs, signal) => base.setTyping(roomId, typing, timeoutMs, signal),
     tokenGeneration: () => base.tokenGeneration(),
@@ -76,12 +89,12 @@ export function encryptingRoomPort(
  * A single event read (`event`) that cannot be decrypted is returned as it
  * is: its sender still answers "is this Lisa's message?".
  */
-export function decryptingHistory(history: HistoryPort, device: E2eeDevice, log: Logger): HistoryPort {
-  const open = async (roomId: string, events: readonly RawEvent[]): Promise<RawEvent[]> => {
+export function decryptingHistory(history: HistoryPort, open: EventOpener, log: Logger): HistoryPort {
+  const openAll = async (roomId: string, events: readonly RawEvent[]): Promise<RawEvent[]> => {
     const out: RawEvent[] = [];
     let unreadable = 0;
     for (const event of events) {
-      const opened = await openOne(device, event, roomId);
+      const opened = await openOne(open, event, roomId);
       if (opened === null) unreadable += 1;
       else out.push(opened);
     }
@@ -89,18 +102,18 @@ export function decryptingHistory(history: HistoryPort, device: E2eeDevice, log:
     return out;
   };
   const page = async (roomId: string, result: Result<EventPage, MatrixError>): Promise<Result<EventPage, MatrixError>> =>
-    result.ok ? ok({ ...result.value, events: await open(roomId, result.value.events) }) : result;
+    result.ok ? ok({ ...result.value, events: await openAll(roomId, result.value.events) }) : result;
   return {
     event: async (roomId, eventId, signal) => {
       const result = await history.event(roomId, eventId, signal);
       if (!result.ok) return result;
-      return ok((await openOne(device, result.value, roomId)) ?? result.value);
+      return ok((await openOne(open, result.value, roomId)) ?? result.value);
     },
     context: async (roomId, eventId, limit, signal) => {
       const result = await history.context(roomId, eventId, limit, signal);
       if (!result.ok) return result;
-      const anchor = (await openOne(device, result.value.event, roomId)) ?? result.value.event;
-      return ok({ ...result.value, event: anchor, eventsBefore: await open(roomId, result.value.eventsBefore) });
+      const anchor = (await openOne(open, result.value.event, roomId)) ?? result.value.event;
+      return ok({ ...result.value, event: anchor, eventsBefore: await openAll(roomId, result.value.eventsBefore) });
     },
     messagesBackwards: async (roomId, from, limit, signal) => page(roomId, await history.messagesBackwards(roomId, from, limit, signal)),
     threadBackwards: async (roomId, rootId, from, limit, signal) => page(roomId, await history.threadBackwards(roomId, rootId, from, limit, signal)),
@@ -108,9 +121,9 @@ export function decryptingHistory(history: HistoryPort, device: E2eeDevice, log:
 }
 
 // The event decrypted (or unchanged when not encrypted); null when this device cannot read it.
-async function openOne(device: E2eeDevice, event: RawEvent, roomId: string): Promise<RawEvent | null> {
+async function openOne(open: EventOpener, event: RawEvent, roomId: string): Promise<RawEvent | null> {
   if (event.type !== "m.room.encrypted") return event;
-  const opened = await openEvent(device, event, roomId);
+  const opened = await open(event, roomId);
   if (opened.kind !== "plain") return null;
   const relates = event.content["m.relates_to"];
   const content = relates !== undefined && opened.content["m.relates_to"] === undefined

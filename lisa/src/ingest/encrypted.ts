@@ -47,9 +47,15 @@ export function asCleartext(event: RawEvent, roomId: string, opened: { readonly 
   return { ...event, room_id: roomId, type: opened.type, content };
 }
 
-/** True for an encrypted event Lisa reads: someone else's `m.room.encrypted`. */
+/**
+ * True for an encrypted event Lisa reads: someone else's `m.room.encrypted`
+ * that still has its ciphertext (a redacted one has none; the plaintext rules
+ * ignore it as they ignore every redacted event).
+ */
 export function isForeignEncrypted(event: RawEvent, selfUserId: string): boolean {
-  return event.type === "m.room.encrypted" && event.sender !== selfUserId;
+  if (event.type !== "m.room.encrypted" || event.sender === selfUserId) return false;
+  const redacted = event.unsigned?.["redacted_because"] !== undefined;
+  return !redacted && event.content["ciphertext"] !== undefined;
 }
 
 /** Opens the encrypted events of others among `events` (in order); the rest pass unchanged. */

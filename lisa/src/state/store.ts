@@ -34,6 +34,8 @@ function openForRun(path: string, now: () => number, busyTimeoutMs: number, lock
     if (journal?.["journal_mode"] !== "wal") throw toStateError(new Error("WAL unavailable"), "enable WAL");
     db.exec("PRAGMA synchronous = FULL");
     db.exec("PRAGMA foreign_keys = ON");
+    // Content cleared from a finished row (a decrypted message among them, LISA-E2EE-04) is zeroed, not left in free space.
+    db.exec("PRAGMA secure_delete = ON");
     const version = readSchemaVersion(db);
     if (version > LATEST_SCHEMA_VERSION) throw schemaNewer(version);
     applyMigrations(db, now());

@@ -157,6 +157,18 @@ function replyStreamProblem(row: Row): string | null {
   return isInteger(row["updated_at_ms"]) ? null : "has a non-integer updated_at_ms";
 }
 
+// Encrypted rooms (LISA-E2EE-02, -12): a held event is the ciphertext event as received, with its deadline.
+function heldEventProblem(row: Row): string | null {
+  if (!isEventId(row["event_id"]) || !isRoomId(row["room_id"]) || !isUserId(row["sender_id"])) return "has an invalid id";
+  for (const column of ["received_at_ms", "held_at_ms", "deadline_ms"]) if (!isInteger(row[column])) return `has a non-integer ${column}`;
+  return isJsonObjectText(row["raw_event_json"]) ? null : "lacks a parseable raw_event_json";
+}
+
+function encryptedRoomProblem(row: Row): string | null {
+  if (!isRoomId(row["room_id"])) return "has an invalid room_id";
+  return isInteger(row["since_ms"]) ? null : "has a non-integer since_ms";
+}
+
 const ROW_CHECKS: readonly { table: string; sql: string; problem: (row: Row) => string | null }[] = [
   { table: "sync_state", sql: "SELECT rowid AS _rowid, * FROM sync_state", problem: syncStateProblem },
   { table: "room_cursors", sql: "SELECT rowid AS _rowid, * FROM room_cursors", problem: roomCursorProblem },
@@ -170,6 +182,8 @@ const ROW_CHECKS: readonly { table: string; sql: string; problem: (row: Row) => 
   { table: "room_conditions", sql: "SELECT rowid AS _rowid, * FROM room_conditions", problem: roomConditionProblem },
   { table: "room_aliases", sql: "SELECT rowid AS _rowid, * FROM room_aliases", problem: roomAliasProblem },
   { table: "reply_streams", sql: "SELECT rowid AS _rowid, * FROM reply_streams", problem: replyStreamProblem },
+  { table: "e2ee_held", sql: "SELECT rowid AS _rowid, * FROM e2ee_held", problem: heldEventProblem },
+  { table: "e2ee_rooms", sql: "SELECT rowid AS _rowid, * FROM e2ee_rooms", problem: encryptedRoomProblem },
 ];
 
 /**

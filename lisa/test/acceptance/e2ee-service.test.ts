@@ -7,7 +7,7 @@
 // while Lisa runs; no plaintext in the ledger's finished rows, the crypto
 // store or the logs.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -102,6 +102,12 @@ for (const kind of homeserversUnderTest()) {
       assert.equal(replies[0]?.[0].type, "m.room.message");
     });
 
+    test("LISA-E2EE-09: lisa check reports the encrypted room as served, not as a problem", async () => {
+      const run = await runLisaCli(["check", "--config", world.configPath], world.env);
+      const line = run.stdout.split("\n").find((l) => l.startsWith(`room ${secret}:`)) ?? "";
+      assert.match(line, /: ok \(joined; encrypted;/, run.stdout);
+    });
+
     test("LISA-E2EE-02: a mention whose room key arrives late is held, then answered once", async () => {
       const before = world.lisa.count("decryption_pending");
       const sent = await alice.sendText(secret, members(), "Lisa, the late key riddle?", { holdKeys: true });
@@ -170,6 +176,9 @@ for (const kind of homeserversUnderTest()) {
       } finally {
         db.close();
       }
+      // A clean stop checkpoints the ledger; cleared content is zeroed (secure_delete), so the file holds none of it.
+      const ledger = Buffer.concat([readFileSync(path), ...(existsSync(`${path}-wal`) ? [readFileSync(`${path}-wal`)] : [])]);
+      for (const plainText of SECRETS) assert.equal(ledger.includes(Buffer.from(plainText)), false, `"${plainText}" is not in the ledger file`);
       const store = readFileSync(cryptoStorePathFor(path));
       const output = world.lisa.allOutput();
       for (const plainText of [...SECRETS, CANARY.storePassphrase]) {

@@ -21,6 +21,7 @@ import { editContent, reactionContent, replyContent, textContent, threadContent 
 import { FaultQueue } from "./fake-homeserver/faults.ts";
 import { HistoryEndpoints } from "./fake-homeserver/history.ts";
 import { HttpFrontend } from "./fake-homeserver/http-frontend.ts";
+import { KeyServer } from "./fake-homeserver/keys.ts";
 import { isObject } from "./fake-homeserver/reply.ts";
 import { RoomDirectory } from "./fake-homeserver/room-state.ts";
 import { RoomStore } from "./fake-homeserver/store.ts";
@@ -84,9 +85,11 @@ export class FakeHomeserver {
   private readonly http: HttpFrontend;
   private readonly activity: EventEmitter;
   private readonly directory: RoomDirectory;
+  /** The end-to-end encryption endpoints' store, for an in-process member's device (encrypted rooms). */
+  readonly keys: KeyServer;
 
   /** Internal: use `startFakeHomeserver`. */
-  constructor(url: string, parts: { profile: HomeserverProfile; serverName: string; store: RoomStore; accounts: Accounts; writes: WriteEndpoints; sync: SyncService; faults: FaultQueue; http: HttpFrontend; activity: EventEmitter; directory: RoomDirectory }) {
+  constructor(url: string, parts: { profile: HomeserverProfile; serverName: string; store: RoomStore; accounts: Accounts; writes: WriteEndpoints; sync: SyncService; faults: FaultQueue; http: HttpFrontend; activity: EventEmitter; directory: RoomDirectory; keys: KeyServer }) {
     this.url = url;
     this.profile = parts.profile;
     this.serverName = parts.serverName;
@@ -98,6 +101,7 @@ export class FakeHomeserver {
     this.http = parts.http;
     this.activity = parts.activity;
     this.directory = parts.directory;
+    this.keys = parts.keys;
   }
 
   /** Ends pending long-polls, destroys every socket, stops listening. */
@@ -378,9 +382,10 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions): Promi
   const writes = new WriteEndpoints(store, profile, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, notify);
   const faults = new FaultQueue();
   const directory = new RoomDirectory(store);
-  const sync = new SyncService(store, profile);
-  const components = { store, accounts, sync, history: new HistoryEndpoints(store, profile), writes, faults, directory };
+  const keys = new KeyServer(() => void store.changes.emit("room"));
+  const sync = new SyncService(store, profile, keys);
+  const components = { store, accounts, sync, history: new HistoryEndpoints(store, profile), writes, faults, directory, keys };
   const http = new HttpFrontend(components, notify);
   const url = await http.listen();
-  return new FakeHomeserver(url, { profile, serverName, store, accounts, writes, sync, faults, http, activity, directory });
+  return new FakeHomeserver(url, { profile, serverName, store, accounts, writes, sync, faults, http, activity, directory, keys });
 }

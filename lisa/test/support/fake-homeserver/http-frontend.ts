@@ -7,6 +7,7 @@ import type { Socket } from "node:net";
 import type { Accounts, Session } from "./accounts.ts";
 import type { FaultQueue } from "./faults.ts";
 import type { HistoryEndpoints } from "./history.ts";
+import type { KeyServer } from "./keys.ts";
 import { errorReply, okReply, retryReply } from "./reply.ts";
 import type { Reply } from "./reply.ts";
 import { matchRoute } from "./routes.ts";
@@ -26,6 +27,7 @@ export interface Components {
   readonly writes: WriteEndpoints;
   readonly faults: FaultQueue;
   readonly directory: RoomDirectory;
+  readonly keys: KeyServer;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -198,6 +200,16 @@ export class HttpFrontend {
         return this.parts.directory.stateEvent(session, a, b, c, info.query);
       case "directory":
         return this.parts.directory.resolve(a);
+      case "joined_members":
+        return writes.joinedMembers(session, a);
+      case "keys_upload":
+        return this.parts.keys.upload(this.parts.keys.forSession(session), body);
+      case "keys_query":
+        return this.parts.keys.query(body);
+      case "keys_claim":
+        return this.parts.keys.claim(body);
+      case "send_to_device":
+        return this.parts.keys.sendToDevice(session.userId, a, body);
       default:
         return errorReply(404, "M_UNRECOGNIZED", "Unrecognized request");
     }

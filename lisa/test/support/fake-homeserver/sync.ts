@@ -10,6 +10,7 @@ import type { SyncFilter } from "./sync-filter.ts";
 import { pageToken, parseToken, syncToken } from "./tokens.ts";
 import { traitsOf } from "./traits.ts";
 import type { HomeserverProfile } from "./types.ts";
+import type { KeyServer } from "./keys.ts";
 
 /** Longest long-poll either profile holds a request for. */
 export const MAX_SYNC_TIMEOUT_MS = 30_000;
@@ -29,10 +30,12 @@ export class SyncService {
   /** Joined rooms that appeared in any `/sync` response served to a user. */
   private readonly served = new Map<string, Set<string>>();
   private filterCounter = 0;
+  private readonly keys: KeyServer | null;
 
-  constructor(store: RoomStore, profile: HomeserverProfile) {
+  constructor(store: RoomStore, profile: HomeserverProfile, keys: KeyServer | null = null) {
     this.store = store;
     this.profile = profile;
+    this.keys = keys;
   }
 
   /** `POST /user/{userId}/filter`. */
@@ -71,11 +74,15 @@ export class SyncService {
     const immediate = query["full_state"] === "true" || (since === null && this.profile !== "continuwuity");
     const deadline = Date.now() + timeoutMs;
     const viewer: Viewer = { userId: session.userId, deviceId: session.deviceId };
+    const device = this.keys === null ? null : { userId: session.userId, deviceId: session.deviceId };
+    const pending = (): boolean => device !== null && this.keys !== null && this.keys.hasPending(device);
     let built = this.build(viewer, since, filter);
-    while (!built.hasRooms && !immediate && !signal.aborted && Date.now() < deadline) {
+    while (!built.hasRooms && !pending() && !immediate && !signal.aborted && Date.now() < deadline) {
       await this.waitForRoomEvent(deadline - Date.now(), signal);
       built = this.build(viewer, since, filter);
     }
+    // The device part (to-device events, key counts, device lists): encrypted rooms.
+    if (device !== null && this.keys !== null && this.keys.knows(device)) Object.assign(built.body, this.keys.syncPart(device));
     this.lastBodies.set(`${session.userId}\u0000${session.deviceId}`, built.body);
     const joined = ((built.body["rooms"] as Record<string, unknown> | undefined)?.["join"] ?? {}) as Record<string, unknown>;
     const seen = this.served.get(session.userId) ?? new Set<string>();

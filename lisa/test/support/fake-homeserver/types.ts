@@ -36,7 +36,12 @@ export type EndpointName =
   | "send"
   | "typing"
   | "state"
-  | "directory";
+  | "directory"
+  | "joined_members"
+  | "keys_upload"
+  | "keys_query"
+  | "keys_claim"
+  | "send_to_device";
 
 /** What a fault matcher and the request log see of a request. */
 export interface RequestInfo {

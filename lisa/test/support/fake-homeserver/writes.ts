@@ -114,4 +114,15 @@ export class WriteEndpoints {
   joinedRooms(session: Session): Reply {
     return okReply({ joined_rooms: this.store.joinedRooms(session.userId) });
   }
+
+  /** `GET /rooms/{room}/joined_members`: for a member, every joined member (display names left out). */
+  joinedMembers(session: Session, roomId: string): Reply {
+    if (this.store.membershipAt(roomId, session.userId) !== "join") return errorReply(403, "M_FORBIDDEN", "You are not in this room");
+    const joined: Record<string, Record<string, never>> = {};
+    for (const event of this.store.events(roomId)) {
+      if (event.type !== "m.room.member" || event.stateKey === undefined) continue;
+      if (this.store.membershipAt(roomId, event.stateKey) === "join") joined[event.stateKey] = {};
+    }
+    return okReply({ joined });
+  }
 }

@@ -109,6 +109,13 @@ describe("LISA-E2EE-01, -02: decryption inside ingest", () => {
     assert.equal(store.invocation(encrypted(1).event_id), null);
   });
 
+  test("a redacted encrypted event (no ciphertext left) is not decrypted and not counted as a decryption failure", async () => {
+    await deliver([encrypted(1, { content: {}, unsigned: { redacted_because: { type: "m.room.redaction" } } })]);
+    assert.deepEqual(keys.calls, []);
+    assert.equal(store.invocation(encrypted(1).event_id), null);
+    assert.ok(!log.lines.some((l) => l.event === "decryption_failed"));
+  });
+
   test("a relation kept outside the ciphertext counts, as a plaintext reply's would", async () => {
     const reply = keys.text(1, "what about this?");
     const outer = { ...reply, content: { ...reply.content, "m.relates_to": { "m.in_reply_to": { event_id: "$lisa:example.org" } } } };

@@ -26,6 +26,10 @@ const CORRUPTIONS: readonly { name: string; sql: string }[] = [
   { name: "a room cursor with a malformed event id", sql: "UPDATE room_cursors SET last_timeline_event_id = 'secret body'" },
   { name: "a bot event of another room", sql: "UPDATE bot_events SET room_id = '!other:example.org'" },
   { name: "an impossible migration history", sql: "INSERT INTO schema_migrations VALUES (0, 0)" },
+  // LISA-E2EE-02: a held encrypted event and an encrypted room row are checked like the rest.
+  { name: "a held event with unparseable raw_event_json", sql: "INSERT INTO e2ee_held VALUES ('$held:example.org', '!room-a:example.org', '@alice:example.org', 1, '{secret', 1, 2)" },
+  { name: "a held event with a malformed sender", sql: "INSERT INTO e2ee_held VALUES ('$held:example.org', '!room-a:example.org', 'secret', 1, '{}', 1, 2)" },
+  { name: "an encrypted room with a malformed time", sql: "INSERT INTO e2ee_rooms VALUES ('!room-a:example.org', 'secret')" },
 ];
 
 let db: ReturnType<typeof tempDatabase>;

@@ -1,0 +1,163 @@
+// Chaos in an encrypted room (LISA-E2EE-11): a member's real E2EE client
+// sends encrypted invocations and chatter while Lisa is SIGKILLed at random
+// moments (seeded) and restarted: during login and device start, between a
+// decryption and its classification, between an encryption and its send.
+// The oracle reads the whole timeline from the homeserver, decrypts every
+// one of Lisa's messages with the member's client and demands exactly one
+// decryptable reply per invocation and none to anything else.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import {
+  type AcceptanceWorld, assertNoCanary, type HomeserverKind, homeserverLabel, homeserversUnderTest, LISA_ID, pollUntil, startAcceptanceWorld,
+} from "../support/acceptance-world.ts";
+import { E2eePeer, type PeerEvent } from "../support/e2ee/peer.ts";
+import { seededRandom } from "../support/prng.ts";
+import { jsonAnswer } from "../support/scripted-llm.ts";
+import { stopAndReadOutput } from "./output.ts";
+
+const SEED = Number(process.env["LISA_CHAOS_SEED"] ?? 0xe2ee);
+const MEGOLM = "m.megolm.v1.aes-sha2";
+const PLANS: Readonly<Record<HomeserverKind, { invocations: number; chatter: number; minKills: number }>> = {
+  synapse: { invocations: 40, chatter: 20, minKills: 20 },
+  dendrite: { invocations: 40, chatter: 20, minKills: 20 },
+};
+const MIN_UPTIME_MS = 150;
+const MAX_UPTIME_MS = 2_500;
+const MAX_DOWNTIME_MS = 400;
+const MAX_SEND_GAP_MS = 300;
+const MAX_LLM_DELAY_MS = 300;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+for (const kind of homeserversUnderTest()) {
+  describe(`LISA-E2EE-11: chaos in an encrypted room (${homeserverLabel(kind)}, child process)`, () => {
+    const size = PLANS[kind];
+    let world: AcceptanceWorld;
+    let alice: E2eePeer;
+    let roomId: string;
+
+    before(async () => {
+      world = await startAcceptanceWorld({
+        homeserver: kind, rooms: ["vault"],
+        config: { e2ee: { enabled: true, store_passphrase: "env:LISA_E2EE_STORE_PASSPHRASE" } },
+      });
+      roomId = world.room("vault");
+      await world.alice.request("PUT", `/_matrix/client/v3/rooms/${encodeURIComponent(roomId)}/state/m.room.encryption/`, { body: { algorithm: MEGOLM } });
+      const llmRand = seededRandom(SEED + 2);
+      world.router.on("", () => ({ ...jsonAnswer("Indeed, noted."), delayMs: Math.floor(llmRand() * MAX_LLM_DELAY_MS) }));
+      world.lisa.start();
+      await world.lisa.waitForLog("sync_baseline");
+      alice = await E2eePeer.start(world.alice);
+      await alice.sync(roomId);
+    });
+
+    after(async () => {
+      alice?.close();
+      await world?.close();
+    });
+
+    /** Lisa's messages by the event they reply to, each with whether the member could decrypt it. */
+    async function lisaReplies(): Promise<{ byTarget: Map<string, number>; undecryptable: number; plaintext: number }> {
+      await alice.sync(roomId, 0);
+      const byTarget = new Map<string, number>();
+      let undecryptable = 0;
+      let plaintext = 0;
+      for (const event of await world.alice.timeline(roomId, { timeoutMs: 60_000 })) {
+        if (event.sender !== LISA_ID || event.type === "m.room.member") continue;
+        if (event.type !== "m.room.encrypted") {
+          plaintext += 1;
+          continue;
+        }
+        const content = await alice.decryptContent(event as unknown as PeerEvent, roomId);
+        if (content === null) {
+          undecryptable += 1;
+          continue;
+        }
+        const target = (content["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.["m.in_reply_to"]?.event_id ?? "none";
+        byTarget.set(target, (byTarget.get(target) ?? 0) + 1);
+      }
+      return { byTarget, undecryptable, plaintext };
+    }
+
+    test(`${size.invocations} encrypted invocations across at least ${size.minKills} kills: each answered once, every reply decryptable`, async () => {
+      const members = [world.alice.userId, world.bob.userId, LISA_ID];
+      const sendRand = seededRandom(SEED);
+      const killRand = seededRandom(SEED + 1);
+      const kinds = [...Array<boolean>(size.invocations).fill(true), ...Array<boolean>(size.chatter).fill(false)];
+      for (let i = kinds.length - 1; i > 0; i -= 1) {
+        const j = Math.floor(sendRand() * (i + 1));
+        [kinds[i], kinds[j]] = [kinds[j]!, kinds[i]!];
+      }
+      const invocations: string[] = [];
+      const chatter: string[] = [];
+      let sending = true;
+      let driverFailed = false;
+      let kills = 0;
+      const unexpectedExits: string[] = [];
+      const driver = (async () => {
+        try {
+          for (const [n, invocation] of kinds.entries()) {
+            await sleep(Math.floor(sendRand() * MAX_SEND_GAP_MS));
+            const sent = await alice.sendText(roomId, members, invocation ? `Lisa, vault question ${n}?` : `just chatting ${n}`);
+            (invocation ? invocations : chatter).push(sent.eventId);
+          }
+        } catch (error) {
+          driverFailed = true;
+          throw error;
+        } finally {
+          sending = false;
+        }
+      })();
+      const monkey = (async () => {
+        while (!driverFailed && (sending || kills < size.minKills)) {
+          await sleep(MIN_UPTIME_MS + Math.floor(killRand() * (MAX_UPTIME_MS - MIN_UPTIME_MS)));
+          const run = world.lisa.current!;
+          if (run.exit !== null) unexpectedExits.push(`run ${run.index}: ${JSON.stringify(run.exit)}\n${world.lisa.tail(run)}`);
+          else await world.lisa.kill();
+          kills += 1;
+          await sleep(Math.floor(killRand() * MAX_DOWNTIME_MS));
+          world.lisa.start();
+        }
+      })();
+      const [driven, monkeyed] = await Promise.allSettled([driver, monkey]);
+      if (driven.status === "rejected") throw driven.reason;
+      if (monkeyed.status === "rejected") throw monkeyed.reason;
+      assert.deepEqual(unexpectedExits, [], "Lisa never exited on her own");
+
+      // Settle: every invocation answered, then a barrier invocation so a late duplicate would show before its reply.
+      const answeredAll = async (): Promise<boolean> => {
+        const seen = await lisaReplies();
+        return invocations.every((id) => (seen.byTarget.get(id) ?? 0) > 0);
+      };
+      await pollUntil(answeredAll, 240_000,
+        () => `replies to all ${invocations.length} invocations\n${world.lisa.tail()}`, 2_000);
+      const barrier = await alice.sendText(roomId, members, "Lisa, barrier, are you there?");
+      await pollUntil(async () => ((await lisaReplies()).byTarget.get(barrier.eventId) ?? 0) > 0, 120_000, () => "the barrier reply", 1_000);
+      const exit = await stopAndReadOutput(world);
+      const final = await lisaReplies();
+
+      const wanted = new Set([...invocations, barrier.eventId]);
+      const duplicates = [...final.byTarget].filter(([target]) => wanted.has(target)).reduce((sum, [, n]) => sum + n - 1, 0);
+      const misses = [...wanted].filter((id) => (final.byTarget.get(id) ?? 0) === 0).length;
+      const stray = [...final.byTarget].filter(([target]) => !wanted.has(target));
+      const foundInRoom = world.lisa.logLines().filter((l) => l.event === "invocation_sent" && l["found_in_room"] === true).length;
+      console.log(`e2ee-chaos[${kind}]: seed=${SEED} invocations=${invocations.length} chatter=${chatter.length} kills=${kills} runs=${world.lisa.runs.length} ` +
+        `duplicates=${duplicates} misses=${misses} undecryptable=${final.undecryptable} plaintext=${final.plaintext} found_in_room=${foundInRoom}`);
+      // Where the kills fell: a candidate leased (between decryption and an answer), a reply ready but not marked sent (around encrypt and send).
+      const requeued = world.lisa.logLines().filter((l) => l.event === "ledger_requeued");
+      const sum = (key: string): number => requeued.reduce((n, l) => n + Number(l[key] ?? 0), 0);
+      const pendingAtStart = world.lisa.logLines().filter((l) => l.event === "decryption_pending").length;
+      console.log(`e2ee-chaos[${kind}]: requeued_candidates=${sum("candidates")} requeued_ready=${sum("ready")} decryption_pending=${pendingAtStart}`);
+      assert.ok(kills >= size.minKills, `at least ${size.minKills} kills`);
+      assert.equal(duplicates, 0, "no invocation answered twice");
+      assert.equal(misses, 0, "no invocation missed");
+      assert.deepEqual(stray, [], "no reply to chatter");
+      assert.equal(final.undecryptable, 0, "every reply decryptable by the member");
+      assert.equal(final.plaintext, 0, "nothing in the clear");
+      assert.deepEqual(exit, { code: 0, signal: null }, "the last run shuts down cleanly");
+      await assertNoCanary(world);
+    });
+  });
+}
