@@ -22,6 +22,7 @@ import type { Benchmark, BenchResult } from "./lib/types.ts";
 import { benchMemory } from "./memory.ts";
 import { benchPrompt } from "./prompt.ts";
 import { benchStartup } from "./startup.ts";
+import { benchStream } from "./stream.ts";
 
 const args = process.argv.slice(2);
 const flag = (name: string): string | undefined => args.find((a) => a === `--${name}` || a.startsWith(`--${name}=`))?.split("=").slice(1).join("=");
@@ -61,6 +62,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   },
   // Encrypted rooms' cost (LISA-E2EE): E2EE off and on in the same run.
   { name: "e2ee", run: () => benchE2ee(observer, { invocations: memoryInvocations, rooms: 10, settleMs: 2_000, distEntry: distEntry() }) },
+  { name: "stream", run: () => benchStream(observer, { samples: quick ? 4 : 12, tokenMs: 50 }) },
   // 2 MB = web.max_download_bytes' default (2,000,000): the largest page fetch_web_page stores.
   { name: "html", run: () => benchHtml({ pageBytes: 2_000_000, rounds: quick ? 2 : 6 }) },
 ];

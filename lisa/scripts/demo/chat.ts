@@ -1,6 +1,9 @@
 // The terminal chat as the demo person: each typed line is sent to the room
 // (`@Lisa ...` mentions her, `/reply ...` replies to her last message), and
 // the room's new messages and Lisa's typing are printed as they arrive.
+// A streaming reply grows by edits while she types: each state is shown as
+// "  … " progress, and her reply is printed once ("Lisa: ") when she stops
+// typing, in its final form.
 // Works on a terminal (readline, Ctrl-C / Ctrl-D end it) and on a pipe.
 import { createInterface, type Interface } from "node:readline";
 import { type MatrixTestClient, replyContent, textContent, withoutReplyFallback } from "../../test/support/synapse.ts";
@@ -59,24 +62,35 @@ export async function runChat(people: ChatPeople, external: AbortSignal): Promis
     process.stdout.write(`${text}\n`);
     if (terminal) rl.prompt(true);
   };
+  // Lisa's reply as far as it has arrived (a message, then its edits), printed when she stops typing.
+  let draft: { event: TimelineEvent; body: string; reprint: boolean } | null = null;
+  const flush = (): void => {
+    if (draft === null || lisaTyping) return;
+    lastLisa = draft.event;
+    show(indent(draft.body, draft.reprint ? "Lisa (edited): " : LISA_PREFIX));
+    draft = null;
+  };
   const feed = followRoom(person, roomId, {
     message(event) {
-      // Lisa's replies carry no reply fallback today; strip one anyway, as a client does.
-      const body = typeof event.content["body"] === "string" ? withoutReplyFallback(event.content["body"]) : "";
       if (event.sender === person.userId) return;
-      if (event.sender === lisaUserId) {
-        lastLisa = event;
-        lisaTyping = false;
-        show(indent(body, LISA_PREFIX));
-      } else {
-        show(indent(body, `${localpart(event.sender)}: `));
-      }
+      const relation = event.content["m.relates_to"] as Record<string, unknown> | undefined;
+      const edit = relation?.["rel_type"] === "m.replace" ? event.content["m.new_content"] as Record<string, unknown> | undefined : undefined;
+      const content = edit ?? event.content;
+      // Clients strip a reply fallback; so does the chat.
+      const body = typeof content["body"] === "string" ? withoutReplyFallback(content["body"]) : "";
+      if (event.sender !== lisaUserId) return show(indent(body, `${localpart(event.sender)}: `));
+      if (edit === undefined) draft = { event, body, reprint: false };
+      else if (draft !== null) draft = { ...draft, body };
+      else if (lastLisa !== undefined && relation?.["event_id"] === lastLisa.event_id) draft = { event: lastLisa, body, reprint: true };
+      else return;
+      if (lisaTyping) show(indent(body.slice(-200), "  … "));
     },
     typing(userIds) {
       const now = userIds.includes(lisaUserId);
       if (now && !lisaTyping) show("  ... Lisa is typing");
       lisaTyping = now;
     },
+    batchEnd: flush,
     problem(text) {
       show(`  (cannot read the room: ${text}; retrying)`);
     },

@@ -55,6 +55,8 @@ export function lisaConfig(input: LisaConfigInput): Record<string, Record<string
     search: options.searchUrl === null ? {} : { endpoint: options.searchUrl },
     web: bundled ? { ...BUNDLED_LIMITS.web } : {},
     runtime: { database_path: DATABASE, shutdown_grace_seconds: SHUTDOWN_GRACE_SECONDS, invocation_timeout_seconds: 400, lease_seconds: 600, log_level: "INFO" },
+    // The answer appears while she writes it (one message, edited as it grows).
+    streaming: { enabled: true },
   };
 }
 

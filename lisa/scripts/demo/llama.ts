@@ -42,7 +42,8 @@ async function healthy(url: string): Promise<boolean> {
 
 /** Starts llama-server on `port` and waits until `/health` says the model is loaded. */
 export async function startLlama(install: LlamaInstall, port: number, logPath: string): Promise<{ managed: Managed; baseUrl: string }> {
-  const args = [...llamaServerArgs(install, port, 4096, true), ...DEMO_ARGS];
+  // The prose sits inside Lisa's JSON answer contract, so her streaming reply shows it as it grows.
+  const args = [...llamaServerArgs(install, port, 4096, "answer"), ...DEMO_ARGS];
   const env = {
     PATH: process.env["PATH"] ?? "/usr/bin:/bin",
     LANG: "C.UTF-8",

@@ -11,6 +11,8 @@ export interface FeedSink {
   typing(userIds: readonly string[]): void;
   /** A sync failure (reported once until a sync succeeds again). */
   problem(text: string): void;
+  /** The end of one sync response's room part (after its messages and typing). */
+  batchEnd?(): void;
 }
 
 const POLL_TIMEOUT_MS = 5_000;
@@ -71,6 +73,7 @@ export function followRoom(client: MatrixTestClient, roomId: string, sink: FeedS
         }
         const typing = typingOf(listOf(room, "ephemeral"));
         if (typing !== undefined) sink.typing(typing);
+        sink.batchEnd?.();
       } catch (error) {
         if (stopped) break;
         if (!failing) sink.problem(error instanceof Error ? error.message : String(error));

@@ -27,7 +27,7 @@ export interface PartialView {
 }
 
 /** The ledger operations of a streaming reply. */
-export type StreamStore = Pick<StateStore, "replyStream" | "beginReplyStream" | "setReplyStreamEvent" | "takeEditSeq">;
+export type StreamStore = Pick<StateStore, "replyStream" | "beginReplyStream" | "setReplyStreamEvent" | "reserveEditSeqs">;
 
 /** Everything a streaming reply needs. */
 export interface ReplyStreamDeps {
@@ -44,6 +44,8 @@ export interface ReplyStreamDeps {
 
 // How long one partial send may take.
 const PARTIAL_SEND_DEADLINE_MS = 30_000;
+// Edit sequence numbers reserved per ledger write (one write per this many edits).
+const SEQ_BLOCK = 16;
 
 /** Transaction id of edit number `seq` of an invocation's reply. */
 export function editTxnId(txnId: string, seq: number): string {
@@ -88,6 +90,11 @@ export class ReplyStream {
   #inFlight: Promise<void> | null = null;
   /** Sends made (first and edits), for the log. */
   #sends = 0;
+  /** Reserved edit sequence numbers not used yet: the next one and the end of the block. */
+  #nextSeq = 0;
+  #seqEnd = 0;
+  /** The markdown length and status of the last send, to skip work for chunks that cannot change the decision. */
+  #sentLength = 0;
 
   constructor(deps: ReplyStreamDeps, row: InvocationRow, signal: AbortSignal) {
     this.#deps = deps;
@@ -109,6 +116,10 @@ export class ReplyStream {
       this.#markdown = "";
       this.#status = toolStatus(progress.name, progress.url);
     }
+    // A chunk that only adds a little text to what was sent cannot make an edit due (a pending timer sends the latest text).
+    const grown = this.#markdown.length - this.#sentLength;
+    const small = this.#scheduler.started && this.#status === this.#shownStatus && grown >= 0 && grown < this.#deps.policy.minNewCharacters;
+    if (small || this.#timer !== undefined) return;
     this.#pump();
   };
 
@@ -120,23 +131,21 @@ export class ReplyStream {
     return { sends: this.#sends, rateLimitedIntervalMs: this.#scheduler.intervalMs };
   }
 
-  #shownText(): string {
-    const preview = partialPreview(this.#markdown);
-    return this.#status === null ? preview : `${preview}\n${this.#status}`;
-  }
-
   #pump(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
     if (this.#stopped || this.#inFlight !== null || this.#signal.aborted) return;
+    const preview = partialPreview(this.#markdown);
     // Nothing is sent before the answer's first words: a status alone never opens the message.
-    if (!this.#scheduler.started && partialPreview(this.#markdown) === "") return;
-    const text = this.#shownText();
+    if (!this.#scheduler.started && preview === "") return;
+    const text = this.#status === null ? preview : `${preview}\n${this.#status}`;
     const decision = this.#scheduler.decide(text, this.#deps.now(), this.#status !== this.#shownStatus);
     if (decision.kind === "idle") return;
-    clearTimeout(this.#timer);
     if (decision.kind === "wait") {
       this.#timer = setTimeout(() => this.#pump(), Math.max(0, decision.untilMs - this.#deps.now()));
       return;
     }
+    this.#sentLength = this.#markdown.length;
     const view: PartialView = { markdown: this.#markdown, status: this.#status };
     this.#scheduler.sending();
     this.#inFlight = this.#send(view, text).finally(() => {
@@ -183,7 +192,12 @@ export class ReplyStream {
   }
 
   async #edit(target: string, content: Record<string, unknown>, signal: AbortSignal): Promise<MatrixError | null> {
-    const seq = this.#deps.store.takeEditSeq(this.#row.eventId);
+    if (this.#nextSeq >= this.#seqEnd) {
+      this.#nextSeq = this.#deps.store.reserveEditSeqs(this.#row.eventId, SEQ_BLOCK);
+      this.#seqEnd = this.#nextSeq + SEQ_BLOCK;
+    }
+    const seq = this.#nextSeq;
+    this.#nextSeq += 1;
     const sent = await this.#deps.room.sendMessage(this.#row.roomId, editTxnId(this.#row.matrixTxnId, seq), renderEdit(target, content), signal);
     return sent.ok ? null : sent.error;
   }

@@ -323,8 +323,8 @@ export class SqliteStateStore implements StateStore {
     streams.setReplyStreamEvent(this.#conn, eventId, sentEventId);
   }
 
-  takeEditSeq(eventId: string): number {
-    return streams.takeEditSeq(this.#conn, eventId);
+  reserveEditSeqs(eventId: string, count: number): number {
+    return streams.reserveEditSeqs(this.#conn, eventId, count);
   }
 
   instanceLock(): InstanceLock | null {

@@ -4,7 +4,7 @@ import type { ReplyStreamRow } from "./types.ts";
 import { isEventId } from "./validate.ts";
 
 // Streaming replies: which message an invocation's answer grows in and the
-// last edit sequence number taken. A row exists from just before the first
+// highest edit sequence number reserved. A row exists from just before the first
 // send, so a restart knows a message may already be in the room; its event id
 // is recorded once the send (or a lookup) proved it.
 
@@ -39,12 +39,17 @@ export function setReplyStreamEvent(conn: LedgerConnection, eventId: string, sen
   });
 }
 
-/** Takes the next edit sequence number, durably, before the edit is sent. */
-export function takeEditSeq(conn: LedgerConnection, eventId: string): number {
-  return conn.write("take edit sequence", (now) => {
-    conn.stmt("UPDATE reply_streams SET last_seq = last_seq + 1, updated_at_ms = ? WHERE invocation_event_id = ?").run(now, eventId);
+/**
+ * Reserves the next `count` edit sequence numbers durably, before any of them
+ * is sent; returns the first. `last_seq` is the highest number reserved, so a
+ * restart continues above every number an earlier process may have used.
+ */
+export function reserveEditSeqs(conn: LedgerConnection, eventId: string, count: number): number {
+  if (!Number.isSafeInteger(count) || count < 1 || count > 1_000) throw invalidInput("edit sequence reservation");
+  return conn.write("reserve edit sequence numbers", (now) => {
+    conn.stmt("UPDATE reply_streams SET last_seq = last_seq + ?, updated_at_ms = ? WHERE invocation_event_id = ?").run(count, now, eventId);
     const row = conn.stmt("SELECT last_seq FROM reply_streams WHERE invocation_event_id = ?").get(eventId);
     if (row === undefined) throw invalidInput("edit of a reply stream that was never begun");
-    return row["last_seq"] as number;
+    return (row["last_seq"] as number) - count + 1;
   });
 }

@@ -202,10 +202,11 @@ export interface StatusSummary {
   readonly encryptedRooms: readonly EncryptedRoomSummary[];
 }
 
-/** A streaming reply's message and its last edit sequence number taken. */
+/** A streaming reply's message and its highest edit sequence number reserved. */
 export interface ReplyStreamRow {
   /** The message the answer grows in; null while its first send is not known to have landed. */
   readonly sentEventId: string | null;
+  /** Highest edit sequence number reserved (none at or below it is ever used again). */
   readonly lastSeq: number;
 }
 
@@ -281,8 +282,8 @@ export interface StateStore {
   beginReplyStream(eventId: string): ReplyStreamRow;
   /** Records the message the streaming reply grows in. */
   setReplyStreamEvent(eventId: string, sentEventId: string): void;
-  /** Takes the next edit sequence number durably (before sending that edit). */
-  takeEditSeq(eventId: string): number;
+  /** Reserves the next `count` edit sequence numbers durably (before sending any of them); returns the first. */
+  reserveEditSeqs(eventId: string, count: number): number;
   /** The instance lock this store holds (run mode), so what lives beside the database opens under the same lock; null read-only. */
   instanceLock(): InstanceLock | null;
   /** Closes the database and releases the instance lock; safe to call twice. */

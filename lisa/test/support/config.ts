@@ -24,7 +24,7 @@ export const CANARY_ENV: Readonly<Record<string, string>> = {
 
 type Table = Record<string, unknown>;
 /** Per-section overrides of the test configuration. */
-export type ConfigOverrides = Partial<Record<"matrix" | "llm" | "persona" | "context" | "search" | "web" | "runtime" | "e2ee", Table>>;
+export type ConfigOverrides = Partial<Record<"matrix" | "llm" | "persona" | "context" | "search" | "web" | "runtime" | "e2ee" | "streaming", Table>>;
 
 /** A minimal valid configuration as TOML tables (loopback services, canary secrets). */
 export function baseConfigTables(dir: string): Record<string, Table> {

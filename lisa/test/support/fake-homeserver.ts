@@ -259,6 +259,11 @@ export class FakeHomeserver {
     this.faults.add(matcher, fault, options.times ?? 1);
   }
 
+  /** Sends refused by the configured message rate limit (`messageRateLimit`). */
+  get rateLimitedSends(): number {
+    return this.writes.rateLimited;
+  }
+
   /** Remaining uses of queued faults. */
   get pendingFaults(): number {
     return this.faults.pending;
@@ -379,7 +384,7 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions): Promi
     accessTokenLifetimeMs: options.accessTokenLifetimeMs ?? DEFAULT_ACCESS_TOKEN_LIFETIME_MS,
     refreshTokenLifetimeMs: options.refreshTokenLifetimeMs ?? null,
   });
-  const writes = new WriteEndpoints(store, profile, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, notify);
+  const writes = new WriteEndpoints(store, profile, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, notify, options.messageRateLimit ?? null);
   const faults = new FaultQueue();
   const directory = new RoomDirectory(store);
   const keys = new KeyServer(() => void store.changes.emit("room"));

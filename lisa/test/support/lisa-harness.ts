@@ -52,7 +52,10 @@ export interface WorldOptions {
   readonly llmScript?: Script;
   readonly config?: ConfigOverrides;
   readonly rooms?: readonly string[];
-  readonly homeserver?: { readonly accessTokenLifetimeMs?: number; readonly refreshTokenLifetimeMs?: number | null };
+  readonly homeserver?: {
+    readonly accessTokenLifetimeMs?: number; readonly refreshTokenLifetimeMs?: number | null;
+    readonly messageRateLimit?: { readonly perSecond: number; readonly burstCount: number };
+  };
 }
 
 /** Starts the fakes, creates users and rooms (Lisa joined everywhere) and writes Lisa's config. */

@@ -117,6 +117,8 @@ export function errorReply(status: number, headers: Readonly<Record<string, stri
 function sendStream(res: ServerResponse, response: ScriptedResponse, pieces: readonly StreamPiece[], timers: Set<NodeJS.Timeout>): void {
   res.writeHead(response.status ?? 200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...response.headers });
   let index = 0;
+  let pending: NodeJS.Timeout | undefined;
+  res.on("close", () => clearTimeout(pending));
   const next = (): void => {
     if (res.destroyed || res.writableEnded) return;
     const piece = pieces[index];
@@ -136,7 +138,7 @@ function sendStream(res: ServerResponse, response: ScriptedResponse, pieces: rea
       write();
     }, piece.delayMs);
     timers.add(timer);
-    res.on("close", () => clearTimeout(timer));
+    pending = timer;
   };
   next();
 }

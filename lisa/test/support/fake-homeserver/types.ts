@@ -17,6 +17,14 @@ export interface FakeHomeserverOptions {
   readonly now?: () => number;
   /** Largest accepted event, in bytes of JSON (Synapse: 65536). */
   readonly maxEventBytes?: number;
+  /** Synapse's `rc_message`: sends of each user beyond this rate are refused with 429 M_LIMIT_EXCEEDED and retry_after_ms. */
+  readonly messageRateLimit?: MessageRateLimit;
+}
+
+/** A leaky-bucket send limit per user (Synapse's `rc_message`: `per_second`, `burst_count`). */
+export interface MessageRateLimit {
+  readonly perSecond: number;
+  readonly burstCount: number;
 }
 
 /** Names of the endpoints the fake serves (used by fault matchers and the request log). */

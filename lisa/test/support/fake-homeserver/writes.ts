@@ -7,7 +7,8 @@ import type { Reply } from "./reply.ts";
 import { maySend } from "./room-state.ts";
 import type { RoomStore, StoredEvent } from "./store.ts";
 import { traitsOf } from "./traits.ts";
-import type { HomeserverProfile, TypingRecord } from "./types.ts";
+import { retryReply } from "./reply.ts";
+import type { HomeserverProfile, MessageRateLimit, TypingRecord } from "./types.ts";
 
 /** Continuwuity's default typing timeout clamp (typing_client_timeout_min_s / max_s). */
 export const CONTINUWUITY_TYPING_MIN_MS = 15_000;
@@ -25,12 +26,35 @@ export class WriteEndpoints {
   private readonly maxEventBytes: number;
   private readonly transactions = new Map<string, string>();
   private readonly onTyping: () => void;
+  private readonly rateLimit: MessageRateLimit | null;
+  /** Per user: the bucket's fill (actions taken, leaking at `perSecond`) and when it was last updated. */
+  private readonly buckets = new Map<string, { fill: number; atMs: number }>();
+  /** Sends refused by the rate limit. */
+  rateLimited = 0;
 
-  constructor(store: RoomStore, profile: HomeserverProfile, maxEventBytes: number, onTyping: () => void) {
+  constructor(store: RoomStore, profile: HomeserverProfile, maxEventBytes: number, onTyping: () => void, rateLimit: MessageRateLimit | null = null) {
     this.store = store;
     this.profile = profile;
     this.maxEventBytes = maxEventBytes;
     this.onTyping = onTyping;
+    this.rateLimit = rateLimit;
+  }
+
+  // Synapse's leaky bucket: up to burstCount actions at once, then perSecond; the refusal says when the next one fits.
+  private limited(userId: string): Reply | null {
+    if (this.rateLimit === null) return null;
+    const now = this.store.now();
+    const bucket = this.buckets.get(userId) ?? { fill: 0, atMs: now };
+    bucket.fill = Math.max(0, bucket.fill - ((now - bucket.atMs) / 1000) * this.rateLimit.perSecond);
+    bucket.atMs = now;
+    this.buckets.set(userId, bucket);
+    if (bucket.fill + 1 > this.rateLimit.burstCount) {
+      this.rateLimited += 1;
+      const waitMs = Math.ceil(((bucket.fill + 1 - this.rateLimit.burstCount) / this.rateLimit.perSecond) * 1000);
+      return retryReply(429, "M_LIMIT_EXCEEDED", "Too Many Requests", waitMs);
+    }
+    bucket.fill += 1;
+    return null;
   }
 
   /**
@@ -63,6 +87,8 @@ export class WriteEndpoints {
     }
     const size = Buffer.byteLength(JSON.stringify({ type: eventType, room_id: roomId, sender: session.userId, content: body }));
     if (size > this.maxEventBytes) return errorReply(413, "M_TOO_LARGE", "event too large");
+    const limited = this.limited(session.userId);
+    if (limited !== null) return limited;
     const event = this.store.append({ roomId, type: eventType, sender: session.userId, content: body, txn: { userId: session.userId, deviceId: session.deviceId, txnId } });
     this.transactions.set(key, event.eventId);
     return okReply({ event_id: event.eventId });

@@ -8,6 +8,8 @@ export interface TokenLifetimes {
   accessTokenLifetimeMs?: number;
   /** Lifetime of refresh tokens (Synapse default: unlimited). */
   refreshTokenLifetimeMs?: number;
+  /** A real `rc_message` (per user: `per_second`, `burst_count`) instead of the unlimited one; exempt users via the admin API. */
+  rcMessage?: { readonly per_second: number; readonly burst_count: number };
 }
 
 /** Everything needed to write one homeserver's configuration into its data folder. */
@@ -90,6 +92,7 @@ export function homeserverConfig(input: HomeserverFilesInput, logConfigPath: str
     // Cheap password hashing: every test logs in many times.
     bcrypt_rounds: 4,
     ...unlimitedRateLimits(),
+    ...(input.rcMessage === undefined ? {} : { rc_message: input.rcMessage }),
   };
   if (input.accessTokenLifetimeMs !== undefined) {
     config["refreshable_access_token_lifetime"] = input.accessTokenLifetimeMs;

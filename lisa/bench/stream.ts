@@ -1,0 +1,159 @@
+// Streaming replies against the same path without streaming, in one run: two
+// worlds (fake homeserver and scripted model each), one Lisa child with
+// `[streaming] enabled = true` and one without, invoked alternately. The model
+// streams its JSON answer at about 20 tokens a second (one 4-character delta
+// every 50 ms); for the non-streaming request it answers the same text after
+// the same time. Figures: time from the model's first final-answer token to
+// the first visible text in the room (the first reply PUT), edits per reply,
+// and the Lisa process's CPU time per invocation (utime + stime from /proc).
+import { readFileSync } from "node:fs";
+import { performance } from "node:perf_hooks";
+import { ALICE } from "../test/support/lisa-harness.ts";
+import type { World } from "../test/support/lisa-harness.ts";
+import { jsonAnswer, type Script } from "../test/support/scripted-llm.ts";
+import { pieces, streamedAnswer } from "../test/support/scripted-stream.ts";
+import { endpointIs, type HttpMoment, type HttpObserver } from "./lib/observe.ts";
+import { distribution, fmtDist, interleave } from "./lib/stats.ts";
+import type { BenchResult } from "./lib/types.ts";
+import { benchRooms, benchWorld, lisaMessageCount, startLisa, waitForHs, waitForLisaReady, type Child } from "./lib/world.ts";
+
+/** Options of the streaming benchmark. */
+export interface StreamBenchOptions {
+  /** Invocations per mode. */
+  readonly samples: number;
+  /** Delay between two 4-character deltas (50 ms: about 20 tokens a second). */
+  readonly tokenMs: number;
+}
+
+const ANSWER = "Streaming keeps the room informed while a slow model writes: the reply appears with its first words "
+  + "and grows by edits at a bounded rate, and the last edit is exactly the answer she would have sent at once. "
+  + "This answer is long enough for several edits.";
+const PIECE_CHARS = 4;
+// The JSON text before the first character of `markdown`.
+const PREFIX = "{\"markdown\":\"".length;
+
+interface Mode {
+  readonly name: "on" | "off";
+  readonly world: World;
+  readonly lisa: Child;
+  readonly room: string;
+  /** When (bench clock) the model produced the first token of the final answer, per LLM request, in order. */
+  readonly firstTokenAt: number[];
+}
+
+interface Sample {
+  readonly visibleMs: number;
+  readonly sends: number;
+}
+
+// The model's clock: the first markdown delta is written after this many deltas.
+function firstTokenDelayMs(tokenMs: number): number {
+  const text = JSON.stringify({ markdown: ANSWER, source_urls: [] });
+  let written = 0;
+  for (const [index, piece] of pieces(text, PIECE_CHARS).entries()) {
+    written += piece.length;
+    if (written > PREFIX) return (index + 1) * tokenMs;
+  }
+  return 0;
+}
+
+function script(options: StreamBenchOptions, firstTokenAt: number[]): Script {
+  const total = Math.ceil(JSON.stringify({ markdown: ANSWER, source_urls: [] }).length / PIECE_CHARS) * options.tokenMs;
+  return (request) => {
+    firstTokenAt.push(performance.now() + firstTokenDelayMs(options.tokenMs));
+    if ((request.body as { stream?: boolean }).stream === true) return streamedAnswer(ANSWER, [], { delayMs: options.tokenMs, pieceChars: PIECE_CHARS });
+    return { ...jsonAnswer(ANSWER), delayMs: total };
+  };
+}
+
+/** CPU time (user + system) of `pid` so far, in ms. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+  // utime and stime are fields 14 and 15 of stat (12 and 13 after the command), in clock ticks (100 Hz).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function invoke(mode: Mode, observer: HttpObserver, n: number): Promise<Sample> {
+  const port = Number(new URL(mode.world.hs.url).port);
+  await waitForHs(mode.world.hs, (hs) => hs.activeSyncs >= 1, 10_000, "Lisa long-polling");
+  const mine = (m: HttpMoment): boolean => m.port === port && endpointIs(m, "send");
+  // Done: the final edit (streaming) or the reply (not streaming) has been answered.
+  const done = (m: HttpMoment): boolean => mine(m) && m.phase === "finished" && (mode.name === "off" || m.path.includes("-final"));
+  const finished = observer.waitFor(done, 1, 60_000, `${mode.name}: the complete reply`);
+  const mark = performance.now();
+  const before = mode.firstTokenAt.length;
+  mode.world.hs.sendText(mode.room, ALICE, `Lisa, how does streaming feel? (${n})`);
+  await finished;
+  const firstSend = observer.first(mark, (m) => mine(m) && m.phase === "arrived");
+  const tokenAt = mode.firstTokenAt[before];
+  if (firstSend === undefined || tokenAt === undefined) throw new Error(`stream bench (${mode.name}): no send or no model request observed`);
+  return { visibleMs: firstSend.at - tokenAt, sends: observer.all(mark, (m) => mine(m) && m.phase === "arrived").length };
+}
+
+async function openMode(name: "on" | "off", options: StreamBenchOptions): Promise<Mode> {
+  const [room] = benchRooms(1) as [string];
+  const firstTokenAt: number[] = [];
+  const world = await benchWorld({
+    rooms: [room], llmScript: script(options, firstTokenAt),
+    config: { streaming: { enabled: name === "on" }, llm: { request_timeout_seconds: 60 } },
+  });
+  const lisa = startLisa(world);
+  await waitForLisaReady(world, lisa);
+  return { name, world, lisa, room, firstTokenAt };
+}
+
+/** Runs the benchmark; `observer` must be recording. */
+export async function benchStream(observer: HttpObserver, options: StreamBenchOptions): Promise<BenchResult> {
+  const modes: Mode[] = [];
+  try {
+    const on = await openMode("on", options);
+    modes.push(on);
+    const off = await openMode("off", options);
+    modes.push(off);
+    // One warm-up each: the answer stack is loaded on first use.
+    await invoke(on, observer, 0);
+    await invoke(off, observer, 0);
+    const cpuBefore = { on: cpuMs(on.lisa.pid), off: cpuMs(off.lisa.pid) };
+    const samples: Record<"on" | "off", Sample[]> = { on: [], off: [] };
+    await interleave(
+      options.samples,
+      async () => void samples.on.push(await invoke(on, observer, samples.on.length + 1)),
+      async () => void samples.off.push(await invoke(off, observer, samples.off.length + 1)),
+    );
+    const cpu = { on: (cpuMs(on.lisa.pid) - cpuBefore.on) / options.samples, off: (cpuMs(off.lisa.pid) - cpuBefore.off) / options.samples };
+    const edits = on.world.hs.eventsBy(on.world.config.matrix.user_id, on.room)
+      .filter((e) => (e.content["m.relates_to"] as { rel_type?: string } | undefined)?.rel_type === "m.replace").length;
+    const messages = lisaMessageCount(on.world.hs, on.room) - edits;
+    const visibleOn = distribution(samples.on.map((s) => s.visibleMs));
+    const visibleOff = distribution(samples.off.map((s) => s.visibleMs));
+    const editsPerReply = distribution(samples.on.map((s) => s.sends - 1));
+    const cpuRatio = cpu.on / cpu.off;
+    return {
+      rows: [
+        {
+          figure: `streaming: first final-answer token -> first visible text (model at ${Math.round(1000 / options.tokenMs)} deltas/s)`,
+          value: fmtDist(visibleOn, "ms", 0), baseline: `streaming off: ${fmtDist(visibleOff, "ms", 0)}`,
+          ratio: visibleOn.median / visibleOff.median, goal: "median <= 1500 ms", met: visibleOn.median <= 1_500,
+        },
+        {
+          figure: "streaming: edits per reply (default edit_interval_ms 1000, min_new_characters 40)",
+          value: fmtDist(editsPerReply, "edits", 1), baseline: "streaming off: 0", ratio: Number.NaN, goal: "bounded by the interval", met: true,
+        },
+        {
+          figure: "streaming: Lisa's CPU time per invocation (utime + stime)",
+          value: `${cpu.on.toFixed(1)} ms`, baseline: `streaming off: ${cpu.off.toFixed(1)} ms`,
+          ratio: cpuRatio, goal: "<= 1.2x", met: cpuRatio <= 1.2,
+        },
+      ],
+      notes: [
+        `stream: ${options.samples} invocations per mode after one warm-up each, alternating; answer ${ANSWER.length} characters in ${PIECE_CHARS}-character deltas every ${options.tokenMs} ms`,
+        `stream: messages in the streaming room ${messages} for ${options.samples + 1} invocations (one each), edits ${edits}`,
+      ],
+    };
+  } finally {
+    for (const mode of modes) {
+      await mode.lisa.stop();
+      await mode.world.close();
+    }
+  }
+}
