@@ -13,7 +13,7 @@ import type { InstanceLock } from "../state/lock.ts";
 import { exportSeeds, identityStatus, type IdentityDeps, resetIdentity, restoreIdentity, XSIGN_CODES } from "./cross-signing.ts";
 import { E2eeDevice } from "./device.ts";
 import { E2eeError } from "./errors.ts";
-import { decodeRecoveryKey, encodeRecoveryKey } from "./recovery.ts";
+import { encodeRecoveryKey, recoverySeeds } from "./recovery.ts";
 import { openCryptoStore } from "./store.ts";
 
 /** One identity command. */
@@ -59,7 +59,7 @@ async function run(command: IdentityCommand, deps: IdentityDeps, signal: AbortSi
     case "export":
       return exportKey(deps, signal);
     case "restore": {
-      const seeds = decodeRecoveryKey(command.recoveryKey.reveal());
+      const seeds = await recoverySeeds(command.recoveryKey.reveal(), deps.http)(signal);
       if (!seeds.ok) return seeds;
       const restored = await restoreIdentity(deps, seeds.value, signal);
       return restored.ok ? ok({ master: restored.value }) : restored;
