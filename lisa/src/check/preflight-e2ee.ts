@@ -131,7 +131,7 @@ export function crossSigningVerdict(config: AppConfig, server: ServerKeys, store
   }
   if (storeMaster === null) {
     return failed(NAME, codes.notInStore, `her account has a cross-signing identity (${master}) that her crypto store lacks (the store was lost, or the identity ` +
-      "was made in another client): stop Lisa and run `lisa e2ee restore` with her recovery key (or set e2ee.recovery_key and start her); " +
+      "was made in another client): stop Lisa and run `lisa e2ee restore` with her recovery key or her account's Element recovery key (or set e2ee.recovery_key and start her); " +
       "without a recovery key, `lisa e2ee reset-identity --yes-break-trust` makes a new one and members see her as changed");
   }
   if (storeMaster !== undefined && storeMaster !== master) {

@@ -44,10 +44,10 @@ const FIXES: Readonly<Record<string, string>> = {
   state_locked: "Lisa is running: stop her first (her store belongs to one process at a time)",
   e2ee_disabled: "set [e2ee] enabled = true and store_passphrase in the configuration",
   e2ee_identity_missing: "her account has no identity yet: start Lisa once with e2ee on; she creates it",
-  e2ee_identity_not_in_store: "her store lacks the account's identity: run `lisa e2ee restore` with her recovery key",
+  e2ee_identity_not_in_store: "her store lacks the account's identity: run `lisa e2ee restore` with her recovery key (or her account's Element recovery key)",
   e2ee_identity_mismatch: "her store holds another identity than the account's: run `lisa e2ee restore` with the account's recovery key",
   e2ee_recovery_key_invalid: "the recovery key is not one `lisa e2ee export-recovery` printed: check it for typos or truncation",
-  e2ee_recovery_key_mismatch: "the recovery key belongs to another identity than the account's on the homeserver (an older one, or another account)",
+  e2ee_recovery_key_mismatch: "the recovery key belongs to another identity than the account's on the homeserver, or is not her account's secret storage key",
   matrix_uia_refused: "the homeserver refused her password for the key upload: check matrix.password",
   crypto_store_passphrase_wrong: "e2ee.store_passphrase does not open her crypto store: set the passphrase it was made with",
 };
