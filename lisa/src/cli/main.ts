@@ -24,6 +24,8 @@ export async function runCli(argv: readonly string[], output: Output = processOu
       return (await import("./check.ts")).checkCommand(command.configPath, command.offline, output);
     case "status":
       return (await import("./status.ts")).statusCommand(command.configPath, command.json, output);
+    case "e2ee":
+      return (await import("./e2ee.ts")).e2eeCommand(command.action, command.configPath, output);
     case "run":
       return (await import("./run.ts")).runCommand(command.configPath, command.pretty, output);
   }

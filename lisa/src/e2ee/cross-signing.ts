@@ -193,7 +193,7 @@ export function resetIdentity(deps: IdentityDeps, outer: AbortSignal): Promise<R
  * else reports it (never replaces it).
  */
 export async function ensureIdentity(
-  deps: IdentityDeps, recovery: CrossSigningSeeds | null, outer: AbortSignal,
+  deps: IdentityDeps, recovery: ((signal: AbortSignal) => Promise<Result<CrossSigningSeeds, MatrixError | E2eeError>>) | null, outer: AbortSignal,
 ): Promise<Result<IdentityOutcome, MatrixError | E2eeError>> {
   const status = await identityStatus(deps, outer);
   if (!status.ok) return status;
@@ -208,7 +208,9 @@ export async function ensureIdentity(
     return signed.ok ? ok({ kind: "device_signed", master: server.master }) : signed;
   }
   if (recovery !== null) {
-    const restored = await restoreIdentity(deps, recovery, outer);
+    const seeds = await recovery(outer);
+    if (!seeds.ok) return seeds;
+    const restored = await restoreIdentity(deps, seeds.value, outer);
     return restored.ok ? ok({ kind: "restored", master: restored.value }) : restored;
   }
   return ok({ kind: storeMaster === null ? "not_in_store" : "mismatch", master: server.master });

@@ -133,7 +133,9 @@ export class E2eeDevice {
       const result = await sendOutgoing(this.machine, this.#deps.http, requests, this.#deadlineMs, signal);
       this.#checkStore();
       if (!result.ok) {
-        this.#deps.log.warn("e2ee_request_failed", { code: result.error.code });
+        // A shutdown that stops an upload is not a failure: the next start sends it.
+        if (signal.aborted) this.#deps.log.info("e2ee_request_interrupted", { reason: "shutdown" });
+        else this.#deps.log.warn("e2ee_request_failed", { code: result.error.code });
         return { sent, failed: result.error.code };
       }
       sent += result.value;

@@ -11,7 +11,7 @@ import type { Logger } from "../log/logger.ts";
 import type { CryptoRequestPort } from "../matrix/port.ts";
 import { ensureIdentity, XSIGN_CODES } from "./cross-signing.ts";
 import type { E2eeDevice } from "./device.ts";
-import { decodeRecoveryKey } from "./recovery.ts";
+import { recoverySeeds } from "./recovery.ts";
 
 export interface IdentityStartDeps {
   readonly userId: string;
@@ -23,12 +23,7 @@ export interface IdentityStartDeps {
 
 /** Runs `ensureIdentity` for the running device and logs what it did (public keys only). */
 export async function startIdentity(device: E2eeDevice, deps: IdentityStartDeps, signal: AbortSignal): Promise<void> {
-  let recovery = null;
-  if (deps.recoveryKey !== undefined && deps.recoveryKey !== null) {
-    const decoded = decodeRecoveryKey(deps.recoveryKey.reveal());
-    if (!decoded.ok) deps.log.warn("e2ee_identity_failed", { code: decoded.error.code });
-    else recovery = decoded.value;
-  }
+  const recovery = deps.recoveryKey === undefined || deps.recoveryKey === null ? null : recoverySeeds(deps.recoveryKey.reveal(), deps.http);
   const outcome = await ensureIdentity(
     { machine: device.machine, http: deps.http, userId: deps.userId, deviceId: deps.deviceId, deadlineMs: device.requestDeadlineMs },
     recovery, signal,

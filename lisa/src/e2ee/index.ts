@@ -16,6 +16,8 @@ import { openCryptoStore } from "./store.ts";
 
 export { E2EE_ERROR_CODES, E2eeError } from "./errors.ts";
 export { cryptoStorePathFor } from "./store.ts";
+export { readStoredCrossSigning } from "./stored-identity.ts";
+export { serverIdentityOf, XSIGN_CODES } from "./cross-signing.ts";
 
 export interface EncryptionDeps {
   readonly lock: InstanceLock;

@@ -8,9 +8,12 @@
 
 import { createHash } from "node:crypto";
 import { err, ok, type Result } from "../errors.ts";
+import type { MatrixError } from "../matrix/errors.ts";
+import type { CryptoRequestPort } from "../matrix/port.ts";
 import type { CrossSigningSeeds } from "./cross-signing.ts";
 import { XSIGN_CODES } from "./cross-signing.ts";
 import { E2eeError } from "./errors.ts";
+import { decodeElementRecoveryKey, readSecretStorageSeeds } from "./secret-storage.ts";
 
 const TAG = Buffer.from([0x4c, 0x58, 0x01]);
 const SEED_BYTES = 32;
@@ -47,4 +50,20 @@ export function decodeRecoveryKey(text: string): Result<CrossSigningSeeds, E2eeE
   const seed = (index: number): string =>
     payload.subarray(TAG.length + index * SEED_BYTES, TAG.length + (index + 1) * SEED_BYTES).toString("base64").replace(/=+$/, "");
   return ok({ master: seed(0), selfSigning: seed(1), userSigning: seed(2) });
+}
+
+/** Loads the seeds a recovery key stands for, when they are needed (it may read the account's secret storage). */
+export type SeedLoader = (signal: AbortSignal) => Promise<Result<CrossSigningSeeds, E2eeError | MatrixError>>;
+
+/**
+ * The seeds of either kind of recovery key: Lisa's own (the seeds in it), or
+ * the account's Element recovery key (the seeds read from its secret storage).
+ */
+export function recoverySeeds(text: string, http: CryptoRequestPort): SeedLoader {
+  return async (signal) => {
+    const own = decodeRecoveryKey(text);
+    if (own.ok) return own;
+    const storageKey = decodeElementRecoveryKey(text);
+    return storageKey === null ? own : readSecretStorageSeeds(http, storageKey, signal);
+  };
 }

@@ -289,6 +289,9 @@ class HttpMatrixClient implements MatrixClient {
       const path = `${V3}/sendToDevice${segments(request.eventType, request.txnId)}`;
       return this.#call("send_to_device", { method: "PUT", path, body: request.body, signal, timeoutMs: this.#requestTimeoutMs });
     }
+    if (request.kind === "account_data") {
+      return this.#call("account_data", this.#get(`${V3}/user${segments(this.#config.userId, "account_data", request.eventType)}`, signal));
+    }
     if (request.kind === "signing_keys_upload") {
       const post = (body: unknown) => this.#call("device_signing_upload", { method: "POST", path: `${V3}/keys/device_signing/upload`, body, signal, timeoutMs: this.#requestTimeoutMs });
       return withPasswordAuth(post, request.body, this.#config.userId, this.#config.password);

@@ -64,7 +64,9 @@ export type CryptoRequest =
   | { readonly kind: "keys_upload" | "keys_query" | "keys_claim" | "signatures_upload"; readonly body: unknown }
   | { readonly kind: "to_device"; readonly eventType: string; readonly txnId: string; readonly body: unknown }
   /** `POST /keys/device_signing/upload`: her cross-signing public keys, with password user-interactive auth when the server asks. */
-  | { readonly kind: "signing_keys_upload"; readonly body: Readonly<Record<string, unknown>> };
+  | { readonly kind: "signing_keys_upload"; readonly body: Readonly<Record<string, unknown>> }
+  /** `GET /user/{her id}/account_data/{type}`: her secret storage (cross-signing keys an Element login put there). */
+  | { readonly kind: "account_data"; readonly eventType: string };
 
 /** The Matrix endpoints of end-to-end encryption: the response body as JSON, for the crypto machine to read. */
 export interface CryptoRequestPort {

@@ -51,8 +51,17 @@ export class ElementPeer {
 
   /** Starts the member's client on its own login (a device id of its own), Rust crypto on, insecure devices excluded, first sync done. */
   static async start(member: MatrixTestClient, password: string): Promise<ElementPeer> {
+    // Secret storage keys this client made, for it to store secrets with (Element asks the user instead).
+    const storageKeys = new Map<string, Uint8Array<ArrayBuffer>>();
     const client = createClient({
       baseUrl: member.baseUrl, userId: member.userId, deviceId: member.deviceId, accessToken: member.accessToken, logger: silent,
+      cryptoCallbacks: {
+        cacheSecretStorageKey: (keyId, _info, key) => void storageKeys.set(keyId, key),
+        getSecretStorageKey: async ({ keys }) => {
+          const keyId = Object.keys(keys).find((id) => storageKeys.has(id));
+          return keyId === undefined ? null : [keyId, storageKeys.get(keyId) as Uint8Array<ArrayBuffer>];
+        },
+      },
     });
     await client.initRustCrypto({ useIndexedDB: false });
     const crypto = client.getCrypto();
@@ -78,6 +87,27 @@ export class ElementPeer {
     await client.startClient({ initialSyncLimit: 20, lazyLoadMembers: true });
     await until("the first sync", () => state === SyncState.Prepared || state === SyncState.Syncing);
     return new ElementPeer(client, member.userId);
+  }
+
+  /**
+   * Sets up secret storage the way Element's "Set up recovery" does: a new
+   * storage key, her cross-signing keys stored under it; returns the
+   * recovery key Element shows the user.
+   */
+  async setUpRecovery(): Promise<string> {
+    const crypto = this.client.getCrypto();
+    if (crypto === undefined) throw new Error("no crypto");
+    let recoveryKey: string | undefined;
+    await crypto.bootstrapSecretStorage({
+      setupNewSecretStorage: true,
+      createSecretStorageKey: async () => {
+        const key = await crypto.createRecoveryKeyFromPassphrase();
+        recoveryKey = key.encodedPrivateKey;
+        return key;
+      },
+    });
+    if (recoveryKey === undefined) throw new Error("secret storage set up without a new key");
+    return recoveryKey;
   }
 
   /** Sends a text message the way Element does (encrypted when the room is, its key shared per the isolation mode). */

@@ -22,6 +22,9 @@ function portOf(client: MatrixTestClient): CryptoRequestPort {
           const path = `/_matrix/client/v3/sendToDevice/${encodeURIComponent(request.eventType)}/${encodeURIComponent(request.txnId)}`;
           return ok(await client.request("PUT", path, { body: request.body }));
         }
+        if (request.kind === "account_data") {
+          return ok(await client.request("GET", `/_matrix/client/v3/user/${encodeURIComponent(client.userId)}/account_data/${encodeURIComponent(request.eventType)}`));
+        }
         if (request.kind === "signing_keys_upload") {
           return ok(await client.request("POST", "/_matrix/client/v3/keys/device_signing/upload", { body: request.body as JsonObject }));
         }
