@@ -181,6 +181,8 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
       const t = store.threads.get(threadId);
       return t === undefined ? null : { principal: t.principal, application: t.application, contextSources: bindingOf(t).contextSources };
     }, config.context), memoryRecall(() => tools.registry, (threadId) => store.threads.get(threadId) ?? null, config.memory), config.context.contextDeadlineMs), transcripts),
+    // ...and, when the turn ends, holds the turn's own entries before its outcome is committed and seen.
+    settleTurn: transcripts,
   });
   // Recovery now, before any external work; scheduling once tools and endpoints can be reached.
   turns.recover();
