@@ -9,7 +9,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import type { Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
-import type { McpResolution } from "../domain/contract/mcp-servers.ts";
+import { BRIDGE_MCP_TOKEN_ENV, type McpResolution } from "../domain/contract/mcp-servers.ts";
+import { acpStdioServers } from "./acp-mcp.ts";
 import type { OpenPlan } from "./acp-open.ts";
 import { resolveLaunch, type LaunchConfig, type LaunchHost } from "./acp-launch.ts";
 import { startAcpSession, type AcpSession } from "./acp-session.ts";
@@ -38,7 +39,7 @@ export type AcpExecutorOptions = {
   tmpRoot: string;
   /** Grants a session its application tools over the MCP bridge (issue 15); never asked for restricted sessions. */
   tools?: (setup: SessionSetup) => ToolGrant | null;
-  /** External MCP launch descriptions: ACP adapters are not given them; a thread naming any fails `mcp_unsupported`. */
+  /** External MCP launch descriptions, passed to the agent as stdio servers (acp-mcp.ts). */
   mcp?: (threadId: string | undefined) => McpResolution;
 };
 
@@ -87,8 +88,11 @@ export class AcpExecutor implements Executor {
     // Before any reuse or launch: a gone endpoint fails closed, descriptions are refused (P-PRV-08/10).
     const mcp = this.#opts.mcp?.(setup.threadId) ?? { ok: true, launches: [] };
     if (!mcp.ok) return mcp;
-    if (mcp.launches.length > 0) return { ok: false, code: "mcp_unsupported" };
-    const fp = fingerprint(setup);
+    // Restricted sessions get no MCP servers at all (P-PRV-19).
+    const stdio = acpStdioServers(setup.restricted ? [] : mcp.launches, { host: this.#opts.env, allowlist: provider.envAllowlist, grants: setup.envGrants, reserved: [BRIDGE_MCP_TOKEN_ENV] });
+    if (!stdio.ok) return stdio;
+    // Another set of servers needs another session: the agent launches them when the session opens.
+    const fp = `${fingerprint(setup)}:${createHash("sha256").update(JSON.stringify(stdio.servers)).digest("hex")}`;
     const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);
     if (existing && !setup.restricted && existing.fp === fp && existing.session.alive) {
@@ -112,6 +116,7 @@ export class AcpExecutor implements Executor {
     this.#spawned += 1;
     const started = await this.#first.run(provider.id, () => startAcpSession({
       mcpServers: grant === null ? [] : [grant.server],
+      stdioServers: stdio.servers,
       launch: resolved.launch,
       env,
       cwd,
