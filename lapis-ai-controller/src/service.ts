@@ -180,7 +180,10 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     prepareTurn: withTranscriptAppend(withMemoryRecall(applicationContextPort(() => tools.registry, (threadId) => {
       const t = store.threads.get(threadId);
       return t === undefined ? null : { principal: t.principal, application: t.application, contextSources: bindingOf(t).contextSources };
-    }, config.context), memoryRecall(() => tools.registry, (threadId) => store.threads.get(threadId) ?? null, config.memory), config.context.contextDeadlineMs), transcripts),
+    }, config.context), memoryRecall(() => tools.registry, (threadId) => {
+      const t = store.threads.get(threadId);
+      return t === undefined ? null : { ...t, memoryEndpoints: bindingOf(t).memoryEndpoints };
+    }, config.memory), config.context.contextDeadlineMs), transcripts),
     // ...and, when the turn ends, holds the turn's own entries before its outcome is committed and seen.
     settleTurn: transcripts,
   });
