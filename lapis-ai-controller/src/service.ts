@@ -34,6 +34,7 @@ import { transcriptAppender, withTranscriptAppend, type TranscriptAppender } fro
 import { memoryRecall, withMemoryRecall } from "./capture/memory-recall.ts";
 import { memoryToolHost, withMemoryTools } from "./capture/memory-tools.ts";
 import { applicationMcpResolver } from "./capture/mcp-port.ts";
+import { mcpSourceKey } from "./domain/contract/mcp-servers.ts";
 import type { MemoryLimits } from "./domain/memory-budget.ts";
 import { bindingOf } from "./domain/protocol-ports.ts";
 import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
@@ -124,6 +125,8 @@ interface EngineParts {
   readonly memory: MemoryLimits;
   /** Brings a thread's consumer transcript store up to its committed seq (issue 31 point 4). */
   readonly transcripts: TranscriptAppender;
+  /** Stops the sessions whose external MCP servers came from a gone `mcp` endpoint. */
+  readonly revokeMcpSource: (source: string) => Promise<number>;
 }
 
 /**
@@ -189,7 +192,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   });
   // Recovery now, before any external work; scheduling once tools and endpoints can be reached.
   turns.recover();
-  return ok({ turns, hub, capture, tools, memory: config.memory, transcripts, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
+  return ok({ turns, hub, capture, tools, memory: config.memory, transcripts, revokeMcpSource: (source) => executors.revokeMcpSource(source), known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
 }
 
 /** A step run after the store is open and validated; a failure stops startup. */
@@ -288,6 +291,8 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
   const parts = engine.value;
   if (parts !== null && protocol !== null) {
     parts.tools.registry = protocol.endpoints;
+    // A disconnect or dispose revokes an `mcp` endpoint at once: the agent sessions running its servers stop with them.
+    protocol.endpoints.onRevoked((r) => { if (r.kind === "mcp") void parts.revokeMcpSource(mcpSourceKey(r, r.endpointId)); });
     const registry = parts.tools;
     const host = applicationToolHost(() => registry.registry, parts.capture.toolCallMs);
     // The memory read tools are composed beside the application's (issue 30).

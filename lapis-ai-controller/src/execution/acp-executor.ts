@@ -68,7 +68,7 @@ function openPlan(s: SessionSetup, bindingKey: string): OpenPlan {
 export class AcpExecutor implements Executor {
   #providers: Map<string, AcpProviderConfig>;
   #opts: AcpExecutorOptions;
-  #sessions = new Map<string, { fp: string; session: AcpSession; grant: ToolGrant | null }>();
+  #sessions = new Map<string, { fp: string; session: AcpSession; grant: ToolGrant | null; sources: readonly string[] }>();
   #spawned = 0;
   /** Until a provider's agent has set up once, its setups run one at a time. */
   #first = new FirstStartGate();
@@ -130,11 +130,26 @@ export class AcpExecutor implements Executor {
       open: openPlan(setup, bindingKey),
     }));
     if (!started.ok) { grant?.revoke(); return started; }
-    if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant });
+    if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant, sources: mcp.sources ?? [] });
     return { ok: true, session: started.session, continuity: started.session.continuity, bindingKey };
   }
 
   /** Closes every live session. */
+  /**
+   * An `mcp` endpoint is gone (disposed, or its connection closed): every
+   * session whose servers came from it is stopped at once, with the agent and
+   * the servers it launched; a turn in flight fails `endpoint_disconnected`.
+   */
+  async revokeMcpSource(source: string): Promise<number> {
+    const hit = [...this.#sessions].filter(([, s]) => s.sources.includes(source));
+    for (const [key, s] of hit) {
+      this.#sessions.delete(key);
+      s.grant?.revoke();
+    }
+    await Promise.all(hit.map(([, s]) => s.session.abort("endpoint_disconnected")));
+    return hit.length;
+  }
+
   async close(): Promise<void> {
     const all = [...this.#sessions.values()];
     this.#sessions.clear();

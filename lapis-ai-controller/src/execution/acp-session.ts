@@ -62,6 +62,8 @@ export class AcpSession implements PreparedSession {
   #alive = true;
   #killGraceMs: number;
   #nextNative = 0;
+  /** Set by abort(): the code a prompt in flight ends with instead of provider_exited. */
+  #abortCode: string | null = null;
 
   constructor(child: ChildProcess, restricted: boolean, killGraceMs: number, onClosed: () => void = () => {}) {
     this.#child = child;
@@ -163,7 +165,7 @@ export class AcpSession implements PreparedSession {
       const res = await conn.agent.request(acp.methods.agent.session.prompt, { sessionId: this.nativeSessionId, prompt: blocks });
       return { kind: "stopped", stopReason: res.stopReason };
     } catch (e) {
-      return { kind: "failed", code: e instanceof acp.RequestError ? "provider_error" : "provider_exited" };
+      return { kind: "failed", code: this.#abortCode ?? (e instanceof acp.RequestError ? "provider_error" : "provider_exited") };
     } finally {
       for (const e of this.#translator.finish()) sink.event(e);
       this.#sink = null;
@@ -175,6 +177,12 @@ export class AcpSession implements PreparedSession {
   /** session/cancel; the prompt response remains the only proof (P-TRN-02). */
   cancel(): void {
     if (this.#conn && this.alive) void this.#conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: this.nativeSessionId }).catch(() => {});
+  }
+
+  /** Ends a prompt in flight with `code` (not provider_exited), then closes the agent. */
+  async abort(code: string): Promise<void> {
+    this.#abortCode = code;
+    await this.close();
   }
 
   /** Closes stdin, then TERM, then KILL after the grace deadline. */

@@ -34,7 +34,7 @@ test("P-PRV-07 P-PRV-08 P-PRV-10 resolver: descriptions come only from the owner
   assert.deepEqual(resolve("t1"), { ok: false, code: "endpoint_disconnected" });
   registry.register(reg("a"), call);
   registry.register(reg("b", { threadId: null }), call);
-  assert.deepEqual(resolve("t1"), { ok: true, launches: [launch("a"), launch("b")] });
+  assert.deepEqual(resolve("t1"), { ok: true, launches: [launch("a"), launch("b")], sources: ["alice\u0000notes\u0000a", "alice\u0000notes\u0000b"] });
   assert.deepEqual(resolve("t2"), { ok: false, code: "mcp_restricted" });
   // Another owner never sees alice's endpoint.
   assert.deepEqual(resolve("t4"), { ok: false, code: "endpoint_disconnected" });
