@@ -1,7 +1,6 @@
 // Composition root of the service: opens the store (instance lock, WAL +
 // FULL, validation of every retained row) before any later startup step runs,
-// so recovery and external work never see an unvalidated database (P-STO-05).
-// Later issues append their steps (transport, recovery, executors) here.
+// so recovery and external work never see an unvalidated database (P-STO-05); later steps follow.
 
 import process from "node:process";
 import type { ControllerError, Result } from "./domain/errors.ts";
@@ -34,6 +33,7 @@ import { transcriptAppender, withTranscriptAppend, type TranscriptAppender } fro
 import { memoryRecall, withMemoryRecall } from "./capture/memory-recall.ts";
 import { memoryToolHost, withMemoryTools } from "./capture/memory-tools.ts";
 import { applicationMcpResolver } from "./capture/mcp-port.ts";
+import { mcpSourceKey } from "./domain/contract/mcp-servers.ts";
 import type { MemoryLimits } from "./domain/memory-budget.ts";
 import { bindingOf } from "./domain/protocol-ports.ts";
 import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
@@ -137,6 +137,8 @@ interface EngineParts {
   /** The executor behind the engine: threads.delete closes a thread's session and erases the agent's files through it. */
   readonly executor: Executor;
   readonly cancelConfirmMs: number;
+  /** Stops the sessions whose external MCP servers came from a gone `mcp` endpoint. */
+  readonly revokeMcpSource: (source: string) => Promise<number>;
 }
 
 /**
@@ -194,11 +196,16 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
     prepareTurn: withTranscriptAppend(withMemoryRecall(applicationContextPort(() => tools.registry, (threadId) => {
       const t = store.threads.get(threadId);
       return t === undefined ? null : { principal: t.principal, application: t.application, contextSources: bindingOf(t).contextSources };
-    }, config.context), memoryRecall(() => tools.registry, (threadId) => store.threads.get(threadId) ?? null, config.memory), config.context.contextDeadlineMs), transcripts),
+    }, config.context), memoryRecall(() => tools.registry, (threadId) => {
+      const t = store.threads.get(threadId);
+      return t === undefined ? null : { ...t, memoryEndpoints: bindingOf(t).memoryEndpoints };
+    }, config.memory), config.context.contextDeadlineMs), transcripts),
+    // ...and, when the turn ends, holds the turn's own entries before its outcome is committed and seen.
+    settleTurn: transcripts,
   });
   // Recovery now, before any external work; scheduling once tools and endpoints can be reached.
   turns.recover();
-  return ok({ turns, hub, capture, tools, memory: config.memory, transcripts, executor, cancelConfirmMs: config.limits.cancelConfirmMs ?? LIFECYCLE_LIMITS.cancelWaitMsDefault, known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
+  return ok({ turns, hub, capture, tools, memory: config.memory, transcripts, executor, cancelConfirmMs: config.limits.cancelConfirmMs ?? LIFECYCLE_LIMITS.cancelWaitMsDefault, revokeMcpSource: (source) => executors.revokeMcpSource(source), known: { workspaces: new Set(aliases.roots.keys()), providers: new Set(vcs.keys()) } });
 }
 
 /** A step run after the store is open and validated; a failure stops startup. */
@@ -307,6 +314,8 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
   const parts = engine.value;
   if (parts !== null && protocol !== null) {
     parts.tools.registry = protocol.endpoints;
+    // A disconnect or dispose revokes an `mcp` endpoint at once: the agent sessions running its servers stop with them.
+    protocol.endpoints.onRevoked((r) => { if (r.kind === "mcp") void parts.revokeMcpSource(mcpSourceKey(r, r.endpointId)); });
     const registry = parts.tools;
     const host = applicationToolHost(() => registry.registry, parts.capture.toolCallMs);
     // The memory read tools are composed beside the application's (issue 30).

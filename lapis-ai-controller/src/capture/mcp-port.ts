@@ -6,7 +6,7 @@
 // process starts, a restricted thread gets `mcp_restricted`, and two
 // endpoints describing one server name are refused.
 import type { EndpointOwner } from "../domain/endpoint-registration.ts";
-import type { McpLaunch, McpResolution } from "../domain/contract/mcp-servers.ts";
+import { mcpSourceKey, type McpLaunch, type McpResolution } from "../domain/contract/mcp-servers.ts";
 import type { RegistryRef } from "./capture-port.ts";
 
 /** The thread facts the resolver needs. */
@@ -32,6 +32,6 @@ export function applicationMcpResolver(registry: RegistryRef, thread: (threadId:
         launches.push(launch);
       }
     }
-    return { ok: true, launches };
+    return { ok: true, launches, sources: t.mcpEndpoints.map((id) => mcpSourceKey(t, id)) };
   };
 }

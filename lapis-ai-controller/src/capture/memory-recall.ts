@@ -6,8 +6,12 @@
 // is enforced by the one render-time function, and the survivors become a
 // context block ahead of the prompt. Recall is an addition to the turn, not a
 // precondition: a late, failing, revoked or malformed endpoint gives no
-// memory, a recorded code, and the turn runs on.
-import type { EndpointOwner } from "../domain/endpoint-registration.ts";
+// memory, a recorded code, and the turn runs on. A thread that binds memory
+// endpoint ids (`binding.memoryEndpoints`) waits, within the same window, for
+// one of them to be (re-)registered, so a turn prepared during an SDK's
+// reconnect still recalls; at the deadline the record says
+// `endpoint_disconnected` (recall unavailable), never silently nothing.
+import type { EndpointOwner, EndpointRegistration } from "../domain/endpoint-registration.ts";
 import type { ErrorCode } from "../domain/errors.ts";
 import type { ContextBlock } from "../domain/executor-port.ts";
 import { enforceMemoryBudget, threadBudget, type MemoryLimits } from "../domain/memory-budget.ts";
@@ -25,20 +29,37 @@ export type MemoryRecall = (request: PreparationRequest, deadlineAt: number) => 
 
 const PASSED_THROUGH: readonly ErrorCode[] = ["endpoint_timeout", "endpoint_revoked", "endpoint_disconnected", "endpoint_not_found"];
 
+/** The stored thread as recall reads it: the envelope facts and the memory endpoint ids it binds (none: any registered one). */
+export type RecallThread = EnvelopeThread & { readonly memoryEndpoints?: readonly string[] };
+
+const emptyRecord = (endpointId: string, code: ErrorCode | null, budget: ReturnType<typeof threadBudget>, counts: { offered?: number; invalid?: number; rejected?: number } = {}): Recalled => ({
+  block: null,
+  record: { endpointId, code, profile: budget.profile, budgetTokens: budget.budgetTokens, usedTokens: 0, offered: counts.offered ?? 0, invalid: counts.invalid ?? 0, rejected: counts.rejected ?? 0, skipped: 0, rendered: [] },
+});
+
+/** The endpoint recall asks: a bound one (live, or re-registered before the deadline) or, without bindings, the thread's registered one. */
+async function servingEndpoint(reg: NonNullable<ReturnType<RegistryRef>>, owner: EndpointOwner, t: RecallThread, deadlineAt: number): Promise<EndpointRegistration | { missing: string; code: ErrorCode } | undefined> {
+  const bound = t.memoryEndpoints ?? [];
+  if (bound.length === 0) return reg.findMemory(owner, t.threadId);
+  const usable = (e: EndpointRegistration) => e.kind === "memory" && (e.threadId === null || e.threadId === t.threadId);
+  const live = bound.map((id) => reg.get(owner, id)).find((e) => e !== undefined);
+  const endpoint = live ?? await reg.whenRegistered(owner, bound[0] as string, deadlineAt - Date.now());
+  if (endpoint === undefined) return { missing: bound[0] as string, code: "endpoint_disconnected" };
+  return usable(endpoint) ? endpoint : { missing: endpoint.endpointId, code: "endpoint_not_found" };
+}
+
 /** The recall function over the registry; `thread` reads the stored thread. */
-export function memoryRecall(registry: RegistryRef, thread: (threadId: string) => EnvelopeThread | null, limits: MemoryLimits): MemoryRecall {
+export function memoryRecall(registry: RegistryRef, thread: (threadId: string) => RecallThread | null, limits: MemoryLimits): MemoryRecall {
   return async (request, deadlineAt) => {
     const t = thread(request.threadId);
     const reg = registry();
     if (t === null || reg === null) return null;
     const owner: EndpointOwner = { principal: t.principal, application: t.application };
-    const endpoint = reg.findMemory(owner, t.threadId);
+    const endpoint = await servingEndpoint(reg, owner, t, deadlineAt);
     if (endpoint === undefined) return null;
+    if ("missing" in endpoint) return emptyRecord(endpoint.missing, endpoint.code, threadBudget({}, limits));
     const budget = threadBudget(endpoint.memory ?? {}, limits);
-    const empty = (code: ErrorCode | null, counts: { offered?: number; invalid?: number; rejected?: number } = {}): Recalled => ({
-      block: null,
-      record: { endpointId: endpoint.endpointId, code, profile: budget.profile, budgetTokens: budget.budgetTokens, usedTokens: 0, offered: counts.offered ?? 0, invalid: counts.invalid ?? 0, rejected: counts.rejected ?? 0, skipped: 0, rendered: [] },
-    });
+    const empty = (code: ErrorCode | null, counts: { offered?: number; invalid?: number; rejected?: number } = {}): Recalled => emptyRecord(endpoint.endpointId, code, budget, counts);
     const remaining = deadlineAt - Date.now();
     if (remaining <= 0) return empty("endpoint_timeout");
     const limit = Math.min(limits.memoryMaxCandidates, 64);

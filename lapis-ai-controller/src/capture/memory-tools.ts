@@ -36,7 +36,8 @@ function definitions(maxLimit: number): HostedTool[] {
         type: "object", required: ["query"],
         properties: {
           query: { type: "string", minLength: 1, maxLength: 2000, description: "what to look for" },
-          limit: { type: "integer", minimum: 1, maximum: maxLimit, description: `how many entries at most (default ${Math.min(8, maxLimit)})` },
+          // The range is in the description too: some agents pass only descriptions to the model.
+          limit: { type: "integer", minimum: 1, maximum: maxLimit, description: `how many entries at most, 1 to ${maxLimit} (default ${maxLimit})` },
         },
       } satisfies Schema,
     },
@@ -75,7 +76,8 @@ export function memoryToolHost(registry: RegistryRef, thread: (threadId: string)
     return enforceMemoryBudget(ranked, profile === undefined ? budget : { ...budget, profile }).text ?? "no memory entries";
   };
   const search = async (tg: Target, args: { query: string; limit?: number }): Promise<HostedCall> => {
-    const limit = Math.min(args.limit ?? 8, maxLimit);
+    // Without a limit the endpoint is asked for limits.turns.memoryMaxCandidates, as recall is; above it the schema refused the call.
+    const limit = args.limit ?? maxLimit;
     const answer = await invoke(tg, "memory.search", { query: args.query, limit });
     if (!answer.ok) return answer;
     const read = readCandidates(answer.value, limit);

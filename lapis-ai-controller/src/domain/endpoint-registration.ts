@@ -61,6 +61,7 @@ interface Waiter {
 export class EndpointRegistry {
   readonly #entries = new Map<string, Entry>();
   readonly #waiters = new Set<Waiter>();
+  readonly #revokedListeners = new Set<(registration: EndpointRegistration) => void>();
   readonly #maxPerOwner: number;
 
   /** `maxPerOwner` bounds registrations per principal and application. */
@@ -102,16 +103,22 @@ export class EndpointRegistry {
     });
   }
 
+  /** Calls `listener` with each endpoint disposed or lost with its connection (not one replaced by a new registration). */
+  onRevoked(listener: (registration: EndpointRegistration) => void): () => void {
+    this.#revokedListeners.add(listener);
+    return () => this.#revokedListeners.delete(listener);
+  }
+
   /** Disposes an endpoint at once; in-flight calls settle `endpoint_revoked`. */
   dispose(owner: EndpointOwner, endpointId: string): boolean {
-    return this.#revoke(keyOf(owner, endpointId), "endpoint_revoked");
+    return this.#revoke(keyOf(owner, endpointId), "endpoint_revoked", true);
   }
 
   /** Revokes every endpoint of a closed connection; in-flight calls settle `endpoint_disconnected`. */
   disposeConnection(connectionId: string): number {
     let n = 0;
     for (const [key, entry] of [...this.#entries]) {
-      if (entry.registration.connectionId === connectionId) n += this.#revoke(key, "endpoint_disconnected") ? 1 : 0;
+      if (entry.registration.connectionId === connectionId) n += this.#revoke(key, "endpoint_disconnected", true) ? 1 : 0;
     }
     return n;
   }
@@ -189,12 +196,13 @@ export class EndpointRegistry {
     return this.list(owner).length;
   }
 
-  #revoke(key: string, code: ErrorCode): boolean {
+  #revoke(key: string, code: ErrorCode, gone = false): boolean {
     const entry = this.#entries.get(key);
     if (entry === undefined) return false;
     this.#entries.delete(key);
     for (const cancel of entry.pending) cancel({ code, retryable: false });
     entry.pending.clear();
+    if (gone) for (const listener of this.#revokedListeners) listener(entry.registration);
     return true;
   }
 }

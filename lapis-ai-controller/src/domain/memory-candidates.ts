@@ -32,9 +32,12 @@ export function memoryEnvelope(thread: EnvelopeThread): MemoryEnvelope {
 /** Why one candidate was refused. */
 export type CandidateRefusal = "candidate_invalid" | "candidate_rejected";
 
-/** True when any text of the candidate carries a reserved marker. */
+/** True when any text of the candidate carries a reserved marker, in any case (models read tags case-insensitively: `<RECALLED-MEMORY` counts). */
 export function carriesReservedMarker(values: readonly string[]): boolean {
-  return values.some((v) => RESERVED_MARKERS.some((m) => v.includes(m)));
+  return values.some((v) => {
+    const lower = v.toLowerCase();
+    return RESERVED_MARKERS.some((m) => lower.includes(m));
+  });
 }
 
 /** Reads one candidate strictly; the refusal code otherwise. */

@@ -47,6 +47,8 @@ export interface ThreadBinding {
   readonly toolEndpoints: readonly string[];
   /** Endpoint identities of external MCP launch descriptions; only these ids persist, never a descriptor (P-PRV-09). */
   readonly mcpEndpoints: readonly string[];
+  /** Memory endpoint identities recall waits for (a turn never silently recalls nothing while one is away). */
+  readonly memoryEndpoints: readonly string[];
   readonly restricted: boolean;
   readonly retention: "full" | "metadata-only";
 }
@@ -61,6 +63,7 @@ export function bindingOf(thread: ThreadRecord): ThreadBinding {
     contextSources: list(b.contextSources),
     toolEndpoints: list(b.toolEndpoints),
     mcpEndpoints: list(b.mcpEndpoints),
+    memoryEndpoints: list(b.memoryEndpoints),
     restricted: thread.restricted,
     retention: thread.retention,
   };

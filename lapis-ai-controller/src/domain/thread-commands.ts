@@ -18,6 +18,7 @@ export interface BindingInput {
   readonly contextSources?: readonly string[] | undefined;
   readonly toolEndpoints?: readonly string[] | undefined;
   readonly mcpEndpoints?: readonly string[] | undefined;
+  readonly memoryEndpoints?: readonly string[] | undefined;
   readonly restricted?: boolean | undefined;
   readonly retention?: RetentionProfile | undefined;
 }
@@ -48,6 +49,7 @@ export function bindingWithDefaults(input: BindingInput | undefined, defaultRete
     contextSources: set(input?.contextSources),
     toolEndpoints: set(input?.toolEndpoints),
     mcpEndpoints: set(input?.mcpEndpoints),
+    memoryEndpoints: set(input?.memoryEndpoints),
     restricted: input?.restricted ?? false,
     retention: input?.retention ?? defaultRetention,
   };
@@ -57,7 +59,8 @@ export function bindingWithDefaults(input: BindingInput | undefined, defaultRete
 export function bindingsEqual(a: ThreadBinding, b: ThreadBinding): boolean {
   const sameList = (x: readonly string[], y: readonly string[]) => x.length === y.length && x.every((v, i) => v === y[i]);
   return a.applicationRef === b.applicationRef && a.restricted === b.restricted && a.retention === b.retention &&
-    sameList(a.contextSources, b.contextSources) && sameList(a.toolEndpoints, b.toolEndpoints) && sameList(a.mcpEndpoints, b.mcpEndpoints);
+    sameList(a.contextSources, b.contextSources) && sameList(a.toolEndpoints, b.toolEndpoints) && sameList(a.mcpEndpoints, b.mcpEndpoints) &&
+    sameList(a.memoryEndpoints, b.memoryEndpoints);
 }
 
 /** The full configuration after applying `input` over `current` (policy defaults to `ask`, P-TRN-09). */
@@ -111,6 +114,7 @@ export function createThread(deps: ThreadCommandDeps, actor: Actor, input: NewTh
       binding: {
         applicationRef: binding.applicationRef, contextSources: [...binding.contextSources], toolEndpoints: [...binding.toolEndpoints],
         ...(binding.mcpEndpoints.length > 0 ? { mcpEndpoints: [...binding.mcpEndpoints] } : {}),
+        ...(binding.memoryEndpoints.length > 0 ? { memoryEndpoints: [...binding.memoryEndpoints] } : {}),
       },
       createdAt: now, updatedAt: now,
     });

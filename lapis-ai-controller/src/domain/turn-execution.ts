@@ -37,6 +37,13 @@ export type EngineOptions = {
   promptFor: (turn: TurnRecord) => string | null;
   /** Context and preparation endpoints, asked once the turn is eligible (issue 25 point 1); none when absent. */
   prepareTurn?: PreparationPort;
+  /**
+   * Runs when the provider's outcome is known, before the turn's end is
+   * committed (so before any client sees it): the thread's consumer
+   * transcript store takes the turn's entries. A failure turns a completed
+   * outcome into `failed` with its code.
+   */
+  settleTurn?: (threadId: string) => Promise<{ readonly ok: true } | { readonly ok: false; readonly code: string }>;
 };
 
 const LIVE: readonly TurnState[] = ["dispatched", "running", "waiting"];
@@ -192,7 +199,16 @@ export class TurnEngine {
       event: (e) => this.#event(turn, e),
       permission: (a) => this.#permission(turn, a),
     }, prepared.context);
-    this.#finish(turn, await outcome);
+    this.#finish(turn, await this.#settled(turn, await outcome));
+  }
+
+  /** The outcome once the turn's entries are durable and, with a consumer store, held there (a completed turn whose store refused fails). */
+  async #settled(turn: TurnRecord, outcome: TurnOutcome): Promise<TurnOutcome> {
+    if (this.#o.settleTurn === undefined || this.#closed) return outcome;
+    try { this.#o.store.flush(); } catch { return outcome.kind === "failed" ? outcome : { kind: "failed", code: "storage_write_failed" }; }
+    const held = await this.#o.settleTurn(turn.threadId);
+    if (held.ok || outcome.kind === "failed" || outcome.stopReason === "cancelled") return outcome;
+    return { kind: "failed", code: held.code };
   }
 
   /** The first sign of the provider working on the prompt moves dispatched -> running. */

@@ -7,7 +7,7 @@ import type { Executor, VcsIdentity } from "./executor-port.ts";
 import type { InteractionAnswer, Timers } from "./interactions.ts";
 import type { Json } from "./records.ts";
 import { submissionText, TurnCommands } from "./turn-commands.ts";
-import { TurnEngine } from "./turn-execution.ts";
+import { TurnEngine, type EngineOptions } from "./turn-execution.ts";
 import { recoverTurns, resolveTurn, type RecoverySummary, type Resolution } from "./turn-recovery.ts";
 import { ok, refuse, toOutcome, type Result } from "./turn-result.ts";
 import { isFencing, type TurnState } from "./turn-state.ts";
@@ -41,6 +41,8 @@ export type TurnServiceOptions = {
   providerMode?: (providerId: string) => string | null;
   /** Context and preparation endpoints asked when a turn becomes eligible (issue 25 point 1). */
   prepareTurn?: PreparationPort;
+  /** Before a turn's end is committed: its entries reach the consumer transcript store (a failure fails a completed turn). */
+  settleTurn?: EngineOptions["settleTurn"];
 };
 
 /** How an actor appears in audit rows. */
@@ -76,6 +78,7 @@ export class TurnService {
       continuationReady: (t) => commands?.continuationReady(t) ?? false,
       promptFor: (t) => commands?.promptFor(t) ?? null,
       ...(o.prepareTurn === undefined ? {} : { prepareTurn: o.prepareTurn }),
+      ...(o.settleTurn === undefined ? {} : { settleTurn: o.settleTurn }),
     });
     commands = new TurnCommands({ store: o.store, newId: o.newId, ...(o.providerMode ? { providerMode: o.providerMode } : {}) });
     this.commands = commands;

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { forgetCodexThread } from "./codex-erase.ts";
 import type { ForgetResult, SessionForget, ThreadRowEraser, Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
-import type { McpResolution } from "../domain/contract/mcp-servers.ts";
+import { BRIDGE_MCP_TOKEN_ENV, type McpResolution } from "../domain/contract/mcp-servers.ts";
+import { acpStdioServers } from "./acp-mcp.ts";
 import type { OpenPlan } from "./acp-open.ts";
 import { resolveLaunch, type LaunchConfig, type LaunchHost } from "./acp-launch.ts";
 import { startAcpSession, type AcpSession } from "./acp-session.ts";
@@ -39,7 +40,7 @@ export type AcpExecutorOptions = {
   tmpRoot: string;
   /** Grants a session its application tools over the MCP bridge (issue 15); never asked for restricted sessions. */
   tools?: (setup: SessionSetup) => ToolGrant | null;
-  /** External MCP launch descriptions: ACP adapters are not given them; a thread naming any fails `mcp_unsupported`. */
+  /** External MCP launch descriptions, passed to the agent as stdio servers (acp-mcp.ts). */
   mcp?: (threadId: string | undefined) => McpResolution;
   /** Deletes a thread's rows from Codex's own SQLite files (threads.delete). */
   eraseRows?: ThreadRowEraser;
@@ -70,7 +71,7 @@ function openPlan(s: SessionSetup, bindingKey: string): OpenPlan {
 export class AcpExecutor implements Executor {
   #providers: Map<string, AcpProviderConfig>;
   #opts: AcpExecutorOptions;
-  #sessions = new Map<string, { fp: string; session: AcpSession; grant: ToolGrant | null }>();
+  #sessions = new Map<string, { fp: string; session: AcpSession; grant: ToolGrant | null; sources: readonly string[] }>();
   #spawned = 0;
   /** Until a provider's agent has set up once, its setups run one at a time. */
   #first = new FirstStartGate();
@@ -90,8 +91,11 @@ export class AcpExecutor implements Executor {
     // Before any reuse or launch: a gone endpoint fails closed, descriptions are refused (P-PRV-08/10).
     const mcp = this.#opts.mcp?.(setup.threadId) ?? { ok: true, launches: [] };
     if (!mcp.ok) return mcp;
-    if (mcp.launches.length > 0) return { ok: false, code: "mcp_unsupported" };
-    const fp = fingerprint(setup);
+    // Restricted sessions get no MCP servers at all (P-PRV-19).
+    const stdio = acpStdioServers(setup.restricted ? [] : mcp.launches, { host: this.#opts.env, allowlist: provider.envAllowlist, grants: setup.envGrants, reserved: [BRIDGE_MCP_TOKEN_ENV] });
+    if (!stdio.ok) return stdio;
+    // Another set of servers needs another session: the agent launches them when the session opens.
+    const fp = `${fingerprint(setup)}:${createHash("sha256").update(JSON.stringify(stdio.servers)).digest("hex")}`;
     const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);
     if (existing && !setup.restricted && existing.fp === fp && existing.session.alive) {
@@ -115,6 +119,7 @@ export class AcpExecutor implements Executor {
     this.#spawned += 1;
     const started = await this.#first.run(provider.id, () => startAcpSession({
       mcpServers: grant === null ? [] : [grant.server],
+      stdioServers: stdio.servers,
       launch: resolved.launch,
       env,
       cwd,
@@ -128,11 +133,10 @@ export class AcpExecutor implements Executor {
       open: openPlan(setup, bindingKey),
     }));
     if (!started.ok) { grant?.revoke(); return started; }
-    if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant });
+    if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant, sources: mcp.sources ?? [] });
     return { ok: true, session: started.session, continuity: started.session.continuity, bindingKey };
   }
 
-  /** Closes every live session. */
   /** Closes the thread's live session, then erases Codex's own files of it (threads.delete). */
   async forget(s: SessionForget): Promise<ForgetResult> {
     const live = this.#sessions.get(s.sessionKey);
@@ -149,6 +153,22 @@ export class AcpExecutor implements Executor {
     return forgetCodexThread(() => buildAgentEnv(this.#opts.env, provider.envAllowlist, {}, null), s.nativeSessionId, this.#opts.eraseRows);
   }
 
+  /**
+   * An `mcp` endpoint is gone (disposed, or its connection closed): every
+   * session whose servers came from it is stopped at once, with the agent and
+   * the servers it launched; a turn in flight fails `endpoint_disconnected`.
+   */
+  async revokeMcpSource(source: string): Promise<number> {
+    const hit = [...this.#sessions].filter(([, s]) => s.sources.includes(source));
+    for (const [key, s] of hit) {
+      this.#sessions.delete(key);
+      s.grant?.revoke();
+    }
+    await Promise.all(hit.map(([, s]) => s.session.abort("endpoint_disconnected")));
+    return hit.length;
+  }
+
+  /** Closes every live session. */
   async close(): Promise<void> {
     const all = [...this.#sessions.values()];
     this.#sessions.clear();

@@ -10,6 +10,7 @@ import type { ResolvedLaunch } from "./acp-launch.ts";
 import { planMode, rejectedMode, restrictedModeId } from "./acp-modes.ts";
 import { openSession, reopenCapabilities, type OpenPlan } from "./acp-open.ts";
 import { toAsk, toResponse } from "./acp-permissions.ts";
+import type { AcpStdioServer } from "./acp-mcp.ts";
 import type { McpHttpServer } from "./tool-bridge.ts";
 
 /** Parameters of one session start. */
@@ -24,6 +25,8 @@ export type AcpSessionStart = {
   killGraceMs: number;
   /** MCP servers for `session/new` (the application-tool bridge; empty when restricted). */
   mcpServers?: readonly McpHttpServer[];
+  /** The application's external stdio MCP servers (acp-mcp.ts; empty when restricted). A session refused with them is `mcp_unsupported`. */
+  stdioServers?: readonly AcpStdioServer[];
   /** Runs once after the agent process is gone (e.g. removing an isolated cwd). */
   onClosed?: () => void;
   /** The thread's stored native session to reopen, or the reset the executor already decided. */
@@ -31,6 +34,7 @@ export type AcpSessionStart = {
 };
 
 class Deadline extends Error {}
+class McpRefused extends Error {}
 
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -58,6 +62,8 @@ export class AcpSession implements PreparedSession {
   #alive = true;
   #killGraceMs: number;
   #nextNative = 0;
+  /** Set by abort(): the code a prompt in flight ends with instead of provider_exited. */
+  #abortCode: string | null = null;
 
   constructor(child: ChildProcess, restricted: boolean, killGraceMs: number, onClosed: () => void = () => {}) {
     this.#child = child;
@@ -118,8 +124,17 @@ export class AcpSession implements PreparedSession {
           clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false, session: { notices: {} } },
           clientInfo: { name: "lapis-ai-controller", version: CONTROLLER_VERSION },
         });
-        const mcpServers: acp.McpServer[] = start.restricted ? [] : (start.mcpServers ?? []).map((m) => ({ type: "http", name: m.name, url: m.url, headers: m.headers.map((h) => ({ name: h.name, value: h.value })) }));
-        const opened = await openSession(conn, reopenCapabilities(init), start.open ?? { kind: "new" }, start.cwd, mcpServers);
+        const mcpServers: acp.McpServer[] = start.restricted ? [] : [
+          ...(start.mcpServers ?? []).map((m) => ({ type: "http" as const, name: m.name, url: m.url, headers: m.headers.map((h) => ({ name: h.name, value: h.value })) })),
+          ...(start.stdioServers ?? []),
+        ];
+        let opened: Awaited<ReturnType<typeof openSession>>;
+        try {
+          opened = await openSession(conn, reopenCapabilities(init), start.open ?? { kind: "new" }, start.cwd, mcpServers);
+        } catch (e) {
+          if (e instanceof acp.RequestError && (start.stdioServers ?? []).length > 0) throw new McpRefused();
+          throw e;
+        }
         this.nativeSessionId = opened.sessionId;
         this.continuity = opened.continuity;
         const advertised = opened.modes;
@@ -132,7 +147,7 @@ export class AcpSession implements PreparedSession {
         }
       })(), start.setupTimeoutMs);
     } catch (e) {
-      return { ok: false, code: e instanceof Deadline ? "provider_setup_timeout" : "provider_setup_failed" };
+      return { ok: false, code: e instanceof Deadline ? "provider_setup_timeout" : e instanceof McpRefused ? "mcp_unsupported" : "provider_setup_failed" };
     }
     // A restricted session that could not enter read-only mode fails closed.
     if (start.restricted && this.nativeMode.result !== "applied") return { ok: false, code: "restricted_mode_unavailable" };
@@ -152,7 +167,7 @@ export class AcpSession implements PreparedSession {
       if (usage !== null) sink.event(usage);
       return { kind: "stopped", stopReason: res.stopReason };
     } catch (e) {
-      return { kind: "failed", code: e instanceof acp.RequestError ? "provider_error" : "provider_exited" };
+      return { kind: "failed", code: this.#abortCode ?? (e instanceof acp.RequestError ? "provider_error" : "provider_exited") };
     } finally {
       for (const e of this.#translator.finish()) sink.event(e);
       this.#sink = null;
@@ -164,6 +179,12 @@ export class AcpSession implements PreparedSession {
   /** session/cancel; the prompt response remains the only proof (P-TRN-02). */
   cancel(): void {
     if (this.#conn && this.alive) void this.#conn.agent.notify(acp.methods.agent.session.cancel, { sessionId: this.nativeSessionId }).catch(() => {});
+  }
+
+  /** Ends a prompt in flight with `code` (not provider_exited), then closes the agent. */
+  async abort(code: string): Promise<void> {
+    this.#abortCode = code;
+    await this.close();
   }
 
   /** Closes stdin, then TERM, then KILL after the grace deadline. */

@@ -102,7 +102,7 @@ function threadPlan(s: SessionSetup, bindingKey: string): ThreadPlan {
 export class CodexExecutor implements Executor {
   #providers: Map<string, CodexProviderConfig>;
   #opts: CodexExecutorOptions;
-  #sessions = new Map<string, { fp: string; session: CodexSession; grant: ToolGrant | null }>();
+  #sessions = new Map<string, { fp: string; session: CodexSession; grant: ToolGrant | null; sources: readonly string[] }>();
   #first = new FirstStartGate();
   #spawned = 0;
 
@@ -162,7 +162,7 @@ export class CodexExecutor implements Executor {
       ...(setup.restricted ? { onClosed: () => rmSync(cwd, { recursive: true, force: true }) } : {}),
     }));
     if (!started.ok) { grant?.revoke(); return started; }
-    if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant });
+    if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant, sources: mcp.sources ?? [] });
     return { ok: true, session: started.session, continuity: started.session.continuity, bindingKey };
   }
 
@@ -177,6 +177,21 @@ export class CodexExecutor implements Executor {
     const provider = this.#providers.get(s.providerId);
     if (!provider) return s.nativeSessionId === null ? "none" : "unsupported";
     return forgetCodexThread(() => buildAgentEnv(this.#opts.env, provider.envAllowlist, {}, null), s.nativeSessionId, this.#opts.eraseRows);
+  }
+
+  /**
+   * An `mcp` endpoint is gone (disposed, or its connection closed): every
+   * session whose servers came from it is stopped at once, with the agent and
+   * the servers it launched; a turn in flight fails `endpoint_disconnected`.
+   */
+  async revokeMcpSource(source: string): Promise<number> {
+    const hit = [...this.#sessions].filter(([, s]) => s.sources.includes(source));
+    for (const [key, s] of hit) {
+      this.#sessions.delete(key);
+      s.grant?.revoke();
+    }
+    await Promise.all(hit.map(([, s]) => s.session.abort("endpoint_disconnected")));
+    return hit.length;
   }
 
   async close(): Promise<void> {

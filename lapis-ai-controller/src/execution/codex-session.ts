@@ -206,6 +206,12 @@ export class CodexSession implements PreparedSession {
     return plan.answer(decision);
   }
 
+  /** Ends a turn in flight with `code`, then closes (the process group with the MCP servers Codex launched). */
+  async abort(code: string): Promise<void> {
+    this.#end({ kind: "failed", code });
+    await this.close();
+  }
+
   /** Closes stdin, then TERM, then KILL (of the whole process group) after the grace deadline. */
   async close(): Promise<void> {
     this.#rpc.close();

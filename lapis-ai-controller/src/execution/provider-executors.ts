@@ -44,6 +44,12 @@ export class ProviderRouter implements Executor {
   async close(): Promise<void> {
     await Promise.all(this.#all.map((ex) => ex.close()));
   }
+
+  /** Stops every session whose external MCP servers came from the gone `mcp` endpoint (mcpSourceKey). */
+  async revokeMcpSource(source: string): Promise<number> {
+    const counts = await Promise.all(this.#all.map((ex) => (ex instanceof AcpExecutor || ex instanceof CodexExecutor ? ex.revokeMcpSource(source) : 0)));
+    return counts.reduce((a, b) => a + b, 0);
+  }
 }
 
 /** What the executors share. */
@@ -58,7 +64,7 @@ export type ProviderExecutorOptions = {
 };
 
 /** One ACP and one native executor for the providers of each kind, behind one router. */
-export function providerExecutors(providers: readonly ProviderDefinition[], opts: ProviderExecutorOptions): Executor {
+export function providerExecutors(providers: readonly ProviderDefinition[], opts: ProviderExecutorOptions): ProviderRouter {
   const common = { host: opts.host, env: opts.env, tmpRoot: opts.tmpRoot, ...(opts.tools === undefined ? {} : { tools: opts.tools }), ...(opts.mcp === undefined ? {} : { mcp: opts.mcp }), ...(opts.eraseRows === undefined ? {} : { eraseRows: opts.eraseRows }) };
   const acp = new AcpExecutor({
     ...common,

@@ -23,11 +23,13 @@ export function hasReservedMarker(text: string): boolean {
 
 /**
  * True when `text` carries the tag the service renders recalled memory in
- * (`<recalled-memory …>` or its closing tag): such text came out of recall
+ * (`<recalled-memory …>` or its closing tag, in any case): such text came out of recall
  * and is never stored again as a new memory.
  */
 export function carriesRecalledTag(text: string): boolean {
-  return text.includes(`<${RECALLED_MEMORY_TAG}`) || text.includes(`</${RECALLED_MEMORY_TAG}`);
+  // In any case: a model reads `<RECALLED-MEMORY` as the same tag.
+  const lower = text.toLowerCase();
+  return lower.includes(`<${RECALLED_MEMORY_TAG}`) || lower.includes(`</${RECALLED_MEMORY_TAG}`);
 }
 
 /** Refuses a derived candidate text that carries a reserved marker (`candidate_rejected`). */

@@ -13,6 +13,7 @@ import { ClientError } from "../../src/client.ts";
 import { startAgentServe } from "../support/agent-serve.ts";
 import { FAKE_KEY_ENV } from "../support/codex-home.ts";
 import { readDb, waitTurn } from "../support/engine-serve.ts";
+import { descendants } from "../support/proc-tree.ts";
 
 const SERVER = join(import.meta.dirname, "..", "support", "tiny-mcp-server.ts");
 const LISTED = "TINY_MCP_LISTED";
@@ -43,7 +44,7 @@ async function refused(p: Promise<unknown>): Promise<string> {
   try { await p; return "accepted"; } catch (e) { return e instanceof ClientError ? e.code : "thrown"; }
 }
 
-test("P-PRV-07 P-PRV-08 P-PRV-09 P-PRV-10 P-PRV-15 P-PRV-20 P-PRV-21 external MCP launch descriptions through serve and the SDK", { timeout: 300_000 }, async (t) => {
+test("P-PRV-07 P-PRV-08 P-PRV-09 P-PRV-10 P-PRV-15 P-PRV-20 P-PRV-21 P-PRV-23 external MCP launch descriptions through serve and the SDK", { timeout: 300_000 }, async (t) => {
   const providers = { codex: { kind: "codex-app-server", envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV, LISTED, UNLISTED], setupTimeoutMs: 60_000, killGraceMs: 3_000 } };
   const serve = await startAgentServe(t, [], { providers }, { [LISTED]: LISTED_VALUE, [UNLISTED]: UNLISTED_VALUE });
   const c = await serve.client();
@@ -108,5 +109,31 @@ test("P-PRV-07 P-PRV-08 P-PRV-09 P-PRV-10 P-PRV-15 P-PRV-20 P-PRV-21 external MC
     assert.equal(existsSync(goneReport), false, "the MCP server never started");
     assert.equal(serve.model.requests.length, before, "the model was never asked");
     rmSync(goneReport, { force: true });
+  });
+
+  await t.test("P-PRV-23 an mcp endpoint disconnecting mid-turn: the turn fails endpoint_disconnected, Codex and the server it launched are stopped, no process is left", async () => {
+    const other = await serve.client();
+    const third = String((await c.createThread({ workspace: "ws", provider: "codex", binding: { mcpEndpoints: ["mid-mcp"] } })).threadId);
+    const midReport = join(reports, "mid.json");
+    await other.registerEndpoint({ endpointId: "mid-mcp", kind: "mcp", threadId: third, mcpServers: [{ ...descriptor, args: [SERVER, midReport, LISTED] }] });
+    const before = new Set(descendants(serve.pid));
+    // The model thinks (stalls) while the server runs: the turn is in flight.
+    serve.model.push({ stall: true });
+    const asked = serve.model.requests.length;
+    const turnId = String((await c.submitTurn(third, { text: "think" })).turnId);
+    await serve.model.waitForRequests(asked + 1, 90_000);
+    const up = Date.now() + 30_000;
+    while (!existsSync(midReport) && Date.now() < up) await new Promise((r) => setTimeout(r, 50));
+    const server = (JSON.parse(readFileSync(midReport, "utf8")) as { pid: number }).pid;
+    const started = descendants(serve.pid).filter((p) => !before.has(p));
+    assert.ok(started.includes(server), "the MCP server runs under serve's agent");
+    other.close();
+    const view = await waitTurn(c, turnId, ["failed", "completed", "interrupted"], 30_000);
+    assert.equal(view.state, "failed");
+    assert.equal(view.errorCode, "endpoint_disconnected");
+    const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+    const end = Date.now() + 15_000;
+    while (started.some(alive) && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+    assert.deepEqual(started.filter(alive), [], "no process of that session is left");
   });
 });

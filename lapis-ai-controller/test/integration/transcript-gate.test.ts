@@ -54,3 +54,32 @@ test("P-ARC-24 a refused or late transcript append before a tool call means the 
     }
   }
 });
+
+test("P-ARC-26 a turn's own entries reach the store when the turn ends, before its outcome is seen; a store refusing them fails the turn", { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t, "aic-transcript-end-");
+  const agent = scriptedAgent({ steps: [{ say: "the answer", messageId: "m1" }] }, "scripted", dir);
+  const serve = engineServe(t, dir, [agent.provider], 2, { transcriptDeadlineMs: 800 });
+  await serve.start();
+  const c = await serve.client();
+  t.after(() => c.close());
+  // Held: when turns.wait answers `completed`, the store already has the turn's text, with no later dispatch.
+  const held: Transcript["events"][number][] = [];
+  const first = (await c.threads.create({ workspace: "ws-1", provider: "scripted" })).threadId;
+  await c.registerEndpoint({ endpointId: "store-held", kind: "transcript", threadId: first, transcript: { ...never, append: ({ transcript }) => { held.push(...transcript.events); } } });
+  const turn = await c.turns.submit(first, { text: "question" });
+  const done = await c.turns.wait(turn.turnId, { timeoutMs: 60_000 });
+  assert.equal(done.state, "completed");
+  const heldText = held.filter((e) => e.turnId === turn.turnId && e.kind === "text");
+  assert.equal(heldText.map((e) => (e.payload as { text: string }).text).join(""), "the answer");
+  const seqs = held.map((e) => e.seq);
+  assert.deepEqual(seqs, Array.from({ length: seqs.length }, (_, i) => i + 1), "contiguous, never resent");
+  // Refused at the end: the turn does not complete; it fails with the store's code.
+  const second = (await c.threads.create({ workspace: "ws-2", provider: "scripted" })).threadId;
+  await c.registerEndpoint({ endpointId: "store-refusing", kind: "transcript", threadId: second, transcript: { ...never, append: ({ transcript }) => {
+    if (transcript.events.some((e) => e.kind === "text")) throw new Error("disk full");
+  } } });
+  const refused = await c.turns.submit(second, { text: "question" });
+  const ended = await c.turns.wait(refused.turnId, { timeoutMs: 60_000 });
+  assert.equal(ended.state, "failed");
+  assert.equal(ended.errorCode, "transcript_append_failed");
+});

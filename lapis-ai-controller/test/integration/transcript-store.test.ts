@@ -156,6 +156,7 @@ test("P-STO-12 after a restart under metadata-only retention the SDK rehydrates 
   assert.deepEqual(firstText(restored)?.payload, { text: "hello" });
   assert.equal(restored.length, lost.length);
   assert.ok(!JSON.stringify(restored).includes("forged"));
-  // The second turn's own entries were never appended (no later dispatch), so they stay marked lost.
-  assert.equal(restored.find((e) => e.turnId === second.turnId && e.kind === "text")?.payloadUnavailable, true);
+  // The second turn's own entries reached the store when it ended (P-ARC-26), though no turn was dispatched after it.
+  assert.equal(lost.find((e) => e.turnId === second.turnId && e.kind === "text")?.payloadUnavailable, true);
+  assert.deepEqual(restored.find((e) => e.turnId === second.turnId && e.kind === "text")?.payload, { text: "hello" });
 });

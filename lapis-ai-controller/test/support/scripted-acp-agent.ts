@@ -58,6 +58,8 @@ export type AgentScript = {
   resume?: boolean;
   /** How session/resume and session/load answer a stored id: accept (default) or refuse. */
   reopen?: "accept" | "reject";
+  /** How session/new treats stdio MCP servers: accept (default, logged with env names and value lengths) or refuse (invalid params). */
+  stdioMcp?: "accept" | "refuse";
 };
 
 const scriptPath = process.argv[2];
@@ -196,6 +198,12 @@ const app = acp.agent({ name: "scripted-acp-agent" })
     sessionCounter += 1;
     const sessionId = `scripted-${process.pid}-${sessionCounter}`;
     log({ event: "session_new", sessionId, cwd: params.cwd, mcpServers: params.mcpServers.length });
+    const stdio = params.mcpServers.filter((m): m is acp.McpServerStdio => !("type" in m));
+    if (stdio.length > 0) {
+      // Names and value lengths only: the log is not a place for values.
+      log({ event: "mcp_stdio", servers: stdio.map((m) => ({ name: m.name, command: m.command, args: m.args, env: m.env.map((e) => `${e.name}:${e.value.length}`) })) });
+      if (script.stdioMcp === "refuse") throw acp.RequestError.invalidParams(undefined, "stdio MCP servers are not supported");
+    }
     sessionServers.set(sessionId, params.mcpServers);
     const modes = script.modes === "absent" ? null : { currentModeId: modeIds[0] ?? "default", availableModes: modeIds.map((id) => ({ id, name: id })) };
     return { sessionId, modes };

@@ -97,5 +97,10 @@ export function checkMcpDescriptors(
   return { ok: true, value: out };
 }
 
-/** The launch descriptions a provider session gets, or why the turn fails before anything launches. */
-export type McpResolution = { ok: true; launches: readonly McpLaunch[] } | { ok: false; code: "endpoint_disconnected" | "endpoint_not_found" | "mcp_restricted" | "mcp_descriptor_invalid" };
+/** The launch descriptions a provider session gets (and the endpoints they came from, as mcpSourceKey), or why the turn fails before anything launches. */
+export type McpResolution = { ok: true; launches: readonly McpLaunch[]; sources?: readonly string[] } | { ok: false; code: "endpoint_disconnected" | "endpoint_not_found" | "mcp_restricted" | "mcp_descriptor_invalid" };
+
+/** One `mcp` endpoint's identity as sessions remember where their servers came from. */
+export function mcpSourceKey(owner: { readonly principal: string; readonly application: string }, endpointId: string): string {
+  return `${owner.principal}\u0000${owner.application}\u0000${endpointId}`;
+}

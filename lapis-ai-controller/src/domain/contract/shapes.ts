@@ -25,12 +25,13 @@ export const BINDING = obj({
   contextSources: ids("context endpoint ids (a set; kept sorted)"),
   toolEndpoints: ids("tool endpoint ids (a set; kept sorted)"),
   mcpEndpoints: ids("mcp endpoint ids whose stdio servers the agent launches (a set; kept sorted; refused for restricted threads)"),
+  memoryEndpoints: ids("memory endpoint ids recall waits for (a set; kept sorted): a turn prepared while none is registered waits for its re-registration until the context deadline, or records recall unavailable"),
   restricted: bool("a restricted thread runs read-only one-shot sessions with no tools"),
   retention: RETENTION,
 }, [], { description: "omitted fields take their defaults" });
 
 /** A binding as the service returns it: every field present. */
-export const BINDING_VIEW = obj(BINDING.properties, ["applicationRef", "contextSources", "toolEndpoints", "mcpEndpoints", "restricted", "retention"]);
+export const BINDING_VIEW = obj(BINDING.properties, ["applicationRef", "contextSources", "toolEndpoints", "mcpEndpoints", "memoryEndpoints", "restricted", "retention"]);
 
 /** Thread configuration as a client sets it (omitted fields keep their value; a null title, as snapshots return it, keeps it too). */
 export const THREAD_CONFIG = obj({
