@@ -190,8 +190,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   const turns = new TurnService({
     store: estore, executor, workspaces: aliases.roots, limits: config.limits, newId: randomUUID,
     vcsIdentity: (id) => vcs.get(id) ?? null, providerMode: (id) => modes.get(id) ?? null,
-    // A thread's declared context sources, in its owner's scope (issue 25 point 1).
-    // Recall from the thread's memory endpoint runs beside it, in the same window (issue 30).
+    // A thread's declared context sources, in its owner's scope; memory recall beside it, in the same window.
     // The owner's transcript store holds every committed entry before the turn may be dispatched.
     prepareTurn: withTranscriptAppend(withMemoryRecall(applicationContextPort(() => tools.registry, (threadId) => {
       const t = store.threads.get(threadId);
