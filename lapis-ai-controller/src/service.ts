@@ -3,8 +3,7 @@
 // so recovery and external work never see an unvalidated database (P-STO-05); later steps follow.
 
 import process from "node:process";
-import type { ControllerError, Result } from "./domain/errors.ts";
-import { controllerError, err, ok } from "./domain/errors.ts";
+import { type ControllerError, controllerError, err, ok, type Result } from "./domain/errors.ts";
 import type { Clock } from "./domain/ports.ts";
 import { PROTOCOL_VERSION } from "./domain/protocol.ts";
 import type { Json, RetentionProfile } from "./domain/records.ts";
