@@ -8,7 +8,16 @@
 import type { BlockRedactor, EntryRedactor, RedactableEntry, RedactionDecision } from "../domain/redaction-port.ts";
 import { IDENTITY_KEYS, omissionEntry } from "./omission.ts";
 import type { TextScanner } from "./scan-client.ts";
-import { MIN_SECRET_LENGTH, redactionMarker, type RedactionSpan } from "./secret-detectors.ts";
+import { MIN_SECRET_LENGTH, redactionMarker, type RedactionSpan, type ScanResult } from "./secret-detectors.ts";
+
+/**
+ * Short strings the detectors found nothing in, remembered so that the one
+ * message id every streamed chunk carries is scanned once, not once a chunk
+ * (the detectors are pinned: a verdict never changes). Only clean verdicts are
+ * kept, of strings up to CLEAN_MEMO_LENGTH; the set is cleared when full.
+ */
+const CLEAN_MEMO_LENGTH = 256;
+const CLEAN_MEMO_ENTRIES = 1024;
 
 type Found = { text: string; identity: boolean };
 
@@ -58,6 +67,7 @@ export function mapSpansToChunks(chunks: readonly string[], spans: readonly Reda
 /** The redactor over a scanner (the worker client in production). */
 export class PinnedSecretRedactor implements EntryRedactor, BlockRedactor {
   readonly #scanner: TextScanner;
+  readonly #clean = new Set<string>();
 
   constructor(scanner: TextScanner) {
     this.#scanner = scanner;
@@ -67,13 +77,21 @@ export class PinnedSecretRedactor implements EntryRedactor, BlockRedactor {
   prepare(entry: RedactableEntry): RedactionDecision {
     const found: Found[] = [];
     collect(entry.data, null, found);
-    if (found.length === 0) return { ok: true, type: entry.type, data: { ...entry.data }, changed: false };
-    const scanned = this.#scanner.scan(found.map((f) => f.text));
+    const unknown = found.filter((f) => !this.#clean.has(f.text)).map((f) => f.text);
+    if (unknown.length === 0) return { ok: true, type: entry.type, data: { ...entry.data }, changed: false };
+    const scanned = this.#scanner.scan(unknown);
     if (!scanned.ok) {
       if (scanned.code === "scanner_unavailable") return { ok: false, code: "scanner_unavailable" };
       return { ok: true, ...omissionEntry(entry.type, "payload_too_large"), changed: true };
     }
-    const results = scanned.results;
+    const fresh = new Map<string, ScanResult>();
+    unknown.forEach((text, i) => { const r = scanned.results[i]; if (r !== undefined) fresh.set(text, r); });
+    // A remembered string is clean; any other without a result fails closed.
+    const asked = new Set(unknown);
+    const known = found.map((f) => fresh.get(f.text) ?? (asked.has(f.text) ? undefined : { text: f.text, spans: [] }));
+    const results = known.filter((r): r is ScanResult => r !== undefined);
+    if (results.length !== found.length) return { ok: false, code: "scanner_unavailable" };
+    this.#remember(fresh);
     if (found.some((f, i) => f.identity && (results[i]?.spans.length ?? 0) > 0)) {
       return { ok: true, ...omissionEntry(entry.type, "identity_redacted"), changed: true };
     }
@@ -83,10 +101,21 @@ export class PinnedSecretRedactor implements EntryRedactor, BlockRedactor {
     return { ok: true, type: entry.type, data, changed: true };
   }
 
-  /** The matches in each text (streamed event preparation places the markers). */
+  #remember(fresh: ReadonlyMap<string, ScanResult>): void {
+    for (const [text, r] of fresh) {
+      if (r.spans.length > 0 || text.length > CLEAN_MEMO_LENGTH) continue;
+      if (this.#clean.size >= CLEAN_MEMO_ENTRIES) this.#clean.clear();
+      this.#clean.add(text);
+    }
+  }
+
+  /** The matches in each text (streamed event preparation places the markers); a text too short for any match skips the worker. */
   scanSpans(texts: readonly string[]): RedactionSpan[][] | null | "overflow" {
-    const scanned = this.#scanner.scan(texts);
+    const long = texts.filter((t) => t.length >= MIN_SECRET_LENGTH);
+    if (long.length === 0) return texts.map(() => []);
+    const scanned = this.#scanner.scan(long);
     if (!scanned.ok) return scanned.code === "scan_overflow" ? "overflow" : null;
-    return texts.map((_, i) => scanned.results[i]?.spans ?? []);
+    let next = 0;
+    return texts.map((t) => (t.length >= MIN_SECRET_LENGTH ? scanned.results[next++]?.spans ?? [] : []));
   }
 }

@@ -28,8 +28,12 @@ export const SECRET_DETECTORS: readonly SecretDetector[] = Object.freeze([
   { id: "jwt", pattern: `${B}eyJ[A-Za-z0-9_-]{8,2048}\\.eyJ[A-Za-z0-9_-]{8,4096}\\.[A-Za-z0-9_-]{8,2048}` },
 ].map((d) => Object.freeze(d)));
 
-/** Strings shorter than this cannot hold any detector's match; they skip the worker. */
-export const MIN_SECRET_LENGTH = 20;
+/**
+ * Strings shorter than this cannot hold any detector's match; they skip the
+ * worker. The shortest match is slack_token's `xoxb-` and ten characters (15);
+ * `test/unit/capture/secret-min-length.test.ts` holds each detector's.
+ */
+export const MIN_SECRET_LENGTH = 15;
 
 /** The reserved marker prefixes; derived memory candidates carrying them are rejected. */
 export const REDACTION_PREFIX = "[redacted:";

@@ -8,6 +8,7 @@
 // the rows not proven are read and judged by the JS validator, which stays
 // the one definition of valid.
 import type { DatabaseSync } from "node:sqlite";
+import { EVENT_KINDS } from "../domain/contract/events.ts";
 import { JOURNAL_VISIBILITIES, PAYLOAD_STATES } from "../domain/records.ts";
 import { validKind, validMetadata } from "./journal-rules.ts";
 import type { Row } from "./rows.ts";
@@ -16,6 +17,29 @@ import { shortTextOrNull } from "./validators.ts";
 const MAX_SAFE = "9007199254740991";
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
 const safeCount = (c: string) => `(typeof(${c}) = 'integer' AND ${c} >= 0 AND ${c} <= ${MAX_SAFE})`;
+
+/**
+ * The row facts of most journal rows proven in SQL, without a call into JS
+ * (which costs more than the rest of the pass): a contract event kind (each
+ * matches KIND_PATTERN), a message id of 1..256 UTF-8 bytes (so 1..256 UTF-16
+ * units, within shortTextOrNull and METADATA_MAX_STRING), and metadata that is
+ * `{}` or exactly `{"messageId": <that id>}` as SQLite encodes it (a streamed
+ * chunk's; valid by validMetadata). Any other row asks the JS rules.
+ */
+const COMMON_FACTS = `(kind IN (${list(Object.keys(EVENT_KINDS).filter((k) => validKind(k)))})
+    AND (message_id IS NULL OR (typeof(message_id) = 'text' AND octet_length(message_id) BETWEEN 1 AND 256))
+    AND (metadata = '{}' OR metadata = json_object('messageId', message_id)))`;
+
+/**
+ * Payload placement follows the thread's retention (a transcript row of a
+ * metadata-only thread stores no payload; one of a full thread keeps it in
+ * the database), judged in the one pass: the threads of each retention are a
+ * small set SQLite looks each row's thread up in. Rows of an unknown thread
+ * are the foreign-key check's.
+ */
+const PLACED = `(seq IS NULL OR payload_state = 'none'
+    OR (payload_state = 'stored' AND thread_id NOT IN (SELECT thread_id FROM threads WHERE retention = 'metadata-only'))
+    OR (payload_state = 'volatile' AND thread_id NOT IN (SELECT thread_id FROM threads WHERE retention = 'full')))`;
 
 /** The rows SQLite proves valid: every clause implies the matching JS check of record-validation.ts. */
 const SURELY_VALID = [
@@ -31,7 +55,8 @@ const SURELY_VALID = [
   `(payload IS NULL OR (typeof(payload) = 'text' AND instr(payload, char(0)) = 0 AND json_valid(payload)))`,
   // kind (KIND_PATTERN), message_id (shortTextOrNull) and metadata (validMetadata): the JS rules themselves, which
   // see the whole text (node:sqlite hands a function the full value, NULs included) and check its type.
-  `aic_row_facts(kind, message_id, metadata) = 1`,
+  `(${COMMON_FACTS} OR aic_row_facts(kind, message_id, metadata) = 1)`,
+  PLACED,
 ].join("\n  AND ");
 
 /**
@@ -61,10 +86,20 @@ export function journalColumnsAre(db: DatabaseSync, expected: readonly string[])
   return names.length === expected.length && expected.every((c) => names.includes(c));
 }
 
-/** Journal rows SQLite could not prove valid, in one pass over the table; the caller judges each with the JS rules. */
+/** Journal rows SQLite could not prove valid, in one pass over the table; the caller judges each with the JS rules and `journalPlacement`. */
 export function journalRowsToCheck(db: DatabaseSync): Iterable<Row> {
   db.function("aic_row_facts", { deterministic: true }, rowFactsJudge());
   return db.prepare(`SELECT * FROM journal WHERE NOT (${SURELY_VALID})`).iterate() as Iterable<Row>;
+}
+
+/** The JS form of PLACED for the rows the pass could not prove: true when the row's payload sits where its thread's retention puts it. */
+export function journalPlacement(db: DatabaseSync): (row: Row) => boolean {
+  const retention = new Map((db.prepare("SELECT thread_id, retention FROM threads").all() as Row[]).map((r) => [r.thread_id, r.retention]));
+  return (row) => {
+    if (row.seq === null || row.payload_state === "none") return true;
+    const kept = retention.get(row.thread_id);
+    return row.payload_state === "stored" ? kept !== "metadata-only" : row.payload_state === "volatile" ? kept !== "full" : false;
+  };
 }
 
 /** Every distinct thread and turn id of the journal passes `valid` (few values, read through their indexes). */
@@ -84,8 +119,8 @@ function uniqueSequenceIndex(db: DatabaseSync): boolean {
 }
 
 /**
- * Transcript sequences contiguous from 1 per thread, and payload placement
- * matching the thread's retention. With (thread_id, seq) unique, a thread's
+ * Transcript sequences contiguous from 1 per thread (payload placement is
+ * judged in the one pass, PLACED). With (thread_id, seq) unique, a thread's
  * n transcript rows are exactly 1..n when their least seq is 1 and their
  * greatest is n, so count, min and max per thread are read from that index
  * alone (no temporary b-tree for a distinct count).
@@ -95,9 +130,5 @@ export function journalSequencesConsistent(db: DatabaseSync): boolean {
   const gap = db.prepare(`SELECT 1 FROM (SELECT count(*) AS n, min(seq) AS lo, max(seq) AS hi
       FROM journal WHERE seq IS NOT NULL AND thread_id IN (SELECT thread_id FROM threads) GROUP BY thread_id)
     WHERE lo != 1 OR hi != n LIMIT 1`).get();
-  if (gap !== undefined) return false;
-  const misplaced = db.prepare(`SELECT 1 FROM journal j JOIN threads t ON t.thread_id = j.thread_id
-    WHERE j.seq IS NOT NULL AND ((t.retention = 'metadata-only' AND j.payload_state = 'stored') OR (t.retention = 'full' AND j.payload_state = 'volatile'))
-    LIMIT 1`).get();
-  return misplaced === undefined;
+  return gap === undefined;
 }

@@ -9,7 +9,7 @@ import {
   RETENTION_PROFILES, TURN_STATES,
 } from "../domain/records.ts";
 import { validKind, validMetadata, validReceipt } from "./journal-rules.ts";
-import { journalColumnsAre, journalIdsValid, journalRowsToCheck, journalSequencesConsistent } from "./journal-validation.ts";
+import { journalColumnsAre, journalIdsValid, journalPlacement, journalRowsToCheck, journalSequencesConsistent } from "./journal-validation.ts";
 import { validPreparationMarkerRow } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
 import { TABLES, type TableName } from "./schema.ts";
@@ -98,8 +98,9 @@ function validateInSnapshot(db: DatabaseSync): Result<void> {
     // The journal grows with use: SQLite proves most of its rows valid, the rest are read here (journal-validation.ts).
     if (table === "journal" && !(journalColumnsAre(db, Object.keys(SHAPES.journal)) && journalIdsValid(db, id, idOrNull))) return err(controllerError("storage_record_invalid", { where: table }));
     const rows = table === "journal" ? journalRowsToCheck(db) : db.prepare(`SELECT * FROM ${table}`).iterate() as Iterable<Row>;
+    const placed = table === "journal" ? journalPlacement(db) : () => true;
     for (const row of rows) {
-      if (!validRow(table, row)) return err(controllerError("storage_record_invalid", { where: table }));
+      if (!validRow(table, row) || !placed(row)) return err(controllerError("storage_record_invalid", { where: table }));
     }
   }
   if (!journalSequencesConsistent(db)) return err(controllerError("storage_record_invalid", { where: "journal" }));

@@ -46,6 +46,10 @@ const CORRUPTIONS: ReadonlyArray<readonly [string, string]> = [
   ["journal", `UPDATE journal SET metadata = '{"9bad":"${CANARY}"}' WHERE seq = 1`],
   ["journal", `UPDATE journal SET created_at = -1 WHERE seq = 1`],
   ["journal", `UPDATE journal SET payload = '{"text":"unterminated ${CANARY}' WHERE seq = 1`],
+  // The SQL proof of a streamed chunk's facts (kind, message id, `{"messageId": id}`) and payload placement in the one pass.
+  ["journal", `UPDATE journal SET kind = 'text', message_id = '${CANARY}' || printf('%.300c', 'm'), metadata = json_object('messageId', '${CANARY}' || printf('%.300c', 'm')) WHERE seq = 1`],
+  ["journal", `UPDATE journal SET kind = 'text', message_id = '', metadata = json_object('messageId', '') WHERE seq = 1`],
+  ["journal", `UPDATE journal SET payload_state = 'volatile', payload = NULL WHERE seq = 1`],
   ["foreign_keys", `UPDATE turns SET thread_id = '${CANARY}'`],
 ];
 
