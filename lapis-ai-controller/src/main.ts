@@ -8,9 +8,9 @@ import process from "node:process";
 import { fileURLToPath } from "node:url";
 import { runCli } from "./cli/main.ts";
 import { runtimeHost } from "./cli/runtime-host.ts";
-import { checkServiceConfig, serviceDiagnostics, startService } from "./service.ts";
+import { checkServiceConfig, offlineForget, serviceDiagnostics, startService } from "./service.ts";
 
 const snapshotRoot = fileURLToPath(new URL("..", import.meta.url));
-const code = await runCli({ host: runtimeHost(), startService, snapshotRoot, diagnostics: serviceDiagnostics, checkConfig: checkServiceConfig });
+const code = await runCli({ host: runtimeHost(), startService, snapshotRoot, diagnostics: serviceDiagnostics, checkConfig: checkServiceConfig, offlineForget });
 process.exitCode = code;
 process.exit(code);

@@ -24,7 +24,7 @@ import { engineTurnPort } from "./domain/turn-port.ts";
 import { TurnService } from "./domain/turn-service.ts";
 import { checkWorkspaceAliases } from "./domain/workspace-lease.ts";
 import { currentLaunchHost } from "./execution/acp-launch.ts";
-import { providerExecutors, resolveProviderLaunch } from "./execution/provider-executors.ts";
+import { offlineForgetter, providerExecutors, resolveProviderLaunch } from "./execution/provider-executors.ts";
 import { engineStore } from "./persistence/engine-store.ts";
 import { turnMethods } from "./transport/methods-turns.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
@@ -41,7 +41,7 @@ import { ToolBridge } from "./execution/tool-bridge.ts";
 import { captureSettings, createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
 import { volatileLimits } from "./persistence/volatile-payloads.ts";
 import { groupCommitLimits } from "./persistence/group-commit.ts";
-import type { Executor } from "./domain/executor-port.ts";
+import type { Executor, ForgetResult, SessionForget } from "./domain/executor-port.ts";
 import { LIFECYCLE_LIMITS, type LifecyclePorts } from "./domain/thread-lifecycle.ts";
 import { parseApplications, type ApplicationSettings } from "./domain/token-usage.ts";
 import { quotaTurnPort } from "./domain/quota-port.ts";
@@ -362,4 +362,10 @@ export function serviceDiagnostics(sections: Readonly<Record<string, Json>>): { 
     return { id: p.id, kind: p.kind, ...(p.agent === undefined ? {} : { agent: p.agent }), launch };
   }) : [];
   return { providers, redaction: redactionFacts() };
+}
+
+/** The agent-file eraser of `threads delete` with the service stopped (no process is started). */
+export function offlineForget(sections: Readonly<Record<string, Json>>, lookup: (name: string) => string | undefined): ((s: SessionForget) => Promise<ForgetResult>) | null {
+  const parsed = parseEngineConfig(sections);
+  return parsed.ok ? offlineForgetter(parsed.value.providers, (name) => lookup(name) ?? process.env[name], currentLaunchHost(), eraseThreadRows) : null;
 }
