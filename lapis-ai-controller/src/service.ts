@@ -295,6 +295,7 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     cancelWaitMs: (parts0?.cancelConfirmMs ?? LIFECYCLE_LIMITS.cancelWaitMsDefault) + 5_000,
     cancelTurn: (turnId, actor) => void parts0?.turns.cancel(turnId, actor),
     forget: parts0 === null ? null : (s) => parts0.executor.forget?.(s) ?? Promise.resolve("unsupported"),
+    deleted: (threadId) => parts0?.hub.published(threadId, 0),
   });
   const transport = await startTransport(options, store, engine.value, lifecycle, applications.value);
   if (!transport.ok) {

@@ -73,11 +73,17 @@ test("P-LIF-07 P-LIF-08 P-LIF-11 list pages and filters; delete under a running 
     assert.ok(!((await c.call("threads.list", { state: "idle" })) as Page).threads.some((r) => r.threadId === busy));
     await assert.rejects(c.call("threads.delete", { commandId: "del-busy-1", threadId: busy }), (e: { code?: string; retryable?: boolean }) => e.code === "turn_active" && e.retryable === true);
     assert.equal(((await c.call("turns.get", { turnId: running })) as { state: string }).state, "running", "a refused delete changes nothing");
+    // A subscriber of the thread is told it is gone: its stream ends with not_found.
+    const stream = c.events(busy);
+    const ended = (async () => {
+      try { for await (const _ of stream) { /* events until the end */ } return "returned"; } catch (e) { return String((e as { code?: string }).code); }
+    })();
     const receipt = (await c.call("threads.delete", { commandId: "del-busy-2", threadId: busy, cancelActive: true })) as Record<string, unknown>;
     assert.equal(receipt.deleted, true);
     assert.equal(receipt.agentFiles, "unsupported", "a configured ACP command is not Codex: the controller cannot erase its files and says so");
     assert.ok(slow.log().some((e) => e.event === "cancel"), "the agent heard the cancel");
     await assert.rejects(c.call("turns.get", { turnId: running }), code("not_found"));
+    assert.equal(await Promise.race([ended, new Promise((r) => setTimeout(() => r("still open"), 10_000))]), "not_found");
   });
 });
 
