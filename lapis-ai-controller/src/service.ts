@@ -44,7 +44,7 @@ import { groupCommitLimits } from "./persistence/group-commit.ts";
 import type { Executor, ForgetResult, SessionForget } from "./domain/executor-port.ts";
 import { LIFECYCLE_LIMITS, type LifecyclePorts } from "./domain/thread-lifecycle.ts";
 import { parseApplications, type ApplicationSettings } from "./domain/token-usage.ts";
-import { quotaTurnPort } from "./domain/quota-port.ts";
+import { quotaTurnPort, turnGate } from "./domain/quota-port.ts";
 import { startRetention } from "./domain/retention-sweep.ts";
 import { lifecycleParts } from "./persistence/lifecycle-parts.ts";
 import { eraseThreadRows } from "./persistence/foreign-rows.ts";
@@ -228,6 +228,7 @@ async function startTransport(options: ServiceOptions, store: SqliteStore, engin
   if (!config.ok) return config;
   if (!config.value.enabled) return ok(null);
   const clock = options.clock ?? { now: () => Date.now() };
+  const gate = { guard: lifecycle.guard, settings: applications, facts: lifecycle.usage, clock };
   return startProtocol({
     store,
     authStore: authSessionStore(store.handle),
@@ -236,8 +237,8 @@ async function startTransport(options: ServiceOptions, store: SqliteStore, engin
     clock: options.clock ?? { now: () => Date.now() },
     // Payload-free lines only: event names, codes and counts.
     log: (event, fields) => void process.stderr.write(`${JSON.stringify({ event, ...fields })}\n`),
-    turns: options.turns ?? (engine === null ? null : quotaTurnPort(engineTurnPort(engine.turns), { guard: lifecycle.guard, settings: applications, facts: lifecycle.usage, clock })),
-    extraMethods: { ...(engine === null ? {} : turnMethods(engine.turns)), ...lifecycleMethods(lifecycle) },
+    turns: options.turns ?? (engine === null ? null : quotaTurnPort(engineTurnPort(engine.turns), gate)),
+    extraMethods: { ...(engine === null ? {} : turnMethods(engine.turns, turnGate(gate))), ...lifecycleMethods(lifecycle) },
     ...(engine === null ? {} : { hub: engine.hub, known: engine.known }),
   });
 }

@@ -113,6 +113,7 @@ test("P-LIF-12 quotas per application refuse turns.submit with quota_exceeded be
     await assert.rejects(alice.submitTurn(th, { text: "three" }), (e: { code?: string; retryable?: boolean; retryAt?: number }) =>
       e.code === "quota_exceeded" && e.retryable === true && typeof e.retryAt === "number" && e.retryAt > at && e.retryAt <= at + 60_000);
     assert.equal(prompts(), before, "no agent work for a refused turn");
+    await assert.rejects(alice.call("turns.continue", { commandId: "again-1", turnId: second, input: "again" }), code("quota_exceeded"), "a continuation is a new turn too");
     // The quota is the application's: bob (same application "notes") is refused too.
     const bobs = await thread(bob, "metered");
     await assert.rejects(bob.submitTurn(bobs, { text: "bob" }), code("quota_exceeded"));
@@ -143,4 +144,25 @@ test("P-LIF-12 quotas per application refuse turns.submit with quota_exceeded be
     const next = String((await mail.submitTurn(th2, { text: "now" })).turnId);
     await waitTurn(mail, next, ["completed"]);
   });
+});
+
+test("P-LIF-10 usage is metadata: it survives metadata-only retention and a restart that loses the payloads", { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t, "aic-usage-meta-");
+  const agent = scriptedAgent({ steps: [{ say: "secret reply" }], usage: { inputTokens: 300, outputTokens: 20, totalTokens: 320 } }, "metered", dir);
+  const serve = engineServe(t, dir, [agent.provider], 1);
+  await serve.start();
+  let c = await serve.client("alice");
+  const th = String((await c.createThread({ workspace: "ws-1", provider: "metered", binding: { retention: "metadata-only" } })).threadId);
+  const turn = String((await c.submitTurn(th, { text: "hello" })).turnId);
+  await waitTurn(c, turn, ["completed"]);
+  c.close();
+  await serve.kill("SIGTERM");
+  await serve.start();
+  c = await serve.client("alice");
+  t.after(() => c.close());
+  const expected = { inputTokens: 300, cachedInputTokens: null, outputTokens: 20, reasoningOutputTokens: null, totalTokens: 320 };
+  assert.deepEqual(((await c.call("turns.get", { turnId: turn })) as { usage: unknown }).usage, expected);
+  const page = (await c.call("threads.replay", { threadId: th })) as { events: { kind: string; metadata: unknown; payloadUnavailable?: boolean }[] };
+  assert.ok(page.events.some((e) => e.kind === "text" && e.payloadUnavailable === true), "the reply's payload is gone");
+  assert.deepEqual(page.events.find((e) => e.kind === "token_usage")?.metadata, expected);
 });
