@@ -154,7 +154,7 @@ export class ControllerClient {
     this.interactions = interactionsApi(port);
   }
 
-  /** threads.*: reserve, create, configure, attach, snapshot, replay, replayAll, overview, events. */
+  /** threads.*: reserve, create, configure, attach, snapshot, replay, replayAll, overview, list, delete, usage, events. */
   readonly threads: ReturnType<typeof threadsApi>;
   /** turns.*: submit, continue, cancel, resolve, get, and wait (on the subscription). */
   readonly turns: ReturnType<typeof turnsApi>;

@@ -10,7 +10,7 @@ import { parseArgs } from "./cli/args.ts";
 import { runCli } from "./cli/main.ts";
 import { runtimeHost } from "./cli/runtime-host.ts";
 import { nodeReexecArgv } from "./cli/v8-flags.ts";
-import { checkServiceConfig, serviceDiagnostics, startService } from "./service.ts";
+import { checkServiceConfig, offlineForget, serviceDiagnostics, startService } from "./service.ts";
 
 // Node started by hand without serve's V8 flags: the same command again with them, same pid (Deno gets them from its command line).
 if (typeof (globalThis as { Deno?: unknown }).Deno !== "object" && isServe(process.argv.slice(2))) {
@@ -28,6 +28,6 @@ function isServe(args: readonly string[]): boolean {
 }
 
 const snapshotRoot = fileURLToPath(new URL("..", import.meta.url));
-const code = await runCli({ host: runtimeHost(), startService, snapshotRoot, diagnostics: serviceDiagnostics, checkConfig: checkServiceConfig });
+const code = await runCli({ host: runtimeHost(), startService, snapshotRoot, diagnostics: serviceDiagnostics, checkConfig: checkServiceConfig, offlineForget });
 process.exitCode = code;
 process.exit(code);

@@ -22,7 +22,7 @@ import { engineTurnPort } from "./domain/turn-port.ts";
 import { TurnService } from "./domain/turn-service.ts";
 import { checkWorkspaceAliases } from "./domain/workspace-lease.ts";
 import { currentLaunchHost } from "./execution/acp-launch.ts";
-import { providerExecutors, resolveProviderLaunch } from "./execution/provider-executors.ts";
+import { offlineForgetter, providerExecutors, resolveProviderLaunch } from "./execution/provider-executors.ts";
 import { engineStore } from "./persistence/engine-store.ts";
 import { turnMethods } from "./transport/methods-turns.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
@@ -38,54 +38,21 @@ import { bindingOf } from "./domain/protocol-ports.ts";
 import type { EndpointRegistry } from "./domain/endpoint-registration.ts";
 import { ToolBridge } from "./execution/tool-bridge.ts";
 import { captureSettings, createCapture, redactionFacts, type CaptureParts } from "./capture/capture-setup.ts";
-import { volatileLimits } from "./persistence/volatile-payloads.ts";
-import { groupCommitLimits } from "./persistence/group-commit.ts";
-import type { Executor } from "./domain/executor-port.ts";
+import { limitsEntry, storageSection, volatileSection } from "./persistence/store-limits.ts";
+import type { Executor, ForgetResult, SessionForget } from "./domain/executor-port.ts";
 import { LIFECYCLE_LIMITS, type LifecyclePorts } from "./domain/thread-lifecycle.ts";
 import { parseApplications, type ApplicationSettings } from "./domain/token-usage.ts";
-import { quotaTurnPort } from "./domain/quota-port.ts";
+import { quotaTurnPort, turnGate } from "./domain/quota-port.ts";
 import { startRetention } from "./domain/retention-sweep.ts";
 import { lifecycleParts } from "./persistence/lifecycle-parts.ts";
 import { eraseThreadRows } from "./persistence/foreign-rows.ts";
 import { lifecycleMethods } from "./transport/methods-lifecycle.ts";
-
-/** One entry of the config `limits` section, when that section is an object. */
-function limitsEntry(sections: Readonly<Record<string, Json>> | undefined, key: string): Json | undefined {
-  const limits = sections?.limits;
-  return limits !== null && typeof limits === "object" && !Array.isArray(limits) ? (limits as { readonly [name: string]: Json })[key] : undefined;
-}
 
 /** The `limits` subsections and the part that reads each; any other key is refused. */
 const LIMIT_SECTIONS = ["protocol", "turns", "capture", "volatile", "storage"];
 
 function invalid(where: string): Result<void> {
   return err(controllerError("config_invalid", { where: where.startsWith("config") ? where : `config.${where}` }));
-}
-
-/** Config `limits.volatile` ({maxEntries, maxChars}), validated against the store's own caps. */
-function volatileSection(sections: Readonly<Record<string, Json>>): Result<Record<string, number> | undefined> {
-  const v = limitsEntry(sections, "volatile");
-  if (v === undefined) return ok(undefined);
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return err(controllerError("config_invalid", { where: "config.limits.volatile" }));
-  for (const key of Object.keys(v)) {
-    if (key !== "maxEntries" && key !== "maxChars") return err(controllerError("config_invalid", { where: `config.limits.volatile.${key.slice(0, 64)}` }));
-  }
-  const checked = volatileLimits(v as Record<string, number>);
-  if (!checked.ok) return err(controllerError("config_invalid", { where: `config.limits.${checked.error.where ?? "volatile"}` }));
-  return ok(v as Record<string, number>);
-}
-
-/** Config `limits.storage` ({groupCommitMax}: events per group commit, 1..1024, default 64; 1 commits each alone). */
-function storageSection(sections: Readonly<Record<string, Json>>): Result<{ maxBatch?: number }> {
-  const v = limitsEntry(sections, "storage");
-  if (v === undefined) return ok({});
-  if (v === null || typeof v !== "object" || Array.isArray(v)) return err(controllerError("config_invalid", { where: "config.limits.storage" }));
-  for (const key of Object.keys(v)) {
-    if (key !== "groupCommitMax") return err(controllerError("config_invalid", { where: `config.limits.storage.${key.slice(0, 64)}` }));
-  }
-  const raw = (v as { groupCommitMax?: Json }).groupCommitMax;
-  const checked = groupCommitLimits(raw === undefined ? {} : { maxBatch: raw });
-  return checked.ok ? ok(checked.value) : err(controllerError("config_invalid", { where: `config.limits.${checked.where}` }));
 }
 
 /**
@@ -233,6 +200,7 @@ async function startTransport(options: ServiceOptions, store: SqliteStore, engin
   if (!config.ok) return config;
   if (!config.value.enabled) return ok(null);
   const clock = options.clock ?? { now: () => Date.now() };
+  const gate = { guard: lifecycle.guard, settings: applications, facts: lifecycle.usage, clock };
   return startProtocol({
     store,
     authStore: authSessionStore(store.handle),
@@ -241,8 +209,8 @@ async function startTransport(options: ServiceOptions, store: SqliteStore, engin
     clock: options.clock ?? { now: () => Date.now() },
     // Payload-free lines only: event names, codes and counts.
     log: (event, fields) => void process.stderr.write(`${JSON.stringify({ event, ...fields })}\n`),
-    turns: options.turns ?? (engine === null ? null : quotaTurnPort(engineTurnPort(engine.turns), { guard: lifecycle.guard, settings: applications, facts: lifecycle.usage, clock })),
-    extraMethods: { ...(engine === null ? {} : turnMethods(engine.turns)), ...lifecycleMethods(lifecycle) },
+    turns: options.turns ?? (engine === null ? null : quotaTurnPort(engineTurnPort(engine.turns), gate)),
+    extraMethods: { ...(engine === null ? {} : turnMethods(engine.turns, turnGate(gate))), ...lifecycleMethods(lifecycle) },
     ...(engine === null ? {} : { hub: engine.hub, known: engine.known }),
   });
 }
@@ -300,6 +268,7 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     cancelWaitMs: (parts0?.cancelConfirmMs ?? LIFECYCLE_LIMITS.cancelWaitMsDefault) + 5_000,
     cancelTurn: (turnId, actor) => void parts0?.turns.cancel(turnId, actor),
     forget: parts0 === null ? null : (s) => parts0.executor.forget?.(s) ?? Promise.resolve("unsupported"),
+    deleted: (threadId) => parts0?.hub.published(threadId, 0),
   });
   const transport = await startTransport(options, store, engine.value, lifecycle, applications.value);
   if (!transport.ok) {
@@ -369,4 +338,10 @@ export function serviceDiagnostics(sections: Readonly<Record<string, Json>>): { 
     return { id: p.id, kind: p.kind, ...(p.agent === undefined ? {} : { agent: p.agent }), launch };
   }) : [];
   return { providers, redaction: redactionFacts() };
+}
+
+/** The agent-file eraser of `threads delete` with the service stopped (no process is started). */
+export function offlineForget(sections: Readonly<Record<string, Json>>, lookup: (name: string) => string | undefined): ((s: SessionForget) => Promise<ForgetResult>) | null {
+  const parsed = parseEngineConfig(sections);
+  return parsed.ok ? offlineForgetter(parsed.value.providers, (name) => lookup(name) ?? process.env[name], currentLaunchHost(), eraseThreadRows) : null;
 }

@@ -83,7 +83,7 @@ export async function ensureApp(appDir: string, env: Record<string, string>): Pr
   const tarball = join(appDir, "lapis-ai-controller-0.1.0.tgz");
   copyFileSync(packed.tarball, tarball);
   rmSync(packDir, { recursive: true, force: true });
-  for (const file of ["chat.mjs", "memory.mjs", "present.mjs", "package.json"]) copyFileSync(join(APP_SOURCE, file), join(appDir, file));
+  for (const file of ["chat.mjs", "memory.mjs", "present.mjs", "threads.mjs", "package.json"]) copyFileSync(join(APP_SOURCE, file), join(appDir, file));
   const stamp = join(appDir, ".installed");
   const want = `${packed.sha256} ${sha256(join(appDir, "package.json"))}`;
   if (existsSync(stamp) && readFileSync(stamp, "utf8") === want && existsSync(join(appDir, "node_modules", "lapis-ai-controller"))) return false;

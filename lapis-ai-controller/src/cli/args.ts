@@ -6,7 +6,7 @@ import { commandSpec, GLOBAL_VALUE_OPTIONS } from "./commands.ts";
 import { CliError, EXIT } from "./errors.ts";
 
 /** The commands this build implements. */
-export const COMMANDS = ["serve", "install", "status", "token", "turns", "service", "doctor", "help", "version"] as const;
+export const COMMANDS = ["serve", "install", "status", "token", "turns", "threads", "usage", "service", "doctor", "help", "version"] as const;
 /** A command. */
 export type Command = (typeof COMMANDS)[number];
 
@@ -20,6 +20,10 @@ export interface CliOptions {
   readonly digest?: string;
   readonly deno?: string;
   readonly managed?: boolean;
+  /** threads delete: cancel an active turn first. */
+  readonly cancelActive?: boolean;
+  /** usage: only turns created at or after this time (ms). */
+  readonly since?: string;
   readonly json: boolean;
 }
 
@@ -85,8 +89,8 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
     const [sub, ...rest] = after;
     if (sub === undefined || !spec.subcommands.includes(sub)) throw usage();
     // turns resolve has its own parser (turns-resolve.ts) for the turn id and --as.
-    if (rest.length > 0 && command !== "turns") throw usage();
-    return { command, options, sub };
+    if (rest.length > 0 && command !== "turns" && command !== "threads") throw usage();
+    return rest.length > 0 && command === "threads" ? { command, options, sub, rest } : { command, options, sub };
   }
   if (after.length > (spec.positionals ?? 0)) throw usage();
   return after.length === 0 ? { command, options } : { command, options, rest: after };

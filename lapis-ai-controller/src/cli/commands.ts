@@ -86,6 +86,32 @@ turns.resolve (listen address and env: owner token from the same config).
 `,
   },
   {
+    name: "threads",
+    subcommands: ["delete"],
+    flags: ["cancel-active"],
+    summary: "threads delete <thread> [--cancel-active]: erase a thread and the agent's files of it",
+    help: `usage: lapis-ai-controller threads delete <thread> [--cancel-active] [global options]
+Erases a thread of any application as threads.delete does (journal, payloads,
+interactions, bindings, provider session, the agent's own files under
+CODEX_HOME; secure delete, then a WAL checkpoint); the audit keeps the thread
+id, owner/owner and the time. A queued or running turn refuses it
+(turn_active) unless --cancel-active. While a service runs it calls that
+service (owner token from the same config); with it stopped it works on the
+database. Prints the receipt as one JSON line.
+`,
+  },
+  {
+    name: "usage",
+    valueOptions: ["since"],
+    summary: "usage [--since MS]: reported token totals per application",
+    help: `usage: lapis-ai-controller usage [--since MS] [--json] [global options]
+Prints the token usage the agents reported, summed per application (every
+principal), for turns created at or after --since (ms since the epoch,
+default all). Turns whose agent reported nothing are counted as unreported,
+never estimated. Reads the database read-only; a running service may hold it.
+`,
+  },
+  {
     name: "service",
     subcommands: ["install", "reload", "status", "uninstall"],
     summary: "service install|reload|status|uninstall: the systemd user unit",

@@ -24,6 +24,7 @@ import { buildIdentity, versionAtLeast } from "./snapshot.ts";
 import { statusReport, statusText } from "./status.ts";
 import { resolveOwnerToken, tokenEnv } from "./token.ts";
 import { parseTurnsArgs, runTurnsResolve } from "./turns-resolve.ts";
+import { runThreadsDelete, runUsage, threadArg, type OfflineForget } from "./threads-cli.ts";
 
 /** What the CLI needs from its composition root. */
 export interface CliDeps {
@@ -36,6 +37,8 @@ export interface CliDeps {
   readonly systemctl?: Systemctl;
   /** Non-secret facts the composition root adds to status (provider launch sources, the redaction table digest). */
   readonly diagnostics?: (sections: Readonly<Record<string, Json>>) => { [key: string]: Json };
+  /** Builds the agent-file eraser `threads delete` uses with the service stopped (from the config's providers). */
+  readonly offlineForget?: (sections: Readonly<Record<string, Json>>, env: (name: string) => string | undefined) => OfflineForget | null;
   /** The config check `serve` runs before it opens anything (env null: references checked, not resolved); doctor and status run it too. */
   readonly checkConfig?: (sections: Readonly<Record<string, Json>>, env: ((name: string) => string | undefined) | null) => Result<void, ControllerError>;
 }
@@ -96,6 +99,13 @@ async function run(deps: CliDeps): Promise<ExitClass> {
     case "turns":
       if (turns === null) throw new CliError("usage_invalid", EXIT.usage);
       return runTurnsResolve(turns, paths.databasePath, { sections: config.ok ? config.value.sections : {}, env }, (s) => host.writeOut(s));
+    case "threads": {
+      const sections = config.ok ? config.value.sections : {};
+      return runThreadsDelete(threadArg(parsed.rest), options.cancelActive === true, paths.databasePath, { sections, env },
+        deps.offlineForget?.(sections, env) ?? null, (s) => host.writeOut(s));
+    }
+    case "usage":
+      return runUsage(paths.databasePath, options.since, options.json, (s) => host.writeOut(s));
     case "doctor": {
       const build = buildOf(deps);
       const checked = checkedConfig(env);

@@ -67,7 +67,7 @@ export type ServiceAccess = {
 /** Deadline of the connect, hello and the resolve request against a running service. */
 export const ONLINE_REQUEST_TIMEOUT_MS = 30_000;
 // Refusals of the request itself are request errors (exit 2); anything else is a failure.
-const REQUEST_ERRORS: ReadonlySet<string> = new Set(["turn_not_resolvable", "not_found", "forbidden", "unauthorized", "confirmation_required", "invalid_params"]);
+const REQUEST_ERRORS: ReadonlySet<string> = new Set(["turn_not_resolvable", "not_found", "forbidden", "unauthorized", "confirmation_required", "invalid_params", "turn_active", "turn_fenced"]);
 
 /** Resolves the turn in the database at `databasePath`, or through the running service holding it; prints one JSON line. */
 export async function runTurnsResolve(args: TurnsResolveArgs, databasePath: string, access: ServiceAccess, writeOut: (s: string) => void): Promise<ExitClass> {
@@ -90,7 +90,8 @@ export async function runTurnsResolve(args: TurnsResolveArgs, databasePath: stri
   }
 }
 
-function clientFailure(caught: unknown): CliError {
+/** A failed client call as the CLI reports it (request errors exit 2). */
+export function clientFailure(caught: unknown): CliError {
   if (!(caught instanceof ClientError)) throw caught;
   if (REQUEST_ERRORS.has(caught.code)) return new CliError(caught.code as ErrorCode, EXIT.usage);
   // Transport codes (connect_failed, connection_lost, timeouts) are not registry codes: the service was not reachable.
@@ -99,20 +100,7 @@ function clientFailure(caught: unknown): CliError {
 }
 
 async function resolveOnline(args: TurnsResolveArgs, access: ServiceAccess, writeOut: (s: string) => void): Promise<ExitClass> {
-  // Only the owner token is needed here: every entry is checked, but no other token's env: reference is resolved (D3).
-  const config = protocolConfig(access.sections, null);
-  if (!config.ok) throw cliErrorOf(config.error);
-  const { host, port } = config.value.limits;
-  if (port === 0) throw new CliError("instance_locked", EXIT.failure, "a service runs but the config names no fixed listen port");
-  const token = resolveOwnerToken(access.sections.tokens, access.env);
-  if (token === null) throw new CliError("token_unavailable", EXIT.failure, "the config names no resolvable env: owner token");
-  const url = `ws://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  let client: ControllerClient;
-  try {
-    client = await ControllerClient.connect({ url, credential: { type: "token", token }, maxReconnectAttempts: 1, requestTimeoutMs: ONLINE_REQUEST_TIMEOUT_MS });
-  } catch (caught) {
-    throw clientFailure(caught);
-  }
+  const client = await connectOwner(access);
   try {
     // Under one command identity, so a lost reply is settled by commands.get, never by resolving twice.
     const result = await client.resolveTurn(args.turnId, args.as, true);
@@ -122,5 +110,22 @@ async function resolveOnline(args: TurnsResolveArgs, access: ServiceAccess, writ
     throw clientFailure(caught);
   } finally {
     client.close();
+  }
+}
+
+/** Connects to the running service with the owner token from the config (never in argv or output). */
+export async function connectOwner(access: ServiceAccess): Promise<ControllerClient> {
+  // Only the owner token is needed here: every entry is checked, but no other token's env: reference is resolved (D3).
+  const config = protocolConfig(access.sections, null);
+  if (!config.ok) throw cliErrorOf(config.error);
+  const { host, port } = config.value.limits;
+  if (port === 0) throw new CliError("instance_locked", EXIT.failure, "a service runs but the config names no fixed listen port");
+  const token = resolveOwnerToken(access.sections.tokens, access.env);
+  if (token === null) throw new CliError("token_unavailable", EXIT.failure, "the config names no resolvable env: owner token");
+  const url = `ws://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  try {
+    return await ControllerClient.connect({ url, credential: { type: "token", token }, maxReconnectAttempts: 1, requestTimeoutMs: ONLINE_REQUEST_TIMEOUT_MS });
+  } catch (caught) {
+    throw clientFailure(caught);
   }
 }

@@ -103,6 +103,8 @@ export interface DeleteDeps {
   readonly cancelTurn: TurnCanceller;
   readonly cancelWaitMs: number;
   readonly sleep: (ms: number) => Promise<void>;
+  /** Told after a deletion committed (subscriptions of the thread end). */
+  readonly deleted?: (threadId: string) => void;
 }
 
 /** threads.delete input. */
@@ -186,7 +188,10 @@ export async function deleteThread(deps: DeleteDeps, guard: DeletionGuard, actor
       const inserted = deps.store.commands.insert(record);
       return inserted.ok ? ok({ record: inserted.value, created: true, after: undefined }) : inserted;
     });
-    if (done.ok && done.value.created) deps.store.checkpoint();
+    if (done.ok && done.value.created) {
+      deps.store.checkpoint();
+      deps.deleted?.(input.threadId);
+    }
     return done;
   } finally {
     guard.release(input.threadId);

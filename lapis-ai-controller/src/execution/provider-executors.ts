@@ -2,6 +2,7 @@
 // ACP executor or the native Codex one, and one router behind the Executor
 // port sends each setup to its provider's executor. Launch resolution per
 // kind is shared with `status` so both report what serve would run.
+import { tmpdir } from "node:os";
 import type { Executor, ForgetResult, SessionForget, SessionSetup, SetupResult, ThreadRowEraser } from "../domain/executor-port.ts";
 import type { ProviderDefinition } from "../domain/turn-config.ts";
 import type { McpResolution } from "../domain/contract/mcp-servers.ts";
@@ -79,4 +80,17 @@ export function providerExecutors(providers: readonly ProviderDefinition[], opts
     })),
   });
   return new ProviderRouter(new Map(providers.map((p) => [p.id, p.kind === "codex-app-server" ? native : acp])));
+}
+
+/**
+ * Closes nothing and starts nothing: erases a thread's agent files with the
+ * service stopped, the providers' environment read as serve reads it
+ * (`threads delete` in the CLI). Null without providers.
+ */
+export function offlineForgetter(providers: readonly ProviderDefinition[], lookup: (name: string) => string | undefined, host: LaunchHost, eraseRows: ThreadRowEraser): ((s: SessionForget) => Promise<ForgetResult>) | null {
+  if (providers.length === 0) return null;
+  const env: Record<string, string | undefined> = {};
+  for (const name of new Set(["PATH", "HOME", ...providers.flatMap((p) => p.envAllowlist)])) env[name] = lookup(name);
+  const executors = providerExecutors(providers, { host, env, tmpRoot: tmpdir(), eraseRows });
+  return (s) => executors.forget?.(s) ?? Promise.resolve("unsupported");
 }

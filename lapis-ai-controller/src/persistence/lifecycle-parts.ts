@@ -14,6 +14,8 @@ export interface LifecycleEngine {
   readonly cancelWaitMs: number;
   readonly cancelTurn: TurnCanceller;
   readonly forget: ((s: SessionForget) => Promise<ForgetResult>) | null;
+  /** Told after a deletion committed. */
+  readonly deleted?: (threadId: string) => void;
 }
 
 /** Builds the lifecycle ports. */
@@ -23,6 +25,7 @@ export function lifecycleParts(handle: StoreHandle, clock: Clock, engine: Lifecy
     store, usage: usageStore(handle), guard: new DeletionGuard(),
     deletion: {
       store, clock, cancelWaitMs: engine.cancelWaitMs, cancelTurn: engine.cancelTurn,
+      ...(engine.deleted === undefined ? {} : { deleted: engine.deleted }),
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
       eraseAgent: async (s) => {
         const none = s.nativeSessionId === null ? "none" : "unsupported";

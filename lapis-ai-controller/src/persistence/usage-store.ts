@@ -2,6 +2,9 @@
 // totals per thread, owner and application, and the facts quotas check.
 // Reports are journal metadata, so the figures survive metadata-only retention.
 import { figuresFromMetadata, sumUsage, type TokenFigures, type UsageReader } from "../domain/token-usage.ts";
+import { DatabaseSync } from "node:sqlite";
+import { isAbsolute } from "node:path";
+import { controllerError, err, ok, type Result } from "../domain/errors.ts";
 import type { StoreHandle } from "./handle.ts";
 import { int, text, textOrNull, type Row } from "./rows.ts";
 
@@ -19,7 +22,7 @@ function figures(metadata: string | null): TokenFigures | null {
 }
 
 /** The UsageReader over a store handle. */
-export function usageStore(handle: StoreHandle): UsageReader {
+export function usageStore(handle: Pick<StoreHandle, "db">): UsageReader {
   const { db } = handle;
   const newest = db.prepare("SELECT metadata FROM journal WHERE turn_id = ? AND kind = 'token_usage' ORDER BY journal_id DESC LIMIT 1");
   const byOwner = db.prepare(`SELECT ${NEWEST} AS usage FROM turns tu JOIN threads th ON th.thread_id = tu.thread_id
@@ -57,4 +60,18 @@ export function usageStore(handle: StoreHandle): UsageReader {
     turnTimes: (application, since) => (times.all(application, since) as Row[]).map((r) => int(r, "at")),
     tokenTimes: (application, since) => (tokenTimes.all(application, since) as Row[]).map((r) => ({ at: int(r, "at"), tokens: figures(textOrNull(r, "usage"))?.totalTokens ?? 0 })),
   };
+}
+
+/** Totals per application read through a read-only connection (the CLI; a running service may hold the lock). */
+export function readUsageByApplication(path: string, since: number): Result<readonly { application: string; totals: ReturnType<UsageReader["totals"]> }[]> {
+  if (!isAbsolute(path)) return err(controllerError("config_invalid", { where: "database" }));
+  let db: DatabaseSync | undefined;
+  try {
+    db = new DatabaseSync(path, { readOnly: true, timeout: 1_000 });
+    return ok(usageStore({ db }).perApplication(since));
+  } catch {
+    return err(controllerError("storage_unavailable"));
+  } finally {
+    if (db?.isOpen) db.close();
+  }
 }

@@ -9,7 +9,7 @@ import { SETTLED_TURN_STATES } from "../domain/contract/sdk-types.ts";
 import type { EventStreamOptions, OpenWatch, ThreadEventStream } from "./event-stream.ts";
 import { eventStream } from "./event-stream.ts";
 import type { OverviewOptions, ThreadOverview } from "./thread-overview.ts";
-import { threadOverview } from "./thread-overview.ts";
+import { overviewChars } from "./thread-overview.ts";
 import { rehydrateHistory } from "./rehydrate.ts";
 import type { TranscriptStoreHandlers } from "../domain/transcript-store.ts";
 
@@ -82,11 +82,20 @@ export function threadsApi(port: SdkPort) {
         afterSeq = last.seq;
       }
     },
-    /** Title or first words, last activity, last seq and busy: one line of a thread list (a snapshot and a short replay). */
-    overview: (threadId: string, options?: OverviewOptions): Promise<ThreadOverview> => threadOverview({
-      snapshot: (id, tailLimit) => port.call("threads.snapshot", { threadId: id, tailLimit }),
-      replay: (id, afterSeq, limit) => port.call("threads.replay", { threadId: id, afterSeq, limit }),
-    }, threadId, options),
+    /** Title or first words, last activity, last seq and busy (a turn queued or running): one line of a thread list (`threads.list` of that id). */
+    overview: async (threadId: string, options?: OverviewOptions): Promise<ThreadOverview> => {
+      const { threads } = await port.call("threads.list", { threadIds: [threadId], firstWordsMax: overviewChars(options) });
+      const row = threads[0];
+      if (row === undefined) throw port.fail("not_found");
+      return { threadId, title: row.title, firstWords: row.firstWords, lastActivityAt: row.lastActivityAt, lastSeq: row.lastSeq, busy: row.active };
+    },
+    /** One page of the application's threads, newest activity first (`nextCursor` for the next page). */
+    list: (params: ParamsOf<"threads.list"> = {}) => port.call("threads.list", params),
+    /** Deletes a thread with everything kept of it, the agent's own files included; `cancelActive` cancels a running turn first. */
+    delete: (threadId: string, options: { cancelActive?: boolean } = {}, commandId?: string) =>
+      port.command("threads.delete", options.cancelActive === undefined ? { threadId } : { threadId, cancelActive: options.cancelActive }, commandId),
+    /** Token usage totals of a thread, or of the application without one (`since`: turns created at or after, ms). */
+    usage: (threadId?: string, since?: number) => port.call("usage.get", { ...(threadId === undefined ? {} : { threadId }), ...(since === undefined ? {} : { since }) }),
     /** The thread's events as an async iterator on a subscription (default: from now). */
     events: (threadId: string, options?: EventStreamOptions): ThreadEventStream => eventStream(port.watch, threadId, port.fail, options),
   };

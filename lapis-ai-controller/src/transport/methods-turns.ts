@@ -23,11 +23,16 @@ function loadTurn(deps: ProtocolDeps, service: TurnService, access: AccessContex
 }
 
 /** The engine's handlers over one TurnService. */
-export function turnMethods(service: TurnService): Readonly<Record<string, Handler>> {
+export function turnMethods(service: TurnService, gate?: (thread: { threadId: string; application: string }) => Outcome<void>): Readonly<Record<string, Handler>> {
   const continueTurn: Handler = (deps, _conn, access, raw) => {
     const { commandId, turnId, input } = raw as ParamsOf<"turns.continue">;
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
+    // Quotas and a deletion in progress refuse a new attempt; a repeated command answers its receipt as always.
+    if (gate !== undefined && deps.store.commands.get(access.principal, access.application, commandId) === undefined) {
+      const open = gate({ threadId: loaded.value.threadId, application: access.application });
+      if (!open.ok) return open;
+    }
     return commandReply(deps, "turns.continue", service.continue(deps, access, { commandId, turnId, input }));
   };
 

@@ -49,6 +49,11 @@ export function pump(deps: ProtocolDeps, conn: Conn, sub: Subscription): void {
     closeSubscription(conn, sub, "unauthorized");
     return;
   }
+  // A deleted thread ends its subscriptions (threads.delete wakes them).
+  if (deps.store.threads.get(sub.threadId) === undefined) {
+    closeSubscription(conn, sub, "unavailable");
+    return;
+  }
   for (;;) {
     if (conn.bufferedAmount() > deps.limits.maxBufferedBytes) {
       closeSubscription(conn, sub, "overflow");

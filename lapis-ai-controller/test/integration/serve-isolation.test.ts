@@ -53,6 +53,18 @@ test("serve: isolation, commands and bindings, black-box", async (t) => {
     }
   });
 
+  await t.test("AIC-API-004b P-LIF-03 another principal or application cannot list, delete or read the usage of the thread", async () => {
+    for (const other of ["app-b", "bob"]) {
+      const c = await session(serve.url, other);
+      assert.deepEqual(resultOf<{ threads: unknown[] }>(await c.request("threads.list", { threadIds: [threadId] })).threads, [], `${other} threads.list`);
+      assert.ok(!resultOf<{ threads: { threadId: string }[] }>(await c.request("threads.list", {})).threads.some((r) => r.threadId === threadId));
+      assert.equal(errorCode(await c.request("usage.get", { threadId })), "not_found", `${other} usage.get`);
+      assert.equal(errorCode(await c.request("threads.delete", { commandId: `del-${other}`, threadId })), "not_found", `${other} threads.delete`);
+      c.close();
+    }
+    assert.deepEqual(resultOf<{ threads: { threadId: string }[] }>(await a.request("threads.list", { threadIds: [threadId] })).threads.map((r) => r.threadId), [threadId], "the owner still has it");
+  });
+
   await t.test("P-API-14/15 a mismatched reattachment fails binding_mismatch and its later submit is refused", async () => {
     const variants: Record<string, unknown>[] = [
       { ...binding, restricted: true },
@@ -80,6 +92,8 @@ test("serve: isolation, commands and bindings, black-box", async (t) => {
     assert.equal(errorCode(await narrow.request("threads.create", { commandId: "n-1", workspace: "ws-2", provider: "codex" })), "forbidden");
     const { threadId: ws2 } = resultOf<{ threadId: string }>(await a.request("threads.create", { commandId: "ws2", workspace: "ws-2", provider: "codex" }));
     assert.equal(errorCode(await narrow.request("threads.snapshot", { threadId: ws2 })), "forbidden");
+    assert.ok(!resultOf<{ threads: { threadId: string }[] }>(await narrow.request("threads.list", {})).threads.some((r) => r.threadId === ws2), "threads.list keeps to the session's workspaces");
+    assert.equal(errorCode(await narrow.request("threads.delete", { commandId: "n-del", threadId: ws2 })), "forbidden");
     narrow.close();
   });
 

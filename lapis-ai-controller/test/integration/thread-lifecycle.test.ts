@@ -73,11 +73,17 @@ test("P-LIF-07 P-LIF-08 P-LIF-11 list pages and filters; delete under a running 
     assert.ok(!((await c.call("threads.list", { state: "idle" })) as Page).threads.some((r) => r.threadId === busy));
     await assert.rejects(c.call("threads.delete", { commandId: "del-busy-1", threadId: busy }), (e: { code?: string; retryable?: boolean }) => e.code === "turn_active" && e.retryable === true);
     assert.equal(((await c.call("turns.get", { turnId: running })) as { state: string }).state, "running", "a refused delete changes nothing");
+    // A subscriber of the thread is told it is gone: its stream ends with not_found.
+    const stream = c.events(busy);
+    const ended = (async () => {
+      try { for await (const _ of stream) { /* events until the end */ } return "returned"; } catch (e) { return String((e as { code?: string }).code); }
+    })();
     const receipt = (await c.call("threads.delete", { commandId: "del-busy-2", threadId: busy, cancelActive: true })) as Record<string, unknown>;
     assert.equal(receipt.deleted, true);
     assert.equal(receipt.agentFiles, "unsupported", "a configured ACP command is not Codex: the controller cannot erase its files and says so");
     assert.ok(slow.log().some((e) => e.event === "cancel"), "the agent heard the cancel");
     await assert.rejects(c.call("turns.get", { turnId: running }), code("not_found"));
+    assert.equal(await Promise.race([ended, new Promise((r) => setTimeout(() => r("still open"), 10_000))]), "not_found");
   });
 });
 
@@ -107,6 +113,7 @@ test("P-LIF-12 quotas per application refuse turns.submit with quota_exceeded be
     await assert.rejects(alice.submitTurn(th, { text: "three" }), (e: { code?: string; retryable?: boolean; retryAt?: number }) =>
       e.code === "quota_exceeded" && e.retryable === true && typeof e.retryAt === "number" && e.retryAt > at && e.retryAt <= at + 60_000);
     assert.equal(prompts(), before, "no agent work for a refused turn");
+    await assert.rejects(alice.call("turns.continue", { commandId: "again-1", turnId: second, input: "again" }), code("quota_exceeded"), "a continuation is a new turn too");
     // The quota is the application's: bob (same application "notes") is refused too.
     const bobs = await thread(bob, "metered");
     await assert.rejects(bob.submitTurn(bobs, { text: "bob" }), code("quota_exceeded"));
@@ -137,4 +144,25 @@ test("P-LIF-12 quotas per application refuse turns.submit with quota_exceeded be
     const next = String((await mail.submitTurn(th2, { text: "now" })).turnId);
     await waitTurn(mail, next, ["completed"]);
   });
+});
+
+test("P-LIF-10 usage is metadata: it survives metadata-only retention and a restart that loses the payloads", { timeout: 120_000 }, async (t) => {
+  const dir = tempDir(t, "aic-usage-meta-");
+  const agent = scriptedAgent({ steps: [{ say: "secret reply" }], usage: { inputTokens: 300, outputTokens: 20, totalTokens: 320 } }, "metered", dir);
+  const serve = engineServe(t, dir, [agent.provider], 1);
+  await serve.start();
+  let c = await serve.client("alice");
+  const th = String((await c.createThread({ workspace: "ws-1", provider: "metered", binding: { retention: "metadata-only" } })).threadId);
+  const turn = String((await c.submitTurn(th, { text: "hello" })).turnId);
+  await waitTurn(c, turn, ["completed"]);
+  c.close();
+  await serve.kill("SIGTERM");
+  await serve.start();
+  c = await serve.client("alice");
+  t.after(() => c.close());
+  const expected = { inputTokens: 300, cachedInputTokens: null, outputTokens: 20, reasoningOutputTokens: null, totalTokens: 320 };
+  assert.deepEqual(((await c.call("turns.get", { turnId: turn })) as { usage: unknown }).usage, expected);
+  const page = (await c.call("threads.replay", { threadId: th })) as { events: { kind: string; metadata: unknown; payloadUnavailable?: boolean }[] };
+  assert.ok(page.events.some((e) => e.kind === "text" && e.payloadUnavailable === true), "the reply's payload is gone");
+  assert.deepEqual(page.events.find((e) => e.kind === "token_usage")?.metadata, expected);
 });

@@ -6,7 +6,8 @@
 //
 // The owner token comes from `lapis-ai-controller token show`. Threads this
 // app started are remembered in CHAT_STATE (default ./chat-state.json), so
-// `/resume N` works after a restart too. Memory (memory.mjs): `/remember TEXT`,
+// `/resume N` works after a restart too; `/threads` lists this application's
+// threads from the controller, `/delete N` erases one, `/usage` prints tokens. Memory (memory.mjs): `/remember TEXT`,
 // `/memory`, `/forget ID`, kept as Markdown files in CHAT_MEMORY (default
 // chat-memory/ beside the state); every thread recalls from it. Typed SDK: client.threads.*,
 // client.turns.* (with wait), client.interactions.*, client.events(threadId).
@@ -16,7 +17,8 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { ControllerClient } from "lapis-ai-controller/client";
 import { chatMemory } from "./memory.mjs";
-import { noticeFilter, threadLine } from "./present.mjs";
+import { noticeFilter } from "./present.mjs";
+import { chatThreads } from "./threads.mjs";
 
 const env = process.env;
 const STATE = env.CHAT_STATE ?? "chat-state.json";
@@ -39,9 +41,11 @@ const state = existsSync(STATE) ? JSON.parse(readFileSync(STATE, "utf8")) : { th
 const save = () => writeFileSync(STATE, `${JSON.stringify(state, null, 2)}\n`);
 const say = (line) => process.stdout.write(`${line}\n`);
 const memory = chatMemory(env.CHAT_MEMORY ?? join(dirname(resolve(STATE)), "chat-memory"), say);
+let threads = null; // the thread commands, once connected
 
 const token = execFileSync(CLI, ["token", "show"], { encoding: "utf8" }).trim();
 const client = await ControllerClient.connect({ url: env.LAPIS_AI_CONTROLLER_URL ?? "ws://127.0.0.1:47631", credential: { type: "token", token } });
+threads = chatThreads(client, say);
 
 let threadId = null;
 let turn = null; // { turnId, cancel: boolean }
@@ -150,18 +154,24 @@ async function command(line) {
   if (name === "/remember") return memory.remember(line.slice(name.length).trim(), threadId);
   if (name === "/memory") return memory.list();
   if (name === "/forget") return memory.forget(arg);
-  if (name === "/threads") {
-    // Title or first words and last activity come from the controller (a snapshot and a short replay per thread).
-    const overviews = await Promise.all(state.threads.map((id) => client.threads.overview(id).catch((e) => ({ error: e.code ?? e.message }))));
-    const now = Date.now();
-    state.threads.forEach((id, i) => say(threadLine(i, id, overviews[i], id === threadId, now)));
-    return;
-  }
+  // This application's threads from the controller (threads.list): title or first words, activity, turns.
+  if (name === "/threads") return void (await threads.list(threadId, state.threads));
   if (name === "/resume") {
-    const id = state.threads[Number(arg) - 1];
+    const id = (threads.listed.length > 0 ? threads.listed : state.threads)[Number(arg) - 1];
     return id === undefined ? say("no such thread; see /threads") : open(id, false);
   }
-  say("commands: /new, /threads, /resume N, /remember TEXT, /memory, /forget ID, /quit");
+  if (name === "/delete") {
+    if (threads.listed.length === 0) await threads.list(threadId, state.threads);
+    const gone = await threads.remove(arg);
+    if (gone === null) return;
+    state.threads = state.threads.filter((id) => id !== gone);
+    save();
+    // Deleting the open thread starts a new one.
+    if (gone === threadId) return newThread();
+    return;
+  }
+  if (name === "/usage") return threads.usage(threadId);
+  say("commands: /new, /threads, /resume N, /delete N, /usage, /remember TEXT, /memory, /forget ID, /quit");
 }
 
 const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
@@ -196,7 +206,7 @@ rl.on("line", (input) => {
   }).catch((e) => say(`error: ${e.code ?? e.message}`)).then(() => rl.prompt());
 });
 
-say("lapis-ai-controller terminal chat. Type a message; /new, /threads, /resume N, /remember TEXT, /memory, /forget ID, /quit; Ctrl-C cancels a turn.");
+say("lapis-ai-controller terminal chat. Type a message; /new, /threads, /resume N, /delete N, /usage, /remember TEXT, /memory, /forget ID, /quit; Ctrl-C cancels a turn.");
 rl.setPrompt("> ");
 busy = (state.last !== null && state.threads.includes(state.last) ? open(state.last, false) : newThread())
   .catch((e) => say(`error: ${e.code ?? e.message}`)).then(() => rl.prompt());

@@ -1,5 +1,5 @@
 // How the terminal chat words things, apart from its I/O so it can be
-// tested: one `/threads` line per thread, and a filter that lets the agent's
+// tested: one `/threads` line per thread, one `/usage` line, and a filter that lets the agent's
 // notices about its setup (Codex's "Model metadata … not found") through once
 // per thread per session instead of on every turn.
 
@@ -24,7 +24,19 @@ export function threadLine(index, threadId, overview, current, now) {
   if (overview.error !== undefined) return `${head}  (unavailable: ${overview.error})${tail}`;
   const name = overview.title ?? (overview.firstWords === null ? "(no messages yet)" : `"${overview.firstWords}"`);
   const when = overview.lastActivityAt === null ? "no activity" : `last active ${ago(overview.lastActivityAt, now)}`;
-  return `${head}  ${name}  · ${when}${overview.busy ? ", a turn is running" : ""}${tail}`;
+  const turns = overview.turnCount === undefined ? "" : `, ${overview.turnCount} turn${overview.turnCount === 1 ? "" : "s"}`;
+  return `${head}  ${name}  · ${when}${turns}${overview.busy ? ", a turn is running" : ""}${tail}`;
+}
+
+/**
+ * One `/usage` line: the reported tokens of `label` (`usage.get` totals), and
+ * how many turns reported nothing (those are never estimated).
+ */
+export function usageLine(label, totals) {
+  const n = (x) => x.toLocaleString("en-US");
+  const reported = totals.reportedTurns === 0 ? "no usage reported"
+    : `${n(totals.totalTokens)} tokens (${n(totals.inputTokens)} in, ${n(totals.cachedInputTokens)} of them cached; ${n(totals.outputTokens)} out, ${n(totals.reasoningOutputTokens)} of them reasoning) over ${totals.reportedTurns} turn${totals.reportedTurns === 1 ? "" : "s"}`;
+  return `${label}: ${reported}${totals.unreportedTurns > 0 ? `; ${totals.unreportedTurns} turn${totals.unreportedTurns === 1 ? "" : "s"} unreported` : ""}`;
 }
 
 /** Most distinct notices remembered per session (the oldest is forgotten first). */

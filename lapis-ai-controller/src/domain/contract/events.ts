@@ -5,6 +5,7 @@ import type { Infer, Schema } from "./schema.ts";
 import { bool, id, int, list, nullable, obj, oneOfValues, str } from "./schema.ts";
 import type { ThreadEvent } from "./sdk-types.ts";
 import { ERROR_CODE, TURN_STATE } from "./shapes.ts";
+import { TOKEN_FIGURES } from "./methods-lifecycle.ts";
 
 /** One transcript event kind. */
 export interface EventKindContract {
@@ -36,6 +37,7 @@ export const EVENT_KINDS = {
   thread_created: { summary: "the thread was created", metadata: obj({ configVersion: int(1) }, ["configVersion"]) },
   thread_configured: { summary: "the thread's configuration changed", metadata: obj({ configVersion: int(1) }, ["configVersion"]) },
   interaction_requested: { summary: "the agent asks the application a question (an approval or structured input) that waits for interactions.respond; its options are in turns.get", metadata: obj({ interactionId: id(), category: oneOfValues(["execution", "structured_input"] as const), deadlineAt: int(0) }, ["interactionId", "category", "deadlineAt"]) },
+  token_usage: { summary: "the token usage the agent reported for the turn so far (input includes cached input; the newest report is the turn's usage); figures only, kept under metadata-only retention", metadata: TOKEN_FIGURES },
   turn_outcome: { summary: "the turn stopped running: completed, failed, cancelled, or a lost outcome (interrupted, submission_unknown) awaiting the owner", metadata: obj({ state: TURN_STATE, errorCode: nullable(ERROR_CODE) }, ["state", "errorCode"]) },
 } as const satisfies Readonly<Record<string, EventKindContract>>;
 

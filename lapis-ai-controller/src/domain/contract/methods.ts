@@ -147,7 +147,7 @@ export const METHODS = {
     scope: "turns:write", effect: "command", summary: "a new attempt after the exact prior turn",
     params: obj({ commandId: COMMAND_ID, turnId: id(), input: TURN_INPUT }, ["commandId", "turnId", "input"]),
     result: TURN_RECEIPT,
-    errors: ["interaction_pending", "turn_active", "turn_fenced", "tool_effect_unknown", "transcript_unavailable", "not_found", "command_conflict"],
+    errors: ["interaction_pending", "turn_active", "turn_fenced", "tool_effect_unknown", "transcript_unavailable", "quota_exceeded", "not_found", "command_conflict"],
   }),
   "turns.cancel": m({
     scope: "turns:write", effect: "command", summary: "asks the agent to stop: `cancelling` until it confirms; the owner's cancel of a lost-outcome turn resolves it `cancelled` (audited)",

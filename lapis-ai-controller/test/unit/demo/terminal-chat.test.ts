@@ -8,11 +8,12 @@ import { test } from "node:test";
 type Present = {
   ago(at: number, now: number): string;
   threadLine(index: number, threadId: string, overview: object, current: boolean, now: number): string;
+  usageLine(label: string, totals: Record<string, number>): string;
   noticeFilter(limit?: number): (threadId: string, severity: string, text: string) => boolean;
   NOTICE_MEMORY: { default: number; max: number };
 };
 const PRESENT = new URL("../../../docs/examples/terminal-chat/present.mjs", import.meta.url).href;
-const { ago, NOTICE_MEMORY, noticeFilter, threadLine } = (await import(PRESENT)) as Present;
+const { ago, NOTICE_MEMORY, noticeFilter, threadLine, usageLine } = (await import(PRESENT)) as Present;
 
 const NOW = Date.UTC(2026, 0, 2, 12, 0, 0);
 const ID = "6f1c2d3e-0000-4000-8000-000000000001";
@@ -53,4 +54,13 @@ test("AIC-DEMO-05 the notice memory is bounded: past its cap the oldest is forgo
   for (let i = 0; i <= NOTICE_MEMORY.max; i++) capped("t", "w", String(i));
   assert.equal(capped("t", "w", "0"), true, "the ceiling applies to a larger limit");
   assert.equal(capped("t", "w", String(NOTICE_MEMORY.max)), false);
+});
+
+test("P-LIF-14 /threads shows the turn count; /usage lines: reported figures, unreported turns named, never estimated", () => {
+  const row = { threadId: ID, title: "Groceries", firstWords: null, lastActivityAt: NOW, lastSeq: 3, busy: false };
+  assert.equal(threadLine(0, ID, { ...row, turnCount: 1 }, false, NOW), `  1  ${ID}  Groceries  · last active just now, 1 turn`);
+  assert.equal(threadLine(0, ID, { ...row, turnCount: 3, busy: true }, false, NOW), `  1  ${ID}  Groceries  · last active just now, 3 turns, a turn is running`);
+  const totals = { reportedTurns: 2, unreportedTurns: 1, inputTokens: 12_000, cachedInputTokens: 3_000, outputTokens: 450, reasoningOutputTokens: 20, totalTokens: 12_450 };
+  assert.equal(usageLine("this thread", totals), "this thread: 12,450 tokens (12,000 in, 3,000 of them cached; 450 out, 20 of them reasoning) over 2 turns; 1 turn unreported");
+  assert.equal(usageLine("app", { ...totals, reportedTurns: 0, unreportedTurns: 2 }), "app: no usage reported; 2 turns unreported");
 });

@@ -1,0 +1,39 @@
+// The store's own sections of the config `limits` (`volatile`, `storage`),
+// checked against the caps the store enforces again when it opens. Failures
+// are `config_invalid` naming the key path, never a value.
+import { controllerError, err, ok, type Result } from "../domain/errors.ts";
+import type { Json } from "../domain/records.ts";
+import { groupCommitLimits } from "./group-commit.ts";
+import { volatileLimits } from "./volatile-payloads.ts";
+
+/** One entry of the config `limits` section, when that section is an object. */
+export function limitsEntry(sections: Readonly<Record<string, Json>> | undefined, key: string): Json | undefined {
+  const limits = sections?.limits;
+  return limits !== null && typeof limits === "object" && !Array.isArray(limits) ? (limits as { readonly [name: string]: Json })[key] : undefined;
+}
+
+/** Config `limits.volatile` ({maxEntries, maxChars}), validated against the store's own caps. */
+export function volatileSection(sections: Readonly<Record<string, Json>>): Result<Record<string, number> | undefined> {
+  const v = limitsEntry(sections, "volatile");
+  if (v === undefined) return ok(undefined);
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return err(controllerError("config_invalid", { where: "config.limits.volatile" }));
+  for (const key of Object.keys(v)) {
+    if (key !== "maxEntries" && key !== "maxChars") return err(controllerError("config_invalid", { where: `config.limits.volatile.${key.slice(0, 64)}` }));
+  }
+  const checked = volatileLimits(v as Record<string, number>);
+  if (!checked.ok) return err(controllerError("config_invalid", { where: `config.limits.${checked.error.where ?? "volatile"}` }));
+  return ok(v as Record<string, number>);
+}
+
+/** Config `limits.storage` ({groupCommitMax}: events per group commit, 1..1024, default 64; 1 commits each alone). */
+export function storageSection(sections: Readonly<Record<string, Json>>): Result<{ maxBatch?: number }> {
+  const v = limitsEntry(sections, "storage");
+  if (v === undefined) return ok({});
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return err(controllerError("config_invalid", { where: "config.limits.storage" }));
+  for (const key of Object.keys(v)) {
+    if (key !== "groupCommitMax") return err(controllerError("config_invalid", { where: `config.limits.storage.${key.slice(0, 64)}` }));
+  }
+  const raw = (v as { groupCommitMax?: Json }).groupCommitMax;
+  const checked = groupCommitLimits(raw === undefined ? {} : { maxBatch: raw });
+  return checked.ok ? ok(checked.value) : err(controllerError("config_invalid", { where: `config.limits.${checked.where}` }));
+}
