@@ -27,6 +27,7 @@ import { currentLaunchHost } from "./execution/acp-launch.ts";
 import { providerExecutors, resolveProviderLaunch } from "./execution/provider-executors.ts";
 import { engineStore } from "./persistence/engine-store.ts";
 import { turnMethods } from "./transport/methods-turns.ts";
+import { historyMethods } from "./transport/methods-history.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
 import { applicationToolHost } from "./capture/capture-port.ts";
 import { applicationContextPort } from "./capture/context-port.ts";
@@ -222,7 +223,7 @@ async function startTransport(options: ServiceOptions, store: SqliteStore, engin
     // Payload-free lines only: event names, codes and counts.
     log: (event, fields) => void process.stderr.write(`${JSON.stringify({ event, ...fields })}\n`),
     turns: options.turns ?? (engine === null ? null : engineTurnPort(engine.turns)),
-    ...(engine === null ? {} : { hub: engine.hub, known: engine.known, extraMethods: turnMethods(engine.turns) }),
+    ...(engine === null ? {} : { hub: engine.hub, known: engine.known, extraMethods: { ...turnMethods(engine.turns), ...historyMethods(engine.turns.history()) } }),
   });
 }
 

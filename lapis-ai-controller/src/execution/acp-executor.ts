@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
-import type { Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
+import type { Executor, ExecutorCapabilities, SessionSetup, SetupResult } from "../domain/executor-port.ts";
 import type { McpResolution } from "../domain/contract/mcp-servers.ts";
 import type { OpenPlan } from "./acp-open.ts";
 import { resolveLaunch, type LaunchConfig, type LaunchHost } from "./acp-launch.ts";
@@ -58,7 +58,8 @@ export function sessionBindingKey(s: SessionSetup): string {
 /** Whether to reopen the stored native session, or why not. */
 function openPlan(s: SessionSetup, bindingKey: string): OpenPlan {
   const stored = s.resume;
-  if (stored === undefined || stored === null) return { kind: "new" };
+  // A history cut (fork, rollback) never reopens the stored session: the engine seeds a new one (ACP has no cut).
+  if (stored === undefined || stored === null || stored.cut !== undefined) return { kind: "new" };
   if (stored.bindingKey !== null && stored.bindingKey !== bindingKey) return { kind: "reset", reason: "session_binding_changed" };
   return { kind: "reopen", nativeSessionId: stored.nativeSessionId };
 }
@@ -91,7 +92,8 @@ export class AcpExecutor implements Executor {
     const fp = fingerprint(setup);
     const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);
-    if (existing && !setup.restricted && existing.fp === fp && existing.session.alive) {
+    const cut = setup.resume?.cut !== undefined;
+    if (existing && !setup.restricted && !cut && existing.fp === fp && existing.session.alive) {
       return { ok: true, session: existing.session, continuity: { kind: "continued" }, bindingKey };
     }
     if (existing) {
@@ -126,7 +128,12 @@ export class AcpExecutor implements Executor {
     }));
     if (!started.ok) { grant?.revoke(); return started; }
     if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant });
-    return { ok: true, session: started.session, continuity: started.session.continuity, bindingKey };
+    return { ok: true, session: started.session, continuity: cut ? { kind: "cut", method: "seeded" } : started.session.continuity, bindingKey };
+  }
+
+  /** ACP has no history cut, steer or compaction the controller can rely on: cuts are seeded, the rest refused. */
+  capabilities(): ExecutorCapabilities {
+    return { history: "seed", steer: false, compact: false };
   }
 
   /** Closes every live session. */

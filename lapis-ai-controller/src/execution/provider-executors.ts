@@ -2,7 +2,7 @@
 // ACP executor or the native Codex one, and one router behind the Executor
 // port sends each setup to its provider's executor. Launch resolution per
 // kind is shared with `status` so both report what serve would run.
-import type { Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
+import type { Executor, ExecutorCapabilities, SessionSetup, SetupResult } from "../domain/executor-port.ts";
 import type { ProviderDefinition } from "../domain/turn-config.ts";
 import type { McpResolution } from "../domain/contract/mcp-servers.ts";
 import { AcpExecutor } from "./acp-executor.ts";
@@ -34,6 +34,10 @@ export class ProviderRouter implements Executor {
   prepare(setup: SessionSetup): Promise<SetupResult> {
     const ex = this.#byProvider.get(setup.providerId);
     return ex === undefined ? Promise.resolve({ ok: false, code: "provider_not_found" }) : ex.prepare(setup);
+  }
+
+  capabilities(providerId: string): ExecutorCapabilities {
+    return this.#byProvider.get(providerId)?.capabilities?.(providerId) ?? { history: "seed", steer: false, compact: false };
   }
 
   async close(): Promise<void> {

@@ -10,9 +10,10 @@ type Present = {
   threadLine(index: number, threadId: string, overview: object, current: boolean, now: number): string;
   noticeFilter(limit?: number): (threadId: string, severity: string, text: string) => boolean;
   NOTICE_MEMORY: { default: number; max: number };
+  forkPoints(events: readonly object[]): string[];
 };
 const PRESENT = new URL("../../../docs/examples/terminal-chat/present.mjs", import.meta.url).href;
-const { ago, NOTICE_MEMORY, noticeFilter, threadLine } = (await import(PRESENT)) as Present;
+const { ago, forkPoints, NOTICE_MEMORY, noticeFilter, threadLine } = (await import(PRESENT)) as Present;
 
 const NOW = Date.UTC(2026, 0, 2, 12, 0, 0);
 const ID = "6f1c2d3e-0000-4000-8000-000000000001";
@@ -53,4 +54,16 @@ test("AIC-DEMO-05 the notice memory is bounded: past its cap the oldest is forgo
   for (let i = 0; i <= NOTICE_MEMORY.max; i++) capped("t", "w", String(i));
   assert.equal(capped("t", "w", "0"), true, "the ceiling applies to a larger limit");
   assert.equal(capped("t", "w", String(NOTICE_MEMORY.max)), false);
+});
+
+test("AIC-DEMO-07 /fork K counts the thread's completed turns that were not rolled back, oldest first", () => {
+  const outcome = (turnId: string, state: string) => ({ kind: "turn_outcome", turnId, metadata: { state, errorCode: null } });
+  const events = [
+    { kind: "thread_created", turnId: null, metadata: { configVersion: 1 } },
+    outcome("t1", "completed"), outcome("t2", "failed"), outcome("t3", "completed"), outcome("t4", "completed"),
+    { kind: "turn_rolled_back", turnId: "t4", metadata: { commandId: "c" } },
+    { kind: "text", turnId: "t5", metadata: {} },
+  ];
+  assert.deepEqual(forkPoints(events), ["t1", "t3"]);
+  assert.deepEqual(forkPoints([]), []);
 });
