@@ -5,6 +5,8 @@
 // stand-in is Codex's model (test/support/scripted-responses-api.ts), which
 // records every request: the assertions are on what the model receives.
 import assert from "node:assert/strict";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { test } from "node:test";
 import type { ControllerClient } from "../../src/client.ts";
 import { startAgentServe, type AgentServe } from "../support/agent-serve.ts";
@@ -147,5 +149,25 @@ for (const ex of EXECUTORS) {
       assert.equal(await code(c.threads.fork({ threadId: lean, afterTurnId: only })), "history_unavailable");
       assert.equal(await code(c.threads.fork({ threadId: fork, afterTurnId: "no-such-turn" })), "not_found");
     });
+  });
+}
+
+for (const ex of EXECUTORS) {
+  test(`P-HIS-06 a compaction Codex does on its own is journaled as context_compacted on ${ex.name}`, { timeout: 300_000 }, async (t) => {
+    const serve = await startAgentServe(t, [], ex.providers === undefined ? {} : { providers: ex.providers });
+    // Codex compacts on its own once the thread's tokens pass this limit (the scripted model reports 15 per reply).
+    const toml = join(serve.home.codexHome, "config.toml");
+    writeFileSync(toml, `model_auto_compact_token_limit = 10\n${readFileSync(toml, "utf8")}`);
+    const c = await serve.client();
+    const threadId = String((await c.createThread({ workspace: "ws", provider: "codex" })).threadId);
+    await turn(serve, c, threadId, `Remember ${FACT_A}.`, "noted");
+    serve.model.push({ text: ["SUMMARY: the aardvark was mentioned"] });
+    const n = serve.model.requests.length;
+    const second = await turn(serve, c, threadId, "and now?", "still here");
+    assert.ok(serve.model.requests.slice(n).some((r) => JSON.stringify(r.input).includes("CONTEXT CHECKPOINT COMPACTION")), "Codex compacted on its own");
+    const events = (await c.replayAll(threadId)) as Event[];
+    const compacted = events.filter((e) => e.kind === "context_compacted");
+    assert.ok(compacted.length >= 1 && compacted.every((e) => e.turnId === second), "the application sees it in the turn it happened in");
+    assert.equal(events.some((e) => e.kind === "compaction_requested"), false, "nobody asked for it");
   });
 }
