@@ -175,10 +175,10 @@ export class TurnEngine {
     if (this.#closed) return;
     if (!prepared.ok) return fail(prepared.code, prepared.vetoCode === undefined ? {} : { vetoCode: prepared.vetoCode });
     // A pending history cut (fork, rollback) on an executor that cannot cut: the new session is seeded (P-HIS-03).
+    // Native cuts fall back to seeding when Codex refuses them, so the history is read for every pending cut.
     const resume = s.getProviderSession(turn.threadId, turn.config.providerId);
-    const seeds = resume?.cut !== undefined && this.#o.executor.capabilities?.(turn.config.providerId).history !== "native";
-    const history = seeds ? historyOf(s, turn.threadId) : [];
-    if (history === null) return fail("history_unavailable");
+    const history = resume?.cut === undefined ? [] : historyOf(s, turn.threadId);
+    if (history === null && this.#o.executor.capabilities?.(turn.config.providerId).history !== "native") return fail("history_unavailable");
     const setup = await this.#o.executor.prepare({
       sessionKey: `${turn.threadId}:${turn.config.providerId}`,
       threadId: turn.threadId,
@@ -194,6 +194,8 @@ export class TurnEngine {
     if (this.#closed) return;
     if (!setup.ok) return fail(SETUP_CODES_KEPT.includes(setup.code) ? setup.code : "provider_setup_failed");
     const session = setup.session;
+    const seeded = setup.continuity.kind === "cut" && setup.continuity.method === "seeded";
+    if (seeded && history === null) return fail("history_unavailable");
     // The persisted dispatch boundary: after this commit a lost outcome is unknown.
     const crossed = s.tx(() => {
       s.setTurnConfig(turn.id, { ...turn.config, nativeMode: session.nativeMode });
@@ -211,7 +213,7 @@ export class TurnEngine {
     const outcome = session.dispatch(prompt, {
       event: (e) => this.#event(turn, e),
       permission: (a) => this.#permission(turn, a),
-    }, setup.continuity.kind === "cut" && setup.continuity.method === "seeded" ? [...seedContext(history), ...prepared.context] : prepared.context);
+    }, seeded && history !== null ? [...seedContext(history), ...prepared.context] : prepared.context);
     this.#finish(turn, await outcome);
   }
 

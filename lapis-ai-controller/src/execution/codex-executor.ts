@@ -103,7 +103,9 @@ async function applyHistory(session: CodexSession, setup: SessionSetup, continui
   session.compactFirst = setup.resume?.compact === true;
   // A thread Codex could not resume lost its history anyway: nothing left to revert.
   if (cut?.kind !== "rollback" || cut.beforeNativeTurnId === null || continuity.kind === "reset") return { ok: true, continuity };
-  return await session.revert(cut.beforeNativeTurnId) ? { ok: true, continuity: { kind: "cut", method: "thread/revert" } } : { ok: false, code: "history_cut_failed" };
+  if (await session.revert(cut.beforeNativeTurnId)) return { ok: true, continuity: { kind: "cut", method: "thread/revert" } };
+  // A refused revert: a new thread the engine seeds from the journal, never the uncut history.
+  return await session.startSeeded() ? { ok: true, continuity: { kind: "cut", method: "seeded" } } : { ok: false, code: "history_cut_failed" };
 }
 
 /** The native Codex implementation of the Executor port. */

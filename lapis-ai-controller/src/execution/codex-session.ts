@@ -123,7 +123,8 @@ export class CodexSession implements PreparedSession {
       // The fork's own native thread: the source's history through lastTurnId, the source untouched.
       reply = await this.#rpc.request("thread/fork", { threadId: s.plan.threadId, lastTurnId: s.plan.lastTurnId, ...base, excludeTurns: true }, left());
       this.continuity = { kind: "cut", method: "thread/fork" };
-      if (!reply.ok) return { ok: false, code: reply.error === "timeout" ? "provider_setup_timeout" : "history_cut_failed" };
+      // A refused fork (the source's rollout gone): a new thread the engine seeds from the journal.
+      if (!reply.ok && typeof reply.error === "object") reply = await fresh({ kind: "cut", method: "seeded" });
     } else {
       reply = await fresh(s.plan.kind === "new" ? { kind: "new" } : s.plan);
     }
@@ -131,6 +132,17 @@ export class CodexSession implements PreparedSession {
     if (id === null) return { ok: false, code: setupFailure(reply, s.requiredMcp === true) };
     this.nativeSessionId = id;
     return { ok: true };
+  }
+
+  /** A new native thread in this process (a refused revert): the engine seeds it from the journal. */
+  async startSeeded(): Promise<boolean> {
+    const s = this.#start;
+    const reply = await this.#rpc.request("thread/start", { cwd: s.cwd, approvalPolicy: "on-request", sandbox: s.sandbox, config: s.config }, s.requestTimeoutMs);
+    const id = threadIdOf(reply);
+    if (id === null) return false;
+    this.nativeSessionId = id;
+    this.continuity = { kind: "cut", method: "seeded" };
+    return true;
   }
 
   /** threads.rollback: the native thread's history from `beforeTurnId` on is dropped (files stay as they are). */

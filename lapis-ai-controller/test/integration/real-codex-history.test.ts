@@ -5,7 +5,7 @@
 // stand-in is Codex's model (test/support/scripted-responses-api.ts), which
 // records every request: the assertions are on what the model receives.
 import assert from "node:assert/strict";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import type { ControllerClient } from "../../src/client.ts";
@@ -171,3 +171,23 @@ for (const ex of EXECUTORS) {
     assert.equal(events.some((e) => e.kind === "compaction_requested"), false, "nobody asked for it");
   });
 }
+
+test("P-HIS-02 native: when Codex refuses thread/fork (the source's rollout is gone), the fork's turn runs on a new thread seeded from the journal", { timeout: 300_000 }, async (t) => {
+  const native = EXECUTORS[1];
+  const serve = await startAgentServe(t, [], { providers: native.providers });
+  const c = await serve.client();
+  const source = String((await c.createThread({ workspace: "ws", provider: "codex" })).threadId);
+  const t1 = await turn(serve, c, source, `Remember the first animal: ${FACT_A}.`, "noted the first");
+  await turn(serve, c, source, `Remember the second animal: ${FACT_B}.`, "noted the second");
+  const { threadId: fork } = await c.threads.fork({ threadId: source, afterTurnId: t1 });
+  const sessions = join(serve.home.codexHome, "sessions");
+  const rollouts = readdirSync(sessions, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".jsonl"));
+  assert.ok(rollouts.length > 0);
+  for (const f of rollouts) rmSync(join(sessions, f));
+  await turn(serve, c, fork, `${FORK_Q}: which animals do you know?`, "the aardvark");
+  const input = lastInput(serve);
+  assert.ok(input.includes(FACT_A) && input.includes("noted the first"), "the kept turn arrives as the seed");
+  assert.equal(input.includes(FACT_B), false);
+  const cut = readDb<{ metadata: string }>(serve.databasePath, "SELECT metadata FROM journal WHERE thread_id = ? AND kind = 'history_cut'", fork);
+  assert.deepEqual(cut.map((r) => JSON.parse(r.metadata)), [{ method: "seeded" }]);
+});
