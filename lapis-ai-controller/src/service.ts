@@ -25,6 +25,7 @@ import { currentLaunchHost } from "./execution/acp-launch.ts";
 import { offlineForgetter, providerExecutors, resolveProviderLaunch } from "./execution/provider-executors.ts";
 import { engineStore } from "./persistence/engine-store.ts";
 import { turnMethods } from "./transport/methods-turns.ts";
+import { historyMethods } from "./transport/methods-history.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
 import { applicationToolHost } from "./capture/capture-port.ts";
 import { applicationContextPort } from "./capture/context-port.ts";
@@ -210,7 +211,7 @@ async function startTransport(options: ServiceOptions, store: SqliteStore, engin
     // Payload-free lines only: event names, codes and counts.
     log: (event, fields) => void process.stderr.write(`${JSON.stringify({ event, ...fields })}\n`),
     turns: options.turns ?? (engine === null ? null : quotaTurnPort(engineTurnPort(engine.turns), gate)),
-    extraMethods: { ...(engine === null ? {} : turnMethods(engine.turns, turnGate(gate))), ...lifecycleMethods(lifecycle) },
+    extraMethods: { ...(engine === null ? {} : { ...turnMethods(engine.turns, turnGate(gate)), ...historyMethods(engine.turns.history()) }), ...lifecycleMethods(lifecycle) },
     ...(engine === null ? {} : { hub: engine.hub, known: engine.known }),
   });
 }

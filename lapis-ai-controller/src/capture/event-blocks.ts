@@ -149,9 +149,12 @@ class RedactingSession implements PreparedSession {
   readonly #inner: PreparedSession;
   readonly #redactor: BlockRedactor;
   readonly #limit: number;
+  /** Present exactly when the inner session can steer (turns.steer). */
+  readonly steer?: (text: string) => Promise<{ ok: true } | { ok: false; code: string }>;
 
   constructor(inner: PreparedSession, redactor: BlockRedactor, limit: number) {
     this.#inner = inner;
+    if (inner.steer !== undefined) this.steer = (text) => (inner.steer as NonNullable<PreparedSession["steer"]>).call(inner, text);
     this.#redactor = redactor;
     this.#limit = limit;
   }
@@ -188,6 +191,7 @@ export function blockRedactingExecutor(inner: Executor, redactor: BlockRedactor,
       return r.ok ? { ...r, session: new RedactingSession(r.session, redactor, bound) } : r;
     },
     forget: (s) => inner.forget?.(s) ?? Promise.resolve("unsupported"),
+    ...(inner.capabilities === undefined ? {} : { capabilities: (providerId: string) => (inner.capabilities as NonNullable<Executor["capabilities"]>).call(inner, providerId) }),
     close: () => inner.close(),
   };
 }

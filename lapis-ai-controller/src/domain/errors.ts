@@ -110,6 +110,13 @@ export const ERROR_CODES = [
   "preparation_vetoed",
   // consumer transcript stores (issue 31 point 4)
   "transcript_append_failed",
+  // history controls: fork, rollback, steer, compaction (P-HIS)
+  "history_unavailable",
+  "history_cut_failed",
+  "rollback_out_of_range",
+  "steer_unsupported",
+  "turn_not_running",
+  "unsupported",
   // memory (R2, reserved)
   "candidate_rejected",
   // memory endpoints: recall and the read tools (issue 30)

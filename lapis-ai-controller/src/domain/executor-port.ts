@@ -29,7 +29,25 @@ export type SessionSetup = {
 };
 
 /** A native session stored for a thread and provider; `bindingKey` null for rows older than the key. */
-export type ResumeHint = { nativeSessionId: string; bindingKey: string | null };
+export type ResumeHint = { nativeSessionId: string; bindingKey: string | null; cut?: HistoryCut; compact?: boolean };
+
+/**
+ * A cut of the agent's history (threads.fork, threads.rollback), stored with the thread's native session and
+ * applied by the next setup. Native Codex: `thread/fork` through `throughNativeTurnId` (a fork), or
+ * `thread/revert` before `beforeNativeTurnId` (a rollback; null: no dropped turn reached this native thread).
+ * An executor without either opens a new session, which the engine seeds with the kept transcript.
+ */
+export type HistoryCut =
+  | { kind: "fork"; throughNativeTurnId: string | null }
+  | { kind: "rollback"; beforeNativeTurnId: string | null };
+
+/** What an executor offers a provider's threads beyond turns (threads.fork/rollback, turns.steer, threads.compact). */
+export type ExecutorCapabilities = {
+  /** `native`: the agent cuts its own history; `seed`: a new session is seeded from the controller's transcript. */
+  history: "native" | "seed";
+  steer: boolean;
+  compact: boolean;
+};
 
 /** Why a thread's previous native context could not be carried into a new session. */
 export type ContextResetReason = "resume_unsupported" | "resume_failed" | "session_binding_changed";
@@ -43,7 +61,9 @@ export type SessionContinuity =
   /** The stored native session was reopened in a new agent process (ACP methods, or the native Codex thread/resume). */
   | { kind: "resumed"; method: "session/resume" | "session/load" | "thread/resume" }
   /** A fresh session replaced the stored one: the agent lost the thread's context. */
-  | { kind: "reset"; reason: ContextResetReason };
+  | { kind: "reset"; reason: ContextResetReason }
+  /** A history cut was applied: by the agent itself (thread/fork, thread/revert), or by seeding a new session. */
+  | { kind: "cut"; method: "thread/fork" | "thread/revert" | "seeded" };
 
 /** Application context given to the agent ahead of the prompt, in binding order (issue 25 point 1). */
 export type ContextBlock = { source: string; text: string };
@@ -88,7 +108,11 @@ export type ExecutorEvent =
   /** Token usage of the turn so far, as the agent reported it (figures only; journaled as metadata). */
   | { type: "token_usage"; inputTokens: number; cachedInputTokens: number | null; outputTokens: number; reasoningOutputTokens: number | null; totalTokens: number }
   /** The provider is working; nothing to journal (content is held for whole-block redaction). */
-  | { type: "activity" };
+  | { type: "activity" }
+  /** The agent's own id of this turn (native Codex), so a later fork or rollback can name it. */
+  | { type: "native_turn"; nativeTurnId: string; nativeThreadId: string }
+  /** The agent compacted the thread's context (asked for, or on its own). */
+  | { type: "context_compacted" };
 
 /** Callbacks of one dispatched turn. */
 export type TurnSink = {
@@ -110,6 +134,8 @@ export type PreparedSession = {
   dispatch(prompt: string, sink: TurnSink, context?: readonly ContextBlock[]): Promise<TurnOutcome>;
   /** Asks the provider to cancel; not proof of completion (P-TRN-02). */
   cancel(): void;
+  /** Adds input to the running turn (native `turn/steer`); absent where the executor cannot. */
+  steer?(text: string): Promise<{ ok: true } | { ok: false; code: string }>;
   /** Ends the session and its process. */
   close(): Promise<void>;
 };
@@ -134,6 +160,8 @@ export type Executor = {
   forget?(s: SessionForget): Promise<ForgetResult>;
   /** Ensures a provider session (reused when its binding is unchanged). */
   prepare(setup: SessionSetup): Promise<SetupResult>;
+  /** What the provider's executor offers beyond turns; absent: seeding, no steer, no compaction. */
+  capabilities?(providerId: string): ExecutorCapabilities;
   /** Closes every session and process. */
   close(): Promise<void>;
 };

@@ -10,6 +10,9 @@ import type { EngineStore, TurnRecord } from "./turn-store-port.ts";
 export function recordContinuity(store: EngineStore, turn: TurnRecord, continuity: SessionContinuity): void {
   if (continuity.kind === "resumed") {
     store.append({ threadId: turn.threadId, turnId: turn.id, type: "session_resumed", visibility: "owner", data: { method: continuity.method } });
+  } else if (continuity.kind === "cut") {
+    // threads.fork / threads.rollback took effect: how the agent's history was cut (P-HIS-02/03).
+    store.append({ threadId: turn.threadId, turnId: turn.id, type: "history_cut", visibility: "owner", data: { method: continuity.method } });
   } else if (continuity.kind === "reset") {
     store.append({ threadId: turn.threadId, turnId: turn.id, type: "context_reset", visibility: "transcript", data: { reason: continuity.reason } });
   }

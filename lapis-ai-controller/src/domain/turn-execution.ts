@@ -4,6 +4,7 @@
 // (P-TRN-01/02), and lost outcomes that fence the workspace (P-TRN-04).
 import type { ExecutorEvent, Executor, PermissionAsk, PermissionDecision, PreparedSession, TurnOutcome, VcsIdentity } from "./executor-port.ts";
 import { InteractionBroker, type Timers } from "./interactions.ts";
+import { historyOf, HISTORY_EVENTS, seedContext } from "./history-seed.ts";
 import { recordContinuity } from "./session-continuity.ts";
 import { captureEvent } from "./transcript-capture.ts";
 import type { PreparationPort } from "./turn-preparation.ts";
@@ -17,6 +18,7 @@ import { dropLease, fenceWorkspace, takeLease } from "./workspace-lease.ts";
 const SETUP_CODES_KEPT: readonly string[] = [
   "restricted_mode_unavailable", "endpoint_disconnected", "endpoint_not_found", "mcp_restricted", "mcp_unsupported", "mcp_descriptor_invalid",
   "mcp_env_reserved", "mcp_env_conflict", "mcp_env_unavailable", "mcp_secret_in_argv", "mcp_required_failed",
+  "history_cut_failed",
 ];
 
 /** Engine configuration; every limit is validated and capped by the caller. */
@@ -128,6 +130,19 @@ export class TurnEngine {
     return ok({ turnId, state: "cancelling" });
   }
 
+  /** turns.steer after its command committed: the live session hears the input; delivery is journaled (P-HIS-05). */
+  steer(turnId: string, text: string): void {
+    const s = this.#o.store;
+    const turn = s.getTurn(turnId);
+    const live = this.#live.get(turnId);
+    const record = (r: { ok: true } | { ok: false; code: string }): void => {
+      if (turn === null || this.#closed) return;
+      s.tx(() => s.append({ threadId: turn.threadId, turnId, type: r.ok ? "steer_delivered" : "steer_failed", visibility: "owner", data: r.ok ? {} : { code: r.code } }));
+    };
+    if (live?.session.steer === undefined) return record({ ok: false, code: "turn_not_running" });
+    void live.session.steer(text).then(record, () => record({ ok: false, code: "provider_error" }));
+  }
+
   /** Stops scheduling and closes the executor (live turns become lost outcomes on restart). */
   async close(): Promise<void> {
     this.#closed = true;
@@ -166,6 +181,11 @@ export class TurnEngine {
     const prepared = this.#o.prepareTurn ? await this.#o.prepareTurn({ turnId: turn.id, threadId: turn.threadId, attemptOf: turn.attemptOf, prompt }) : { ok: true as const, context: [] };
     if (this.#closed) return;
     if (!prepared.ok) return fail(prepared.code, prepared.vetoCode === undefined ? {} : { vetoCode: prepared.vetoCode });
+    // A pending history cut (fork, rollback) on an executor that cannot cut: the new session is seeded (P-HIS-03).
+    // Native cuts fall back to seeding when Codex refuses them, so the history is read for every pending cut.
+    const resume = s.getProviderSession(turn.threadId, turn.config.providerId);
+    const history = resume?.cut === undefined ? [] : historyOf(s, turn.threadId);
+    if (history === null && this.#o.executor.capabilities?.(turn.config.providerId).history !== "native") return fail("history_unavailable");
     const setup = await this.#o.executor.prepare({
       sessionKey: `${turn.threadId}:${turn.config.providerId}`,
       threadId: turn.threadId,
@@ -175,12 +195,14 @@ export class TurnEngine {
       requestedMode: turn.config.requestedMode,
       vcsIdentity: this.#o.vcsIdentity(turn.config.providerId),
       envGrants: this.#o.envGrants(turn.config.providerId),
-      resume: s.getProviderSession(turn.threadId, turn.config.providerId),
+      resume,
     });
     // Shutting down: leave the turn in `preparing`; recovery requeues it (nothing was sent).
     if (this.#closed) return;
     if (!setup.ok) return fail(SETUP_CODES_KEPT.includes(setup.code) ? setup.code : "provider_setup_failed");
     const session = setup.session;
+    const seeded = setup.continuity.kind === "cut" && setup.continuity.method === "seeded";
+    if (seeded && history === null) return fail("history_unavailable");
     // The persisted dispatch boundary: after this commit a lost outcome is unknown.
     const crossed = s.tx(() => {
       s.setTurnConfig(turn.id, { ...turn.config, nativeMode: session.nativeMode });
@@ -198,7 +220,7 @@ export class TurnEngine {
     const outcome = session.dispatch(prompt, {
       event: (e) => this.#event(turn, e),
       permission: (a) => this.#permission(turn, a),
-    }, prepared.context);
+    }, seeded && history !== null ? [...seedContext(history), ...prepared.context] : prepared.context);
     this.#finish(turn, await this.#settled(turn, await outcome));
   }
 
@@ -227,6 +249,16 @@ export class TurnEngine {
     this.#alive(turn);
     // Liveness only: content held for whole-block redaction is journaled when released (issue 15).
     if (e.type === "activity") return;
+    // In a transaction, so the agent events queued before them commit first and the journal keeps their order.
+    const s = this.#o.store;
+    if (e.type === "native_turn") {
+      s.tx(() => s.append({ threadId: turn.threadId, turnId: turn.id, type: HISTORY_EVENTS.nativeTurn, visibility: "owner", data: { nativeTurnId: e.nativeTurnId, nativeThreadId: e.nativeThreadId } }));
+      return;
+    }
+    if (e.type === "context_compacted") {
+      s.tx(() => s.append({ threadId: turn.threadId, turnId: turn.id, type: "context_compacted", visibility: "transcript", data: {} }));
+      return;
+    }
     captureEvent(this.#o.store, turn, e);
   }
 

@@ -14,6 +14,7 @@ import { isFencing, type TurnState } from "./turn-state.ts";
 import { readRecall, type TurnMemory } from "./memory-journal.ts";
 import type { InteractionRecord, JournalEntry, PreparedConfig, EngineStore } from "./turn-store-port.ts";
 import type { PreparationPort } from "./turn-preparation.ts";
+import type { HistoryDeps } from "./history-commands.ts";
 
 /** Limits of the turn service (validated and capped here). */
 export type TurnLimits = { cancelConfirmMs: number; interactionDeadlineMs: number };
@@ -63,9 +64,11 @@ export class TurnService {
   readonly store: EngineStore;
   readonly engine: TurnEngine;
   readonly commands: TurnCommands;
+  readonly #executor: Executor;
 
   constructor(o: TurnServiceOptions) {
     this.store = o.store;
+    this.#executor = o.executor;
     const limits: TurnLimits = {
       cancelConfirmMs: capped(o.limits.cancelConfirmMs, TURN_LIMIT_DEFAULTS.cancelConfirmMs, TURN_LIMIT_CAPS.cancelConfirmMs),
       interactionDeadlineMs: capped(o.limits.interactionDeadlineMs, TURN_LIMIT_DEFAULTS.interactionDeadlineMs, TURN_LIMIT_CAPS.interactionDeadlineMs),
@@ -159,6 +162,16 @@ export class TurnService {
 
   /** The owner journal of a thread, in order. */
   journal(threadId: string, afterSeq = 0): JournalEntry[] { return this.store.journal({ threadId, afterSeq }); }
+
+  /** What the history commands need: the store, each provider's executor capabilities, the engine's steer (P-HIS). */
+  history(): HistoryDeps {
+    const executor = this.#executor;
+    return {
+      engine: this.store,
+      capabilities: (providerId) => executor.capabilities?.(providerId) ?? { history: "seed", steer: false, compact: false },
+      steer: (turnId, text) => this.engine.steer(turnId, text),
+    };
+  }
 
   /** Stops scheduling and closes provider sessions. */
   async close(): Promise<void> { await this.engine.close(); }

@@ -3,7 +3,7 @@
 // synchronous operation; `tx` groups several into one transaction so a state
 // change, its lease change and its journal entry commit together.
 import type { PreparedApproval, ApprovalPolicy } from "./approval-policy.ts";
-import type { NativeModeRecord, ResumeHint } from "./executor-port.ts";
+import type { HistoryCut, NativeModeRecord, ResumeHint } from "./executor-port.ts";
 import type { TurnState } from "./turn-state.ts";
 
 /** Retention profile of a thread. */
@@ -129,7 +129,7 @@ export type EngineStore = {
   settleInteraction(id: string, to: Exclude<InteractionState, "pending">, optionId: string | null, decidedBy: InteractionRecord["decidedBy"]): boolean;
   insertAudit(a: AuditRecord): void;
   /** Binds the thread's native session and the binding key it was opened under. */
-  setProviderSession(threadId: string, providerId: string, nativeSessionId: string, bindingKey: string): void;
+  setProviderSession(threadId: string, providerId: string, nativeSessionId: string, bindingKey: string, pending?: { cut?: HistoryCut; compact?: boolean }): void;
   /** The stored native session, offered to the next agent process for resumption (issue 25 point 5). */
   getProviderSession(threadId: string, providerId: string): ResumeHint | null;
 };

@@ -1,7 +1,8 @@
 // Translates ACP session/update frames into executor events: thoughts become
 // reasoning (P-PRV-03), message ids and completion markers are kept (P-PRV-06),
 // tool start/update frames merge into one envelope (P-CAP-06/07), and the
-// agent's own notices become diagnostics, not reply text (issue 27).
+// agent's own notices become diagnostics, not reply text (issue 27), and a
+// compaction the agent reports becomes `context_compacted`.
 import type { ExecutorEvent, ToolEnvelope } from "../domain/executor-port.ts";
 
 type Frame = { sessionUpdate: string; [k: string]: unknown };
@@ -25,6 +26,12 @@ function commandOf(raw: unknown): string | null {
 function locationsOf(raw: unknown): string[] | null {
   if (!Array.isArray(raw)) return null;
   return raw.map((l) => (l as { path?: unknown }).path).filter((p): p is string => typeof p === "string");
+}
+
+/** True for codex-acp's marker of a context compaction item (`_meta: {contextCompaction: {version}}`). */
+function isCompaction(meta: unknown): boolean {
+  const c = (meta as { contextCompaction?: unknown } | null | undefined)?.contextCompaction;
+  return c !== null && typeof c === "object";
 }
 
 /** Stateful per-turn translator. */
@@ -97,6 +104,8 @@ export class AcpEventTranslator {
     if (env.status !== null && TERMINAL_TOOL.has(env.status)) {
       this.#tools.delete(id);
       out.push({ type: "tool_end", envelope: { ...env, locations: [...env.locations] }, settled: true });
+      // codex-acp marks Codex's compaction (asked for, or its own) with `_meta.contextCompaction` (P-HIS-06).
+      if (env.status === "completed" && isCompaction(frame._meta)) out.push({ type: "context_compacted" });
     }
     return out;
   }

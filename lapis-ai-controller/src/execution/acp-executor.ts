@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { forgetCodexThread } from "./codex-erase.ts";
-import type { ForgetResult, SessionForget, ThreadRowEraser, Executor, SessionSetup, SetupResult } from "../domain/executor-port.ts";
+import type { ForgetResult, SessionForget, ThreadRowEraser, Executor, ExecutorCapabilities, SessionSetup, SetupResult } from "../domain/executor-port.ts";
 import { BRIDGE_MCP_TOKEN_ENV, type McpResolution } from "../domain/contract/mcp-servers.ts";
 import { acpStdioServers } from "./acp-mcp.ts";
 import type { OpenPlan } from "./acp-open.ts";
@@ -62,7 +62,8 @@ export function sessionBindingKey(s: SessionSetup): string {
 /** Whether to reopen the stored native session, or why not. */
 function openPlan(s: SessionSetup, bindingKey: string): OpenPlan {
   const stored = s.resume;
-  if (stored === undefined || stored === null) return { kind: "new" };
+  // A history cut (fork, rollback) never reopens the stored session: the engine seeds a new one (ACP has no cut).
+  if (stored === undefined || stored === null || stored.cut !== undefined) return { kind: "new" };
   if (stored.bindingKey !== null && stored.bindingKey !== bindingKey) return { kind: "reset", reason: "session_binding_changed" };
   return { kind: "reopen", nativeSessionId: stored.nativeSessionId };
 }
@@ -98,7 +99,8 @@ export class AcpExecutor implements Executor {
     const fp = `${fingerprint(setup)}:${createHash("sha256").update(JSON.stringify(stdio.servers)).digest("hex")}`;
     const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);
-    if (existing && !setup.restricted && existing.fp === fp && existing.session.alive) {
+    const cut = setup.resume?.cut !== undefined;
+    if (existing && !setup.restricted && !cut && existing.fp === fp && existing.session.alive) {
       return { ok: true, session: existing.session, continuity: { kind: "continued" }, bindingKey };
     }
     if (existing) {
@@ -134,7 +136,12 @@ export class AcpExecutor implements Executor {
     }));
     if (!started.ok) { grant?.revoke(); return started; }
     if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant, sources: mcp.sources ?? [] });
-    return { ok: true, session: started.session, continuity: started.session.continuity, bindingKey };
+    return { ok: true, session: started.session, continuity: cut ? { kind: "cut", method: "seeded" } : started.session.continuity, bindingKey };
+  }
+
+  /** ACP has no history cut, steer or compaction the controller can rely on: cuts are seeded, the rest refused. */
+  capabilities(): ExecutorCapabilities {
+    return { history: "seed", steer: false, compact: false };
   }
 
   /** Closes the thread's live session, then erases Codex's own files of it (threads.delete). */

@@ -7,7 +7,7 @@
 // items become one envelope from `item/started` to `item/completed`; Codex's
 // warnings and errors become diagnostics, never reply text.
 import type { ExecutorEvent, ToolEnvelope } from "../domain/executor-port.ts";
-import { TOOL_ITEM_TYPES } from "./codex-wire.ts";
+import { COMPACTION_ITEM_TYPE, TOOL_ITEM_TYPES } from "./codex-wire.ts";
 
 type Channel = "text" | "reasoning";
 type Item = { type?: unknown; id?: unknown; [k: string]: unknown };
@@ -141,6 +141,7 @@ export class CodexEventTranslator {
       this.#open[channel] = null;
       return [{ type: "message_completed", channel, messageId: id }];
     }
+    if (type === COMPACTION_ITEM_TYPE) return [{ type: "context_compacted" }];
     if (!TOOL_TYPES.has(type)) return [];
     const known = this.#tools.get(id);
     const env = envelopeOf(item, id, type);

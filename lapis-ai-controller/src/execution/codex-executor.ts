@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { BRIDGE_MCP_TOKEN_ENV, type McpResolution } from "../domain/contract/mcp-servers.ts";
 import { forgetCodexThread } from "./codex-erase.ts";
-import type { ForgetResult, SessionForget, ThreadRowEraser, Executor, NativeModeRecord, SessionSetup, SetupResult } from "../domain/executor-port.ts";
+import type { ForgetResult, SessionForget, ThreadRowEraser, Executor, ExecutorCapabilities, NativeModeRecord, SessionContinuity, SessionSetup, SetupResult } from "../domain/executor-port.ts";
 import type { LaunchConfig, LaunchHost } from "./acp-launch.ts";
 import { sessionBindingKey } from "./acp-executor.ts";
 import { resolveCodexLaunch } from "./codex-launch.ts";
@@ -95,7 +95,20 @@ function threadPlan(s: SessionSetup, bindingKey: string): ThreadPlan {
   const stored = s.resume;
   if (stored === undefined || stored === null) return { kind: "new" };
   if (stored.bindingKey !== null && stored.bindingKey !== bindingKey) return { kind: "reset", reason: "session_binding_changed" };
+  // threads.fork: the stored id is the source's native thread; the fork gets its own, cut at the chosen turn.
+  if (stored.cut?.kind === "fork") return stored.cut.throughNativeTurnId === null ? { kind: "new" } : { kind: "fork", threadId: stored.nativeSessionId, lastTurnId: stored.cut.throughNativeTurnId };
   return { kind: "resume", threadId: stored.nativeSessionId };
+}
+
+/** Applies a stored rollback cut and compaction request to a session about to serve a turn. */
+async function applyHistory(session: CodexSession, setup: SessionSetup, continuity: SessionContinuity): Promise<{ ok: true; continuity: SessionContinuity } | { ok: false; code: string }> {
+  const cut = setup.resume?.cut;
+  session.compactFirst = setup.resume?.compact === true;
+  // A thread Codex could not resume lost its history anyway: nothing left to revert.
+  if (cut?.kind !== "rollback" || cut.beforeNativeTurnId === null || continuity.kind === "reset") return { ok: true, continuity };
+  if (await session.revert(cut.beforeNativeTurnId)) return { ok: true, continuity: { kind: "cut", method: "thread/revert" } };
+  // A refused revert: a new thread the engine seeds from the journal, never the uncut history.
+  return await session.startSeeded() ? { ok: true, continuity: { kind: "cut", method: "seeded" } } : { ok: false, code: "history_cut_failed" };
 }
 
 /** The native Codex implementation of the Executor port. */
@@ -125,8 +138,9 @@ export class CodexExecutor implements Executor {
     const fp = fingerprint(setup, external.servers);
     const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);
-    if (existing && !setup.restricted && existing.fp === fp && existing.session.alive) {
-      return { ok: true, session: existing.session, continuity: { kind: "continued" }, bindingKey };
+    if (existing && !setup.restricted && setup.resume?.cut?.kind !== "fork" && existing.fp === fp && existing.session.alive) {
+      const applied = await applyHistory(existing.session, setup, { kind: "continued" });
+      return applied.ok ? { ok: true, session: existing.session, continuity: applied.continuity, bindingKey } : applied;
     }
     if (existing) {
       this.#sessions.delete(setup.sessionKey);
@@ -163,7 +177,13 @@ export class CodexExecutor implements Executor {
     }));
     if (!started.ok) { grant?.revoke(); return started; }
     if (!setup.restricted) this.#sessions.set(setup.sessionKey, { fp, session: started.session, grant, sources: mcp.sources ?? [] });
-    return { ok: true, session: started.session, continuity: started.session.continuity, bindingKey };
+    const applied = await applyHistory(started.session, setup, started.session.continuity);
+    return applied.ok ? { ok: true, session: started.session, continuity: applied.continuity, bindingKey } : applied;
+  }
+
+  /** Codex cuts its own history (thread/fork, thread/revert), steers (turn/steer) and compacts (thread/compact/start). */
+  capabilities(): ExecutorCapabilities {
+    return { history: "native", steer: true, compact: true };
   }
 
   /** Closes the thread's live session, then erases Codex's own files of it (threads.delete). */

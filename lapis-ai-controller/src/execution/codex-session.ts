@@ -14,7 +14,10 @@ import { CodexRpc, RPC_CODES, type RpcReply, type ServerAnswer } from "./codex-r
 import type { SandboxMode } from "./codex-wire.ts";
 
 /** What to open: a new thread, a stored one to resume, or a reset the executor already decided. */
-export type ThreadPlan = { kind: "new" } | { kind: "resume"; threadId: string } | { kind: "reset"; reason: "session_binding_changed" };
+export type ThreadPlan =
+  | { kind: "new" } | { kind: "resume"; threadId: string } | { kind: "reset"; reason: "session_binding_changed" }
+  /** A fork of a stored native thread through one of its turns (threads.fork). */
+  | { kind: "fork"; threadId: string; lastTurnId: string };
 
 /** Parameters of one session start. */
 export type CodexSessionStart = {
@@ -36,7 +39,7 @@ export type CodexSessionStart = {
   onClosed?: () => void;
 };
 
-type Running = { sink: TurnSink; translator: CodexEventTranslator; turnId: string | null; interrupt: boolean; done(o: TurnOutcome): void };
+type Running = { sink: TurnSink; translator: CodexEventTranslator; turnId: string | null; interrupt: boolean; compaction: boolean; done(o: TurnOutcome): void };
 
 function threadIdOf(reply: RpcReply): string | null {
   if (!reply.ok) return null;
@@ -69,6 +72,8 @@ export class CodexSession implements PreparedSession {
   #exited: Promise<void>;
   #alive = true;
   #nextAsk = 0;
+  /** threads.compact: the next dispatch compacts the thread (thread/compact/start) before its turn. */
+  compactFirst = false;
 
   constructor(child: ChildProcess, start: CodexSessionStart) {
     this.#child = child;
@@ -114,6 +119,12 @@ export class CodexSession implements PreparedSession {
       this.continuity = { kind: "resumed", method: "thread/resume" };
       // A refused resume (rollout gone, unknown id) opens a new thread, recorded as a reset.
       if (!reply.ok && typeof reply.error === "object") reply = await fresh({ kind: "reset", reason: "resume_failed" });
+    } else if (s.plan.kind === "fork") {
+      // The fork's own native thread: the source's history through lastTurnId, the source untouched.
+      reply = await this.#rpc.request("thread/fork", { threadId: s.plan.threadId, lastTurnId: s.plan.lastTurnId, ...base, excludeTurns: true }, left());
+      this.continuity = { kind: "cut", method: "thread/fork" };
+      // A refused fork (the source's rollout gone): a new thread the engine seeds from the journal.
+      if (!reply.ok && typeof reply.error === "object") reply = await fresh({ kind: "cut", method: "seeded" });
     } else {
       reply = await fresh(s.plan.kind === "new" ? { kind: "new" } : s.plan);
     }
@@ -123,27 +134,70 @@ export class CodexSession implements PreparedSession {
     return { ok: true };
   }
 
-  /** Starts a turn with the context blocks and the prompt; resolves on `turn/completed`. */
+  /** A new native thread in this process (a refused revert): the engine seeds it from the journal. */
+  async startSeeded(): Promise<boolean> {
+    const s = this.#start;
+    const reply = await this.#rpc.request("thread/start", { cwd: s.cwd, approvalPolicy: "on-request", sandbox: s.sandbox, config: s.config }, s.requestTimeoutMs);
+    const id = threadIdOf(reply);
+    if (id === null) return false;
+    this.nativeSessionId = id;
+    this.continuity = { kind: "cut", method: "seeded" };
+    return true;
+  }
+
+  /** threads.rollback: the native thread's history from `beforeTurnId` on is dropped (files stay as they are). */
+  async revert(beforeTurnId: string): Promise<boolean> {
+    const reply = await this.#rpc.request("thread/revert", { threadId: this.nativeSessionId, beforeTurnId }, this.#start.requestTimeoutMs);
+    if (reply.ok) this.continuity = { kind: "cut", method: "thread/revert" };
+    return reply.ok;
+  }
+
+  /** Starts a turn with the context blocks and the prompt (after a requested compaction); resolves on `turn/completed`. */
   async dispatch(prompt: string, sink: TurnSink, context: readonly ContextBlock[] = []): Promise<TurnOutcome> {
+    if (this.compactFirst) {
+      this.compactFirst = false;
+      const compacted = await this.#run(sink, true, "thread/compact/start", { threadId: this.nativeSessionId });
+      if (compacted.kind === "failed" || compacted.stopReason !== "end_turn") return compacted;
+    }
+    const input = [...context.map(contextText), prompt].map((text) => ({ type: "text", text, text_elements: [] }));
+    const result = await this.#run(sink, false, "turn/start", { threadId: this.nativeSessionId, input });
+    if (this.restricted) await this.close();
+    return result;
+  }
+
+  /** One native turn (a prompt, or a compaction): the request, then the wait for its `turn/completed`. */
+  async #run(sink: TurnSink, compaction: boolean, method: string, params: Record<string, unknown>): Promise<TurnOutcome> {
     if (!this.alive) return { kind: "failed", code: "provider_exited" };
     if (this.#turn !== null) return { kind: "failed", code: "provider_busy" };
     const translator = new CodexEventTranslator();
     const outcome = new Promise<TurnOutcome>((resolve) => {
-      this.#turn = { sink, translator, turnId: null, interrupt: false, done: resolve };
+      this.#turn = { sink, translator, turnId: null, interrupt: false, compaction, done: resolve };
     });
-    const input = [...context.map(contextText), prompt].map((text) => ({ type: "text", text, text_elements: [] }));
-    const started = await this.#rpc.request("turn/start", { threadId: this.nativeSessionId, input }, this.#start.requestTimeoutMs);
+    const started = await this.#rpc.request(method, params, this.#start.requestTimeoutMs);
     const turn = this.#turn as Running | null;
     if (turn !== null && started.ok) {
       const id = (started.result as { turn?: { id?: unknown } } | null)?.turn?.id;
-      if (typeof id === "string" && turn.turnId === null) turn.turnId = id;
+      if (typeof id === "string" && turn.turnId === null) this.#turnStarted(turn, id);
       if (turn.interrupt) this.#interrupt(turn);
     } else if (!started.ok) {
       this.#end(started.error === "closed" ? { kind: "failed", code: "provider_exited" } : { kind: "failed", code: "provider_error" });
     }
-    const result = await outcome;
-    if (this.restricted) await this.close();
-    return result;
+    return outcome;
+  }
+
+  /** The turn's native id is known: the engine journals it so a later fork or rollback can name the turn. */
+  #turnStarted(turn: Running, id: string): void {
+    turn.turnId = id;
+    if (!turn.compaction) turn.sink.event({ type: "native_turn", nativeTurnId: id, nativeThreadId: this.nativeSessionId });
+  }
+
+  /** turns.steer: adds input to the running turn (`turn/steer` with the turn's id as precondition). */
+  async steer(text: string): Promise<{ ok: true } | { ok: false; code: string }> {
+    const turn = this.#turn;
+    if (turn === null || turn.compaction || turn.turnId === null || !this.alive) return { ok: false, code: "turn_not_running" };
+    const input = [{ type: "text", text, text_elements: [] }];
+    const reply = await this.#rpc.request("turn/steer", { threadId: this.nativeSessionId, expectedTurnId: turn.turnId, input }, this.#start.requestTimeoutMs);
+    return reply.ok ? { ok: true } : { ok: false, code: reply.error === "timeout" ? "provider_error" : "turn_not_running" };
   }
 
   /** turn/interrupt; only `turn/completed` proves the end (P-TRN-02). */
@@ -174,7 +228,7 @@ export class CodexSession implements PreparedSession {
     // Notifications of another thread (or turn) are dropped; thread-less warnings belong to this process.
     if (typeof p.threadId === "string" && p.threadId !== this.nativeSessionId) return;
     if (method === "turn/started" && turn.turnId === null && typeof p.turn?.id === "string") {
-      turn.turnId = p.turn.id;
+      this.#turnStarted(turn, p.turn.id);
       if (turn.interrupt) this.#interrupt(turn);
       return;
     }

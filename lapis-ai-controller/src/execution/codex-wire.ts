@@ -5,7 +5,11 @@
 // shapes fails in CI instead of at a user's turn.
 
 /** Client -> server requests the executor sends. */
-export const CLIENT_REQUESTS = ["initialize", "thread/start", "thread/resume", "turn/start", "turn/interrupt"] as const;
+export const CLIENT_REQUESTS = [
+  "initialize", "thread/start", "thread/resume", "turn/start", "turn/interrupt",
+  // History cuts, steering and compaction (threads.fork, threads.rollback, turns.steer, threads.compact).
+  "thread/fork", "thread/revert", "turn/steer", "thread/compact/start",
+] as const;
 
 /** Client -> server notifications the executor sends. */
 export const CLIENT_NOTIFICATIONS = ["initialized"] as const;
@@ -49,7 +53,16 @@ export const RELIED_FIELDS: Readonly<Record<string, readonly string[]>> = {
   FileChangeRequestApprovalParams: ["threadId", "turnId", "itemId"],
   FileChangeRequestApprovalResponse: ["decision"],
   McpServerElicitationRequestResponse: ["action", "content"],
+  ThreadForkParams: ["threadId", "lastTurnId", "cwd", "approvalPolicy", "sandbox", "config", "excludeTurns"],
+  ThreadForkResponse: ["thread"],
+  ThreadRevertParams: ["threadId", "beforeTurnId"],
+  ThreadCompactStartParams: ["threadId"],
+  TurnSteerParams: ["threadId", "expectedTurnId", "input"],
+  TurnSteerResponse: ["turnId"],
 };
+
+/** The item Codex records when it compacted a thread's context (asked for, or on its own). */
+export const COMPACTION_ITEM_TYPE = "contextCompaction";
 
 /** The text user input the executor sends: `{type: "text", text, text_elements}`. */
 export const TEXT_INPUT_FIELDS = ["type", "text", "text_elements"] as const;

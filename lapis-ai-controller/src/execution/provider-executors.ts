@@ -3,7 +3,7 @@
 // port sends each setup to its provider's executor. Launch resolution per
 // kind is shared with `status` so both report what serve would run.
 import { tmpdir } from "node:os";
-import type { Executor, ForgetResult, SessionForget, SessionSetup, SetupResult, ThreadRowEraser } from "../domain/executor-port.ts";
+import type { Executor, ExecutorCapabilities, ForgetResult, SessionForget, SessionSetup, SetupResult, ThreadRowEraser } from "../domain/executor-port.ts";
 import type { ProviderDefinition } from "../domain/turn-config.ts";
 import type { McpResolution } from "../domain/contract/mcp-servers.ts";
 import { AcpExecutor } from "./acp-executor.ts";
@@ -40,6 +40,10 @@ export class ProviderRouter implements Executor {
   forget(s: SessionForget): Promise<ForgetResult> {
     const ex = this.#byProvider.get(s.providerId);
     return ex?.forget?.(s) ?? Promise.resolve(s.nativeSessionId === null ? "none" : "unsupported");
+  }
+
+  capabilities(providerId: string): ExecutorCapabilities {
+    return this.#byProvider.get(providerId)?.capabilities?.(providerId) ?? { history: "seed", steer: false, compact: false };
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,7 @@
 // the preparation marker records it with the native-mode result (P-STO-07).
 import { ControllerFailure, type Result } from "../domain/errors.ts";
 import { TURN_STATES, type JournalMetadata, type Json } from "../domain/records.ts";
-import type { NativeModeResult } from "../domain/executor-port.ts";
+import type { HistoryCut, NativeModeResult } from "../domain/executor-port.ts";
 import type { JournalAppend } from "../domain/ports.ts";
 import type { EntryRedactor } from "../domain/redaction-port.ts";
 import type { EngineStore, InteractionRecord, JournalEntry, PreparedConfig, ThreadRecord, TurnRecord } from "../domain/turn-store-port.ts";
@@ -51,6 +51,16 @@ function redactedEntry(e: Omit<JournalEntry, "seq">, redactor: EntryRedactor | u
   const d = redactor.prepare({ type: e.type, data: e.data });
   if (!d.ok) throw new ControllerFailure({ code: d.code, retryable: true });
   return d.changed ? { ...e, type: d.type, data: d.data } : e;
+}
+
+/** A stored history cut, or undefined for none or an unknown shape (then nothing is cut). */
+function readCut(v: unknown): HistoryCut | undefined {
+  if (v === null || typeof v !== "object") return undefined;
+  const c = v as Record<string, unknown>;
+  const id = (x: unknown): string | null | undefined => (x === null ? null : typeof x === "string" ? x : undefined);
+  if (c.kind === "fork" && id(c.throughNativeTurnId) !== undefined) return { kind: "fork", throughNativeTurnId: id(c.throughNativeTurnId) ?? null };
+  if (c.kind === "rollback" && id(c.beforeNativeTurnId) !== undefined) return { kind: "rollback", beforeNativeTurnId: id(c.beforeNativeTurnId) ?? null };
+  return undefined;
 }
 
 /** States after which a turn runs no more (final or lost outcome); each entry appends a `turn_outcome` event. */
@@ -220,15 +230,21 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     insertAudit(a): void {
       must(store.audit.record({ at: now(), actor: a.actor, action: a.action, subjectKind: "turn", subjectId: a.turnId, details: splitData(a.data).metadata }));
     },
-    setProviderSession(threadId, providerId, nativeSessionId, bindingKey): void {
-      must(store.providerSessions.bind({ threadId, provider: providerId, nativeSessionId, binding: { bindingKey }, createdAt: now(), updatedAt: now() }));
+    setProviderSession(threadId, providerId, nativeSessionId, bindingKey, pending = {}): void {
+      // A pending history cut or compaction rides with the binding until the next dispatch boundary rewrites it.
+      const binding = { bindingKey, ...(pending.cut === undefined ? {} : { cut: pending.cut }), ...(pending.compact === true ? { compact: true } : {}) };
+      must(store.providerSessions.bind({ threadId, provider: providerId, nativeSessionId, binding, createdAt: now(), updatedAt: now() }));
     },
     getProviderSession(threadId, providerId) {
       const row = store.providerSessions.get(threadId, providerId);
       if (row === undefined) return null;
       // Rows written before the key existed carry no key: resumption is still offered.
       const key = row.binding.bindingKey;
-      return { nativeSessionId: row.nativeSessionId, bindingKey: typeof key === "string" ? key : null };
+      const cut = readCut(row.binding.cut);
+      return {
+        nativeSessionId: row.nativeSessionId, bindingKey: typeof key === "string" ? key : null,
+        ...(cut === undefined ? {} : { cut }), ...(row.binding.compact === true ? { compact: true } : {}),
+      };
     },
   };
 }

@@ -52,6 +52,16 @@ export function threadsApi(port: SdkPort) {
       return receipt;
     },
     configure: (params: CommandParams<"threads.configure">, commandId?: string) => port.command("threads.configure", params, commandId),
+    /** A new thread with the source's agent history through `afterTurnId`; give the source's binding to stay attached across reconnects. */
+    fork: async (params: CommandParams<"threads.fork">, commandId?: string, binding: ThreadBinding = {}) => {
+      const receipt = await port.command("threads.fork", params, commandId);
+      port.remember(receipt.threadId, binding);
+      return receipt;
+    },
+    /** The last `turns` completed turns leave the agent's context (the journal keeps them, marked; files stay). */
+    rollback: (params: CommandParams<"threads.rollback">, commandId?: string) => port.command("threads.rollback", params, commandId),
+    /** The agent compacts the thread's context before its next turn; `unsupported` where the executor cannot. */
+    compact: (threadId: string, commandId?: string) => port.command("threads.compact", { threadId }, commandId),
     /** Attaches to a stored thread with the same binding it was created with (else `binding_mismatch`). */
     attach: async (threadId: string, binding: ThreadBinding = {}) => {
       const result = await port.call("threads.attach", { threadId, binding });
@@ -109,6 +119,8 @@ export function turnsApi(port: SdkPort) {
     continue: (turnId: string, input: TurnInput, commandId?: string): Promise<TurnReceipt> => port.command("turns.continue", { turnId, input }, commandId),
     /** Asks the agent to stop, under one command identity. */
     cancel: (turnId: string, commandId?: string) => port.command("turns.cancel", { turnId }, commandId),
+    /** Adds input to a running turn where the executor can (else `steer_unsupported`); never a new turn. */
+    steer: (turnId: string, input: TurnInput, commandId?: string) => port.command("turns.steer", { turnId, input }, commandId),
     /** Records a lost-outcome turn's outcome (owner), under one command identity. */
     resolve: (params: CommandParams<"turns.resolve">, commandId?: string) => port.command("turns.resolve", params, commandId),
     get,

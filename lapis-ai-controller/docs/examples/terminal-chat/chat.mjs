@@ -9,7 +9,9 @@
 // `/resume N` works after a restart too; `/threads` lists this application's
 // threads from the controller, `/delete N` erases one, `/usage` prints tokens. Memory (memory.mjs): `/remember TEXT`,
 // `/memory`, `/forget ID`, kept as Markdown files in CHAT_MEMORY (default
-// chat-memory/ beside the state); every thread recalls from it. Typed SDK: client.threads.*,
+// chat-memory/ beside the state); every thread recalls from it. `/fork [K]` branches the
+// thread after its K-th completed turn, `/rollback [N]` takes back the last N turns (the
+// agent forgets them; files stay as they are). Typed SDK: client.threads.*,
 // client.turns.* (with wait), client.interactions.*, client.events(threadId).
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -17,7 +19,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { ControllerClient } from "lapis-ai-controller/client";
 import { chatMemory } from "./memory.mjs";
-import { noticeFilter } from "./present.mjs";
+import { forkPoints, noticeFilter } from "./present.mjs";
 import { chatThreads } from "./threads.mjs";
 
 const env = process.env;
@@ -156,6 +158,19 @@ async function command(line) {
   if (name === "/forget") return memory.forget(arg);
   // This application's threads from the controller (threads.list): title or first words, activity, turns.
   if (name === "/threads") return void (await threads.list(threadId, state.threads));
+  // History controls: /fork [K] branches after completed turn K (default: the last), /rollback [N] takes back the last N.
+  if (name === "/fork") {
+    const points = forkPoints(await client.threads.replayAll(threadId));
+    const afterTurnId = points[(arg === undefined ? points.length : Number(arg)) - 1];
+    if (afterTurnId === undefined) return say(`no completed turn ${arg ?? ""} to fork after (this thread has ${points.length})`);
+    const { threadId: id } = await client.threads.fork({ threadId, afterTurnId });
+    state.threads.push(id);
+    return open(id, true);
+  }
+  if (name === "/rollback") {
+    const { turns } = await client.threads.rollback({ threadId, turns: arg === undefined ? 1 : Number(arg) });
+    return say(`· the agent no longer remembers the last ${turns} turn(s); files it changed stay as they are`);
+  }
   if (name === "/resume") {
     const id = (threads.listed.length > 0 ? threads.listed : state.threads)[Number(arg) - 1];
     return id === undefined ? say("no such thread; see /threads") : open(id, false);
@@ -171,7 +186,7 @@ async function command(line) {
     return;
   }
   if (name === "/usage") return threads.usage(threadId);
-  say("commands: /new, /threads, /resume N, /delete N, /usage, /remember TEXT, /memory, /forget ID, /quit");
+  say("commands: /new, /threads, /resume N, /fork [K], /rollback [N], /delete N, /usage, /remember TEXT, /memory, /forget ID, /quit");
 }
 
 const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
@@ -206,7 +221,7 @@ rl.on("line", (input) => {
   }).catch((e) => say(`error: ${e.code ?? e.message}`)).then(() => rl.prompt());
 });
 
-say("lapis-ai-controller terminal chat. Type a message; /new, /threads, /resume N, /delete N, /usage, /remember TEXT, /memory, /forget ID, /quit; Ctrl-C cancels a turn.");
+say("lapis-ai-controller terminal chat. Type a message; /new, /threads, /resume N, /fork [K], /rollback [N], /delete N, /usage, /remember TEXT, /memory, /forget ID, /quit; Ctrl-C cancels a turn.");
 rl.setPrompt("> ");
 busy = (state.last !== null && state.threads.includes(state.last) ? open(state.last, false) : newThread())
   .catch((e) => say(`error: ${e.code ?? e.message}`)).then(() => rl.prompt());

@@ -57,3 +57,13 @@ export function noticeFilter(limit = NOTICE_MEMORY.default) {
     return true;
   };
 }
+
+/**
+ * The turns `/fork K` can name, oldest first: the thread's completed turns
+ * that were not rolled back, read from its replayed events (`turn_outcome`
+ * with state completed, `turn_rolled_back`).
+ */
+export function forkPoints(events) {
+  const rolled = new Set(events.filter((e) => e.kind === "turn_rolled_back").map((e) => e.turnId));
+  return events.filter((e) => e.kind === "turn_outcome" && e.metadata?.state === "completed" && !rolled.has(e.turnId)).map((e) => e.turnId);
+}

@@ -39,6 +39,13 @@ export const EVENT_KINDS = {
   interaction_requested: { summary: "the agent asks the application a question (an approval or structured input) that waits for interactions.respond; its options are in turns.get", metadata: obj({ interactionId: id(), category: oneOfValues(["execution", "structured_input"] as const), deadlineAt: int(0) }, ["interactionId", "category", "deadlineAt"]) },
   token_usage: { summary: "the token usage the agent reported for the turn so far (input includes cached input; the newest report is the turn's usage); figures only, kept under metadata-only retention", metadata: TOKEN_FIGURES },
   turn_outcome: { summary: "the turn stopped running: completed, failed, cancelled, or a lost outcome (interrupted, submission_unknown) awaiting the owner", metadata: obj({ state: TURN_STATE, errorCode: nullable(ERROR_CODE) }, ["state", "errorCode"]) },
+  // History controls (P-HIS).
+  thread_forked: { summary: "this thread is a fork: its agent history is the source's through afterTurnId (replay the source for it)", metadata: obj({ sourceThreadId: id(), afterTurnId: id(), commandId: id() }, ["sourceThreadId", "afterTurnId", "commandId"]) },
+  turn_rolled_back: { summary: "threads.rollback took this event's turn out of the agent's context for later turns; its entries stay in the journal", metadata: obj({ commandId: id() }, ["commandId"]) },
+  thread_rolled_back: { summary: "threads.rollback: the last `turns` completed turns left the agent's context; keptThroughTurnId is the last turn it keeps (null: none)", metadata: obj({ commandId: id(), turns: int(1), keptThroughTurnId: nullable(id()) }, ["commandId", "turns", "keptThroughTurnId"]) },
+  turn_steered: { summary: "turns.steer: input added to this running turn (delivery follows in the owner journal)", metadata: obj({ commandId: id() }, ["commandId"]), payload: TEXT },
+  compaction_requested: { summary: "threads.compact: the agent compacts the context at the start of the thread's next turn", metadata: obj({ commandId: id() }, ["commandId"]) },
+  context_compacted: { summary: "the agent compacted the thread's context in this turn (asked for with threads.compact, or on its own)", metadata: obj({}) },
 } as const satisfies Readonly<Record<string, EventKindContract>>;
 
 /** A transcript event kind of the contract. */

@@ -11,9 +11,10 @@ type Present = {
   usageLine(label: string, totals: Record<string, number>): string;
   noticeFilter(limit?: number): (threadId: string, severity: string, text: string) => boolean;
   NOTICE_MEMORY: { default: number; max: number };
+  forkPoints(events: readonly object[]): string[];
 };
 const PRESENT = new URL("../../../docs/examples/terminal-chat/present.mjs", import.meta.url).href;
-const { ago, NOTICE_MEMORY, noticeFilter, threadLine, usageLine } = (await import(PRESENT)) as Present;
+const { ago, forkPoints, NOTICE_MEMORY, noticeFilter, threadLine, usageLine } = (await import(PRESENT)) as Present;
 
 const NOW = Date.UTC(2026, 0, 2, 12, 0, 0);
 const ID = "6f1c2d3e-0000-4000-8000-000000000001";
@@ -63,4 +64,16 @@ test("P-LIF-14 /threads shows the turn count; /usage lines: reported figures, un
   const totals = { reportedTurns: 2, unreportedTurns: 1, inputTokens: 12_000, cachedInputTokens: 3_000, outputTokens: 450, reasoningOutputTokens: 20, totalTokens: 12_450 };
   assert.equal(usageLine("this thread", totals), "this thread: 12,450 tokens (12,000 in, 3,000 of them cached; 450 out, 20 of them reasoning) over 2 turns; 1 turn unreported");
   assert.equal(usageLine("app", { ...totals, reportedTurns: 0, unreportedTurns: 2 }), "app: no usage reported; 2 turns unreported");
+});
+
+test("AIC-DEMO-07 /fork K counts the thread's completed turns that were not rolled back, oldest first", () => {
+  const outcome = (turnId: string, state: string) => ({ kind: "turn_outcome", turnId, metadata: { state, errorCode: null } });
+  const events = [
+    { kind: "thread_created", turnId: null, metadata: { configVersion: 1 } },
+    outcome("t1", "completed"), outcome("t2", "failed"), outcome("t3", "completed"), outcome("t4", "completed"),
+    { kind: "turn_rolled_back", turnId: "t4", metadata: { commandId: "c" } },
+    { kind: "text", turnId: "t5", metadata: {} },
+  ];
+  assert.deepEqual(forkPoints(events), ["t1", "t3"]);
+  assert.deepEqual(forkPoints([]), []);
 });

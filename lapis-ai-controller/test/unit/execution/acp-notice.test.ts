@@ -11,3 +11,17 @@ test("P-PRV-03 an agent's session notice becomes a diagnostic event, never text"
   assert.deepEqual(t.translate({ sessionUpdate: "notice", severity: "Not A Word!", title: "x" }), [{ type: "diagnostic", severity: "info", text: "x" }]);
   assert.deepEqual(t.translate({ sessionUpdate: "notice", title: "  " }), []);
 });
+
+test("P-HIS-06 codex-acp's compaction item (a tool call marked _meta.contextCompaction) also yields context_compacted when it completes", () => {
+  const tr = new AcpEventTranslator();
+  const meta = { contextCompaction: { version: 1 } };
+  const begin = tr.translate({ sessionUpdate: "tool_call", toolCallId: "k1", kind: "think", title: "Compact conversation", status: "in_progress", _meta: meta });
+  assert.deepEqual(begin.map((e) => e.type), ["tool_begin"]);
+  const end = tr.translate({ sessionUpdate: "tool_call_update", toolCallId: "k1", status: "completed", _meta: meta });
+  assert.deepEqual(end.map((e) => e.type), ["tool_end", "context_compacted"]);
+  // An ordinary tool, or a compaction that failed, is no compaction.
+  tr.translate({ sessionUpdate: "tool_call", toolCallId: "x1", kind: "execute", title: "ls", status: "in_progress" });
+  assert.deepEqual(tr.translate({ sessionUpdate: "tool_call_update", toolCallId: "x1", status: "completed" }).map((e) => e.type), ["tool_end"]);
+  tr.translate({ sessionUpdate: "tool_call", toolCallId: "k2", kind: "think", status: "in_progress", _meta: meta });
+  assert.deepEqual(tr.translate({ sessionUpdate: "tool_call_update", toolCallId: "k2", status: "failed", _meta: meta }).map((e) => e.type), ["tool_end"]);
+});

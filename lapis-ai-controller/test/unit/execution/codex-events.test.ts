@@ -33,3 +33,10 @@ test("P-CAP-06 native tool items: one envelope from item/started to item/complet
   // An unsettled tool at the end of the turn is closed unsettled.
   assert.deepEqual(tr.finish(), [{ type: "tool_end", envelope: { toolCallId: "t1", title: "s.note", kind: "other", status: "in_progress", locations: [], command: null }, settled: false }]);
 });
+
+test("P-HIS-06 a contextCompaction item (asked for, or Codex's own) becomes one context_compacted event, after the text before it", () => {
+  const tr = new CodexEventTranslator();
+  assert.deepEqual(tr.translate(...delta("m1", "before")), []);
+  assert.deepEqual(tr.translate("item/started", { item: { type: "contextCompaction", id: "k1" } }), [{ type: "text", messageId: "m1", text: "before" }]);
+  assert.deepEqual(tr.translate("item/completed", { item: { type: "contextCompaction", id: "k1" } }), [{ type: "context_compacted" }]);
+});

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { currentLaunchHost } from "../../../src/execution/acp-launch.ts";
 import { resolveCodexLaunch } from "../../../src/execution/codex-launch.ts";
 import {
-  APPROVAL_DECISIONS, CLIENT_NOTIFICATIONS, CLIENT_REQUESTS, ELICITATION_ACTIONS, ELICITATION_MODES, RELIED_FIELDS, SANDBOX_MODES,
+  APPROVAL_DECISIONS, CLIENT_NOTIFICATIONS, COMPACTION_ITEM_TYPE, CLIENT_REQUESTS, ELICITATION_ACTIONS, ELICITATION_MODES, RELIED_FIELDS, SANDBOX_MODES,
   SERVER_NOTIFICATIONS, SERVER_REQUESTS, TEXT_INPUT_FIELDS, TOOL_ITEM_TYPES, TURN_STATUSES,
 } from "../../../src/execution/codex-wire.ts";
 import { tempDir } from "../../support/temp.ts";
@@ -85,7 +85,7 @@ test("P-PRV-16 P-PRV-17 P-PRV-18 the installed Codex's generated schema still ha
   assert.ok(text, "UserInput text variant");
   for (const f of TEXT_INPUT_FIELDS) assert.ok(text.properties !== undefined && f in text.properties, `UserInput.text.${f}`);
   const items = variantTags(defs.get("ThreadItem"), "type");
-  for (const k of [...TOOL_ITEM_TYPES, "agentMessage", "reasoning"]) assert.ok(items.includes(k), `ThreadItem ${k}`);
+  for (const k of [...TOOL_ITEM_TYPES, "agentMessage", "reasoning", COMPACTION_ITEM_TYPE]) assert.ok(items.includes(k), `ThreadItem ${k}`);
   const modes = variantTags(defs.get("McpServerElicitationRequestParams"), "mode");
   for (const m of ELICITATION_MODES) assert.ok(modes.includes(m), `elicitation mode ${m}`);
   const approval = stringEnum(defs.get("AskForApproval"));
