@@ -1,7 +1,10 @@
 // Chaos in an encrypted room (LISA-E2EE-11): a member's real E2EE client
-// sends encrypted invocations and chatter while Lisa is SIGKILLed at random
-// moments (seeded) and restarted: during login and device start, between a
-// decryption and its classification, between an encryption and its send.
+// sends encrypted invocations and chatter while Lisa is SIGKILLed and
+// restarted: two kills in three at random moments (seeded; login and device
+// start among them), one in three right after a log line, so that kills land
+// between a decryption and its classification (after `sync_candidates`) and
+// around encryption and send (after `invocation_answered`); the figures
+// printed say how many did and where the restarts found work.
 // The oracle reads the whole timeline from the homeserver, decrypts every
 // one of Lisa's messages with the member's client and demands exactly one
 // decryptable reply per invocation and none to anything else.
@@ -95,6 +98,7 @@ for (const kind of homeserversUnderTest()) {
       let sending = true;
       let driverFailed = false;
       let kills = 0;
+      const triggered: Record<string, number> = {};
       const unexpectedExits: string[] = [];
       const driver = (async () => {
         try {
@@ -112,8 +116,17 @@ for (const kind of homeserversUnderTest()) {
       })();
       const monkey = (async () => {
         while (!driverFailed && (sending || kills < size.minKills)) {
-          await sleep(MIN_UPTIME_MS + Math.floor(killRand() * (MAX_UPTIME_MS - MIN_UPTIME_MS)));
           const run = world.lisa.current!;
+          // Every third kill lands right after a log line: candidates committed (decrypted, not yet classified)
+          // or an answer made (its reply about to be committed, encrypted and sent); the rest at random times.
+          const trigger = kills % 3 === 1 ? "sync_candidates" : kills % 3 === 2 ? "invocation_answered" : null;
+          if (trigger === null) await sleep(MIN_UPTIME_MS + Math.floor(killRand() * (MAX_UPTIME_MS - MIN_UPTIME_MS)));
+          else {
+            const seen = world.lisa.count(trigger, run);
+            const deadline = Date.now() + MAX_UPTIME_MS * 2;
+            while (world.lisa.count(trigger, run) === seen && run.exit === null && Date.now() < deadline) await sleep(2);
+            if (world.lisa.count(trigger, run) > seen) triggered[trigger] = (triggered[trigger] ?? 0) + 1;
+          }
           if (run.exit !== null) unexpectedExits.push(`run ${run.index}: ${JSON.stringify(run.exit)}\n${world.lisa.tail(run)}`);
           else await world.lisa.kill();
           kills += 1;
@@ -149,7 +162,7 @@ for (const kind of homeserversUnderTest()) {
       const requeued = world.lisa.logLines().filter((l) => l.event === "ledger_requeued");
       const sum = (key: string): number => requeued.reduce((n, l) => n + Number(l[key] ?? 0), 0);
       const pendingAtStart = world.lisa.logLines().filter((l) => l.event === "decryption_pending").length;
-      console.log(`e2ee-chaos[${kind}]: requeued_candidates=${sum("candidates")} requeued_ready=${sum("ready")} decryption_pending=${pendingAtStart}`);
+      console.log(`e2ee-chaos[${kind}]: requeued_candidates=${sum("candidates")} requeued_ready=${sum("ready")} decryption_pending=${pendingAtStart} kills_after=${JSON.stringify(triggered)}`);
       assert.ok(kills >= size.minKills, `at least ${size.minKills} kills`);
       assert.equal(duplicates, 0, "no invocation answered twice");
       assert.equal(misses, 0, "no invocation missed");

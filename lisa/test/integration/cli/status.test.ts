@@ -32,6 +32,31 @@ describe("lisa status", () => {
     for (const canary of Object.values(CANARY)) assert.ok(!(result.stdout + result.stderr).includes(canary));
   });
 
+  test("LISA-E2EE-12: each room served encrypted is listed by its hash with replies sent, keys pending and the last decryption failure", () => {
+    const { path, config } = writeTestConfig();
+    const opened = openStateStore(config.runtime.database_path, { mode: "run" });
+    assert.ok(opened.ok);
+    const store = opened.value;
+    try {
+      const room = "!room1:localhost";
+      store.commitBaseline({ nextBatch: "s1", rooms: [{ roomId: room, lastTimelineEventId: null, baselineTsMs: Date.now() }] });
+      store.setEncryptedRoom(room, true);
+      const ids = { roomId: room, senderId: "@alice:localhost", receivedAtMs: Date.now() };
+      store.commitSyncBatch({
+        nextBatch: "s2", rooms: [], candidates: [],
+        held: [{ ...ids, eventId: "$held:localhost", rawEventJson: '{"type":"m.room.encrypted","content":{"ciphertext":"SECRETCIPHER"}}', deadlineMs: Date.now() + 60_000 }],
+        undecryptable: [{ ...ids, eventId: "$broken:localhost", code: "decryption_failed" }],
+      });
+      const text = lisa(["status", "--config", path]);
+      assert.match(text.stdout, /^encrypted rooms:\n {2}room_[0-9a-f]{12}: served 0, keys pending 1, last decryption failure \d+(\.\d)? (ms|s) ago$/m, text.stdout);
+      assert.ok(!text.stdout.includes(room) && !text.stdout.includes("SECRETCIPHER"), "hashes only, never content");
+      const report = JSON.parse(lisa(["status", "--json", "--config", path]).stdout) as { encryptedRooms: { keysPending: number; served: number }[] };
+      assert.deepEqual(report.encryptedRooms.map((r) => [r.served, r.keysPending]), [[0, 1]]);
+    } finally {
+      store.close();
+    }
+  });
+
   test("reads the ledger while another process holds the run lock, and is healthy after a recent sync", () => {
     const { path, config } = writeTestConfig();
     const opened = openStateStore(config.runtime.database_path, { mode: "run" });

@@ -52,4 +52,16 @@ describe("LISA-DEVICE-01: the e2ee setting", () => {
     assert.ok(!loaded.ok);
     assert.ok(loaded.error.problems.some((p) => /^e2ee\.keys_backup: unknown key$/.test(p)), loaded.error.problems.join("\n"));
   });
+
+  test("LISA-E2EE-02: e2ee.key_wait_seconds defaults to 900 and is bounded to 10 - 86400", () => {
+    const base = { enabled: true, store_passphrase: "env:LISA_E2EE_STORE_PASSPHRASE" };
+    const loaded = loadConfig(configWith(base), CANARY_ENV);
+    assert.ok(loaded.ok);
+    assert.equal(loaded.value.e2ee.key_wait_seconds, 900);
+    for (const bad of [9, 86_401, 1.5]) {
+      const refused = loadConfig(configWith({ ...base, key_wait_seconds: bad }), CANARY_ENV);
+      assert.ok(!refused.ok, String(bad));
+      assert.ok(refused.error.problems.some((p) => p.startsWith("e2ee.key_wait_seconds:")), refused.error.problems.join("; "));
+    }
+  });
 });
