@@ -55,6 +55,8 @@ describe("partial preview rules", () => {
     assert.equal(partialPreview("Ask @bo"), "Ask");
     assert.equal(partialPreview("Before <a href=\"https://x\""), "Before");
     assert.equal(partialPreview("Raw <b>bold</b> text "), "Raw bold text");
+    assert.equal(partialPreview("When x < 5 the loop ends early "), "When x < 5 the loop ends early", "a comparison is prose");
+    assert.equal(partialPreview(`[${"long note ".repeat(40)}and more `).startsWith("[long note"), true, "an old unclosed bracket is prose");
   });
 });
 
