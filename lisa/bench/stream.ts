@@ -1,4 +1,4 @@
-// Streaming replies against the same path without streaming, in one run: two
+// LISA-STREAM-14: streaming replies against the same path without streaming, in one run: two
 // worlds (fake homeserver and scripted model each), one Lisa child with
 // `[streaming] enabled = true` and one without, invoked alternately. The model
 // streams its JSON answer at about 20 tokens a second (one 4-character delta

@@ -55,8 +55,8 @@ export const BOUNDS = {
   // Streaming replies: edits at most this often, and only once this much new text arrived.
   "streaming.edit_interval_ms": b(250, 60_000, 1_000),
   "streaming.min_new_characters": b(1, 2_000, 40),
-  // Longest silence between two chunks of a streamed model response.
-  "streaming.idle_timeout_seconds": b(1, 600, 60),
+  // Longest silence between two chunks of a streamed model response (the first may wait for the prompt to be processed).
+  "streaming.idle_timeout_seconds": b(1, 600, 90),
 } as const satisfies Record<string, Bound>;
 
 /** Largest persona file Lisa will read, in bytes. */

@@ -38,7 +38,7 @@ export interface LlmClientOptions {
   readonly retry?: Partial<RetryPolicy>;
   /** Source of jitter in [0, 1); `Math.random` by default. */
   readonly random?: () => number;
-  /** Longest silence between two chunks of a streamed response, in ms (default 60 s). */
+  /** Longest silence between two chunks of a streamed response, in ms (default 90 s, at most the request timeout). */
   readonly streamIdleMs?: number;
 }
 
@@ -112,7 +112,7 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
   const random = options.random ?? Math.random;
   const url = completionsUrl(llm.base_url);
   const maxResponseBytes = Math.min(RESPONSE_BYTES_CEILING, ENVELOPE_BYTES + llm.max_output_tokens * BYTES_PER_TOKEN);
-  const streamIdleMs = Math.max(1, Math.min(options.streamIdleMs ?? 60_000, requestTimeoutMs));
+  const streamIdleMs = Math.max(1, Math.min(options.streamIdleMs ?? 90_000, requestTimeoutMs));
   // Set once the server refused `stream`: later requests go out as single messages.
   let streamRefused = false;
 

@@ -49,8 +49,8 @@ export class ChunkAccumulator {
     if (!isRecord(choice)) return "invalid";
     const finish = choice["finish_reason"];
     if (typeof finish === "string" && finish !== "") this.#finish = finish;
-    // Some servers repeat the whole message in the last chunk instead of a delta.
-    const delta = choice["delta"] ?? choice["message"];
+    // Only deltas count: a `message` some servers add to the last chunk repeats what the deltas said.
+    const delta = choice["delta"];
     if (delta === undefined || delta === null) return "ok";
     if (!isRecord(delta)) return "invalid";
     const content = delta["content"];

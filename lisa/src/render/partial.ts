@@ -21,14 +21,20 @@ const URL = /\b(?:[a-z][a-z0-9+.-]*:\/\/|www\.|mailto:)\S*/gi;
 const EMAIL = /\S+@\S+\.\S+/g;
 const MATRIX_ID = /[@#!+][^\s:]*:[^\s]+/g;
 const ROOM_MENTION = /@room\b/gi;
+// How far back an unclosed `[` or `<` is taken for a link or tag still being written.
+const HOLD_BACK_CHARACTERS = 300;
 const DOMAIN = /\b(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,}\b(?:\/\S*)?/gi;
 
 /** Cuts a trailing construct that is still being written: an open link, tag or a word without a space after it. */
 function holdBackTail(text: string): string {
   let out = text;
-  // An unclosed `[` or `<` near the end: a link, image or tag may be starting.
-  const bracket = Math.max(out.lastIndexOf("["), out.lastIndexOf("<"));
-  if (bracket >= 0 && !/[\]>]/.test(out.slice(bracket))) out = out.slice(0, bracket);
+  // An unclosed `[`, or a `<` that may open a tag or autolink, near the end: a link, image or tag may be starting.
+  // Further back it is prose ("x < 5"); whatever it holds is still filtered below.
+  const near = Math.max(0, out.length - HOLD_BACK_CHARACTERS);
+  const square = out.lastIndexOf("[");
+  if (square >= near && !out.slice(square).includes("]")) out = out.slice(0, square);
+  const angle = out.lastIndexOf("<");
+  if (angle >= near && /^<(?:[A-Za-z/!]|$)/.test(out.slice(angle)) && !out.slice(angle).includes(">")) out = out.slice(0, angle);
   // `[text](` with its target still arriving.
   const open = /!?\[[^\]\n]*\]\([^)\n]*$/.exec(out);
   if (open !== null) out = out.slice(0, open.index);

@@ -39,7 +39,7 @@ function streamedMarkdown(body: string): string | null {
 }
 
 for (const kind of homeserversUnderTest()) {
-  describe(`streaming with the real llama-server and SmolLM2 (${homeserverLabel(kind)}, child process)`, () => {
+  describe(`LISA-STREAM-13: streaming with the real llama-server and SmolLM2 (${homeserverLabel(kind)}, child process)`, () => {
     let world: AcceptanceWorld;
     let llama: LlamaServer;
     let tap: LlamaTap;

@@ -76,7 +76,7 @@ function streamAnswers(world: AcceptanceWorld, delayMs: number): void {
 }
 
 for (const kind of homeserversUnderTest()) {
-  describe(`streaming replies (${homeserverLabel(kind)}, child process)`, () => {
+  describe(`LISA-STREAM-12: streaming replies (${homeserverLabel(kind)}, child process)`, () => {
     let world: AcceptanceWorld;
 
     before(async () => {
@@ -186,7 +186,7 @@ for (const kind of homeserversUnderTest()) {
   });
 }
 
-describe("streaming under Synapse's rc_message (real Synapse, child process)", { skip: !homeserversUnderTest().includes("synapse" as HomeserverKind) }, () => {
+describe("LISA-STREAM-12: streaming under Synapse's rc_message (real Synapse, child process)", { skip: !homeserversUnderTest().includes("synapse" as HomeserverKind) }, () => {
   let world: AcceptanceWorld;
 
   before(async () => {

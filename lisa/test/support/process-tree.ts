@@ -63,7 +63,11 @@ export class ProcessRecorder {
   constructor(root: number, intervalMs = 250) {
     const record = (): void => {
       for (const entry of [readEntry(root), ...descendantsOf(root)]) {
-        if (entry !== undefined) this.#seen.set(`${entry.pid}/${entry.startTime}`, entry);
+        if (entry === undefined) continue;
+        const key = `${entry.pid}/${entry.startTime}`;
+        // A process that is exiting shows an empty command line before it turns zombie: keep what it ran.
+        if (entry.command === "" && this.#seen.has(key)) continue;
+        this.#seen.set(key, entry);
       }
     };
     record();

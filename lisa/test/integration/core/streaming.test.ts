@@ -33,7 +33,7 @@ const latestBody = (world: World): string => {
 };
 
 for (const profile of ["synapse", "dendrite"] as const) {
-  describe(`streaming replies (${profile})`, () => {
+  describe(`LISA-STREAM-08, LISA-STREAM-09, LISA-STREAM-10: streaming replies (${profile})`, () => {
     test("one message grows by edits to the final answer; partials show no link and mention only the invoker", async () => {
       await scenario({ profile, llmScript: streamingScript(20), config: { streaming: STREAMING } }, async ({ world, start }) => {
         await start();

@@ -7,7 +7,7 @@ import { changedCharacters, EditScheduler, MAX_EDIT_INTERVAL_MS } from "../../..
 
 const POLICY = { intervalMs: 1_000, minNewCharacters: 20, firstCharacters: 8 };
 
-describe("edit scheduler", () => {
+describe("LISA-STREAM-07: edit scheduler", () => {
   test("the first send waits for the first words, then goes out at once", () => {
     const s = new EditScheduler(POLICY);
     assert.deepEqual(s.decide("Hi", 0), { kind: "idle" });

@@ -66,7 +66,7 @@ function streaming(pieces: readonly string[], outcome: "answer" | "fail" = "answ
   };
 }
 
-describe("streaming replies in the worker", () => {
+describe("LISA-STREAM-08, LISA-STREAM-09: streaming replies in the worker", () => {
   let db: ReturnType<typeof tempDatabase>;
   let store: StateStore;
   let room: FakeRoom;

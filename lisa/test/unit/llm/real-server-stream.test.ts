@@ -46,7 +46,7 @@ async function replay(recorded: Fixture) {
   }
 }
 
-describe("streams recorded from the real llama-server", () => {
+describe("LISA-STREAM-02: streams recorded from the real llama-server", () => {
   const streamed = NAMES.filter((name) => fixture(name).stream.status === 200);
 
   test("every recorded stream becomes the turn its non-streaming twin is, its content growing by prefixes", async () => {

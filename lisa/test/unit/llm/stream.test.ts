@@ -40,7 +40,7 @@ async function run(script: Script, options: { idleMs?: number; deadlineMs?: numb
   }
 }
 
-describe("SSE decoder", () => {
+describe("LISA-STREAM-01: SSE decoder", () => {
   test("events split anywhere, LF or CRLF, comments skipped, multi-line data joined", () => {
     const sse = new SseDecoder(1_000);
     const text = ": ping - 2025-01-01\r\n\r\ndata: {\"a\":1}\r\n\r\ndata: one\ndata: two\n\nevent: x\ndata: [DONE]\n\n";
@@ -61,7 +61,7 @@ describe("SSE decoder", () => {
   });
 });
 
-describe("chunk accumulator", () => {
+describe("LISA-STREAM-01: chunk accumulator", () => {
   test("tool calls in pieces by index, without index (a new id starts a call), object arguments, repeated names", () => {
     const acc = new ChunkAccumulator();
     const delta = (d: unknown, finish: string | null = null) => ({ choices: [{ index: 0, delta: d, finish_reason: finish }] });
@@ -87,7 +87,7 @@ describe("chunk accumulator", () => {
   });
 });
 
-describe("streaming client", () => {
+describe("LISA-STREAM-01, LISA-STREAM-03, LISA-STREAM-04: streaming client", () => {
   test("text streams: the content so far is reported as it grows; the turn is the whole text", async () => {
     const { result, seen, server } = await run([streamedText("Hello there, streaming world.", { delayMs: 5 })]);
     assert.ok(result.ok && result.value.kind === "text");

@@ -8,7 +8,7 @@ import { partialPreview, renderEdit, renderPartial } from "../../../src/render/i
 
 const INVOKING = { eventId: "$q:example.org", roomId: "!r:example.org", sender: "@alice:example.org", body: "Lisa, what is new?" };
 
-describe("the answer's Markdown as far as it streamed", () => {
+describe("LISA-STREAM-05: the answer's Markdown as far as it streamed", () => {
   test("only the markdown field of the JSON contract, decoded as far as complete escapes go", () => {
     assert.equal(partialMarkdown(""), null);
     assert.equal(partialMarkdown("{\"mark"), null);
@@ -34,7 +34,7 @@ describe("the answer's Markdown as far as it streamed", () => {
   });
 });
 
-describe("partial preview rules", () => {
+describe("LISA-STREAM-05, LISA-STREAM-06: partial preview rules", () => {
   test("links become their text; bare URLs, autolinks, e-mail and domain-like words are left out", () => {
     assert.equal(partialPreview("See [the docs](https://evil.example/x) and <https://a.example> now "), "See the docs and now");
     assert.equal(partialPreview("Visit https://evil.example/path or www.evil.example today "), "Visit or today");
@@ -55,10 +55,12 @@ describe("partial preview rules", () => {
     assert.equal(partialPreview("Ask @bo"), "Ask");
     assert.equal(partialPreview("Before <a href=\"https://x\""), "Before");
     assert.equal(partialPreview("Raw <b>bold</b> text "), "Raw bold text");
+    assert.equal(partialPreview("When x < 5 the loop ends early "), "When x < 5 the loop ends early", "a comparison is prose");
+    assert.equal(partialPreview(`[${"long note ".repeat(40)}and more `).startsWith("[long note"), true, "an old unclosed bracket is prose");
   });
 });
 
-describe("partial and edit contents", () => {
+describe("LISA-STREAM-06: partial and edit contents", () => {
   test("a partial is a rich reply mentioning only the invoker (as the final reply does), with the status line", () => {
     const content = renderPartial({ markdown: "Looking at [x](https://x.example) it is ", status: "reading example.org…", invoking: INVOKING, thread: null });
     assert.deepEqual(content["m.mentions"], { user_ids: ["@alice:example.org"] });
