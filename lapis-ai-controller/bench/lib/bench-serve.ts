@@ -25,6 +25,8 @@ export type BenchServe = {
   stderr(): string;
   /** Resident set size of the serve process itself (not its agents), in MiB. */
   rssMiB(): number;
+  /** CPU time (user + system, all its threads, not its agents) the serve process has used, in ms. */
+  cpuMs(): number;
   /** Stops the serve process and removes its folder. */
   stop(): Promise<void>;
   /** Stops the serve process only; the folder and database stay for the caller. */
@@ -38,6 +40,13 @@ export function rssMiBOf(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? "0");
   return kb / 1024;
+}
+
+/** User + system CPU time of `pid` (every thread, not its children) in ms, from /proc (10 ms ticks). */
+export function cpuMsOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Starts serve with `workspaceCount` workspaces (`ws0`, `ws1`, …) and the model at `modelBaseUrl`. */
@@ -86,6 +95,7 @@ export async function startBenchServe(options: { modelBaseUrl: string; runtime: 
     connect: () => ControllerClient.connect({ url: String(ready.url), credential: { type: "token", token: TOKEN }, maxReconnectAttempts: 0, requestTimeoutMs: 120_000 }),
     stderr: () => (child as ServeChild | null)?.stderr() ?? "",
     rssMiB: () => rssMiBOf((child as ServeChild | null)?.child.pid ?? 0),
+    cpuMs: () => cpuMsOf((child as ServeChild | null)?.child.pid ?? 0),
     restart: async (between) => { await stopChild(); between?.(); await launch(); },
     halt: stopChild,
     stop: async () => { await stopChild(); rmSync(dir, { recursive: true, force: true }); },
