@@ -13,6 +13,7 @@ import { startAgentServe } from "../support/agent-serve.ts";
 import { FAKE_KEY_ENV } from "../support/codex-home.ts";
 import { readDb, waitTurn } from "../support/engine-serve.ts";
 import type { ResponsesUsage } from "../support/scripted-responses-api.ts";
+import { runCli } from "../support/processes.ts";
 
 /** Paths of every regular file under `dir` that contains `needle` (bytes). */
 function filesWith(dir: string, needle: string): string[] {
@@ -122,6 +123,17 @@ for (const executor of ["acp", "native"] as const) {
       assert.deepEqual(again, receipt);
       await assert.rejects(a.call("threads.delete", { commandId, threadId: threadA, cancelActive: true }), (e: { code?: string }) => e.code === "command_conflict");
       await assert.rejects(a.call("threads.delete", { commandId: "fresh", threadId: threadA }), (e: { code?: string }) => e.code === "not_found");
+    });
+
+    await t.test("P-LIF-13 P-LIF-04 with the service stopped, the CLI's threads delete erases the other thread from the database and CODEX_HOME", async () => {
+      a.close();
+      b.close();
+      await serve.stop();
+      const cli = await runCli(t, "node", ["threads", "delete", threadB, "--config", serve.configPath, "--workspace", join(serve.dir, "controller")], { ...serve.env });
+      assert.equal(cli.code, 0, cli.stderr);
+      assert.equal((JSON.parse(cli.stdout) as { agentFiles: string }).agentFiles, "erased");
+      assert.deepEqual(filesWith(instanceDir, other), []);
+      assert.deepEqual(filesWith(serve.home.codexHome, other), []);
     });
   });
 }
