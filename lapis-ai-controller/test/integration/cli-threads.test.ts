@@ -23,7 +23,7 @@ async function freePort(): Promise<number> {
 
 const OWNER = { envName: "AIC_E_OWNER", value: "CANARYtok-owner-6a2d9f1e0c4b8753" };
 
-test("P-LIF-13 CLI usage per application and threads delete, online (running service) and offline (stopped)", { timeout: 120_000 }, async (t) => {
+test("P-LIF-13 P-LIF-03 CLI usage per application and threads delete (the operator erases any application's thread), online (running service) and offline (stopped)", { timeout: 120_000 }, async (t) => {
   const dir = tempDir(t, "aic-cli-threads-");
   const agent = scriptedAgent({ steps: [{ say: "done" }], usage: { inputTokens: 400, cachedReadTokens: 100, outputTokens: 30, thoughtTokens: 3, totalTokens: 530 } }, "scripted", dir);
   const tokens = [
