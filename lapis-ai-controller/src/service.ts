@@ -30,7 +30,7 @@ import { turnMethods } from "./transport/methods-turns.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
 import { applicationToolHost } from "./capture/capture-port.ts";
 import { applicationContextPort } from "./capture/context-port.ts";
-import { transcriptAppender, withTranscriptAppend, type TranscriptAppender } from "./capture/transcript-append.ts";
+import { journalAppendProgress, transcriptAppender, withTranscriptAppend, type TranscriptAppender } from "./capture/transcript-append.ts";
 import { memoryRecall, withMemoryRecall } from "./capture/memory-recall.ts";
 import { memoryToolHost, withMemoryTools } from "./capture/memory-tools.ts";
 import { applicationMcpResolver } from "./capture/mcp-port.ts";
@@ -171,7 +171,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   // Event text reaches the journal only after whole-block redaction (P-CAP-10).
   const executor = blockRedactingExecutor(executors, capture.redactor, capture.blockBytes);
   const transcripts = transcriptAppender(() => tools.registry, (threadId) => store.threads.get(threadId) ?? null,
-    (threadId, afterSeq, limit) => store.journal.replay(threadId, afterSeq, limit).events, config.transcript);
+    (threadId, afterSeq, limit) => store.journal.replay(threadId, afterSeq, limit).events, config.transcript, journalAppendProgress(store.journal));
   const vcs = new Map(config.providers.map((p) => [p.id, p.vcsIdentity]));
   const modes = new Map(config.providers.map((p) => [p.id, p.mode ?? null]));
   const turns = new TurnService({
