@@ -162,6 +162,10 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
       if (tools.bridge === null || thread === undefined) return null;
       return tools.bridge.grant({ principal: thread.principal, application: thread.application, threadId: thread.threadId });
     },
+    offered: (setup) => {
+      const thread = setup.threadId === undefined ? undefined : store.threads.get(setup.threadId);
+      return tools.bridge === null || thread === undefined ? [] : tools.bridge.offered({ principal: thread.principal, application: thread.application, threadId: thread.threadId });
+    },
     // External MCP launch descriptions: only the endpoint ids are stored on the thread (P-PRV-07..10).
     mcp: applicationMcpResolver(() => tools.registry, (threadId) => {
       const t = store.threads.get(threadId);
