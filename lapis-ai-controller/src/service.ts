@@ -29,7 +29,7 @@ import { historyMethods } from "./transport/methods-history.ts";
 import { blockRedactingExecutor } from "./capture/event-blocks.ts";
 import { applicationToolHost } from "./capture/capture-port.ts";
 import { applicationContextPort } from "./capture/context-port.ts";
-import { transcriptAppender, withTranscriptAppend, type TranscriptAppender } from "./capture/transcript-append.ts";
+import { journalAppendProgress, transcriptAppender, withTranscriptAppend, type TranscriptAppender } from "./capture/transcript-append.ts";
 import { memoryRecall, withMemoryRecall } from "./capture/memory-recall.ts";
 import { memoryToolHost, withMemoryTools } from "./capture/memory-tools.ts";
 import { applicationMcpResolver } from "./capture/mcp-port.ts";
@@ -142,6 +142,10 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
       if (tools.bridge === null || thread === undefined) return null;
       return tools.bridge.grant({ principal: thread.principal, application: thread.application, threadId: thread.threadId });
     },
+    offered: (setup) => {
+      const thread = setup.threadId === undefined ? undefined : store.threads.get(setup.threadId);
+      return tools.bridge === null || thread === undefined ? [] : tools.bridge.offered({ principal: thread.principal, application: thread.application, threadId: thread.threadId });
+    },
     // External MCP launch descriptions: only the endpoint ids are stored on the thread (P-PRV-07..10).
     mcp: applicationMcpResolver(() => tools.registry, (threadId) => {
       const t = store.threads.get(threadId);
@@ -151,7 +155,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   // Event text reaches the journal only after whole-block redaction (P-CAP-10).
   const executor = blockRedactingExecutor(executors, capture.redactor, capture.blockBytes);
   const transcripts = transcriptAppender(() => tools.registry, (threadId) => store.threads.get(threadId) ?? null,
-    (threadId, afterSeq, limit) => store.journal.replay(threadId, afterSeq, limit).events, config.transcript);
+    (threadId, afterSeq, limit) => store.journal.replay(threadId, afterSeq, limit).events, config.transcript, journalAppendProgress(store.journal));
   const vcs = new Map(config.providers.map((p) => [p.id, p.vcsIdentity]));
   const modes = new Map(config.providers.map((p) => [p.id, p.mode ?? null]));
   const turns = new TurnService({

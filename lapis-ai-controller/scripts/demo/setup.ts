@@ -41,7 +41,8 @@ export function demoProvider(executor: "native" | "acp", keyEnv: string | null):
 }
 
 /**
- * Adds the demo's agent workspace `main` and provider `codex` to the config the
+ * Adds the demo's agent workspace `main` and provider `codex` (plus
+ * `codex-native` and `codex-acp`, one per executor) to the config the
  * install created (other keys, the token reference included, stay as they are;
  * in the operator's own HOME an existing `main` or `codex` is kept).
  * A demo HOME's service listens on an ephemeral loopback port, so it never
@@ -57,6 +58,11 @@ export function writeControllerConfig(c: DemoConfig): string {
   const keep = !c.ephemeralPort;
   if (!keep || workspaces.main === undefined) workspaces.main = c.workspace;
   if (!keep || providers.codex === undefined) providers.codex = demoProvider(c.executor, c.keyEnv);
+  // The chat's `--executor native|acp` picks one of these two whatever the demo's own `--executor` chose.
+  for (const executor of ["native", "acp"] as const) {
+    const id = `codex-${executor}`;
+    if (!keep || providers[id] === undefined) providers[id] = demoProvider(executor, c.keyEnv);
+  }
   config.workspaces = workspaces;
   config.providers = providers;
   if (c.ephemeralPort) config.listen = { host: "127.0.0.1", port: 0 };

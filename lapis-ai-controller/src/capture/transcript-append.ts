@@ -13,6 +13,7 @@ import type { ErrorCode } from "../domain/errors.ts";
 import type { PreparationPort } from "../domain/turn-preparation.ts";
 import { assertTranscript, type TranscriptEvent } from "../domain/transcript-rule.ts";
 import { TRANSCRIPT_STORE_CAPS, TRANSCRIPT_STORE_DEFAULTS, type TranscriptStoreLimits } from "../domain/transcript-store.ts";
+import type { JournalStore } from "../domain/ports.ts";
 import type { RegistryRef } from "./capture-port.ts";
 import { withDeadline } from "./context-port.ts";
 
@@ -40,11 +41,22 @@ function ackedSeq(value: unknown): number | null {
   return keys.length === 1 && typeof seq === "number" && Number.isSafeInteger(seq) && seq >= 0 ? seq : null;
 }
 
-/** Per thread: the seq its store acknowledged and the store that did (null: none served it yet in this process). */
-interface Cursor {
+/** Per thread: the seq its store acknowledged and the store that did (null: none served it yet). */
+export interface Cursor {
   acked: number;
   endpointId: string | null;
 }
+
+/**
+ * Where append progress survives a restart: `load` reads a thread's last
+ * acknowledged cursor, `save` records one durably (false: it could not be
+ * written, and the append fails closed `storage_write_failed`). Without it,
+ * progress lives in memory only.
+ */
+export type AppendProgress = {
+  load(threadId: string): Cursor | null;
+  save(threadId: string, cursor: Readonly<Cursor>): boolean;
+};
 
 /** Builds the appender; `owner` reads the stored thread, limits come from config and are capped here. */
 export function transcriptAppender(
@@ -52,6 +64,7 @@ export function transcriptAppender(
   owner: (threadId: string) => EndpointOwner | null,
   committed: CommittedEntries,
   limits: Partial<TranscriptStoreLimits> = {},
+  progress?: AppendProgress,
 ): TranscriptAppender {
   const deadlineMs = capped(limits.transcriptDeadlineMs, TRANSCRIPT_STORE_DEFAULTS.transcriptDeadlineMs, TRANSCRIPT_STORE_CAPS.transcriptDeadlineMs);
   const batchMax = capped(limits.transcriptBatchMax, TRANSCRIPT_STORE_DEFAULTS.transcriptBatchMax, TRANSCRIPT_STORE_CAPS.transcriptBatchMax);
@@ -62,7 +75,8 @@ export function transcriptAppender(
     const who = owner(threadId);
     if (who === null) return { ok: false, code: "not_found" };
     const reg = registry();
-    const cursor = cursors.get(threadId) ?? { acked: 0, endpointId: null };
+    // After a restart the recorded progress says what the store already holds: no gap, nothing sent twice.
+    const cursor = cursors.get(threadId) ?? progress?.load(threadId) ?? { acked: 0, endpointId: null };
     const deadlineAt = Date.now() + deadlineMs;
     let endpoint = reg?.findTranscript(who, threadId);
     // A store that served this thread and is gone (reconnect, restart of the
@@ -89,6 +103,7 @@ export function transcriptAppender(
       // Exactly the batch's last seq: less is a lost entry, more claims entries never sent (a wrong answer either way).
       if (acked !== last.seq) return { ok: false, code: "transcript_append_failed" };
       cursor.acked = last.seq;
+      if (progress !== undefined && !progress.save(threadId, cursor)) return { ok: false, code: "storage_write_failed" };
     }
   };
 
@@ -111,5 +126,24 @@ export function withTranscriptAppend(prepare: PreparationPort, append: Transcrip
     const appended = await append(request.threadId);
     if (!appended.ok) return { ok: false, code: appended.code };
     return prepare(request);
+  };
+}
+
+/** The owner-journal row kind that records a thread's append progress (metadata only: endpoint id and seq). */
+export const TRANSCRIPT_STORED_KIND = "transcript_stored";
+
+/** Append progress as owner rows of the thread's journal (no seq, not part of the transcript, so never appended itself). */
+export function journalAppendProgress(journal: Pick<JournalStore, "append" | "lastThreadFact">): AppendProgress {
+  return {
+    load(threadId) {
+      const fact = journal.lastThreadFact(threadId, TRANSCRIPT_STORED_KIND);
+      const acked = fact?.lastSeq;
+      const endpointId = fact?.endpointId;
+      return typeof acked === "number" && Number.isSafeInteger(acked) && acked >= 0 && typeof endpointId === "string" ? { acked, endpointId } : null;
+    },
+    save(threadId, cursor) {
+      if (cursor.endpointId === null) return true;
+      return journal.append({ threadId, turnId: null, visibility: "owner", kind: TRANSCRIPT_STORED_KIND, metadata: { endpointId: cursor.endpointId, lastSeq: cursor.acked }, createdAt: Date.now() }).ok;
+    },
   };
 }

@@ -105,6 +105,8 @@ export interface JournalStore {
   ownerJournal(afterJournalId?: number, limit?: number): readonly JournalRecord[];
   /** The highest transcript sequence of a thread (0 when none). */
   lastSeq(threadId: string): number;
+  /** The metadata of the thread's latest owner row of `kind` with no turn (progress facts such as `transcript_stored`), or undefined. */
+  lastThreadFact(threadId: string, kind: string): JournalRecord["metadata"] | undefined;
 }
 
 /** Interactions. */

@@ -40,6 +40,8 @@ export type AcpExecutorOptions = {
   tmpRoot: string;
   /** Grants a session its application tools over the MCP bridge (issue 15); never asked for restricted sessions. */
   tools?: (setup: SessionSetup) => ToolGrant | null;
+  /** The tool names the bridge would list for the setup's thread now; a session offered another set is replaced at the next setup. */
+  offered?: (setup: SessionSetup) => readonly string[];
   /** External MCP launch descriptions, passed to the agent as stdio servers (acp-mcp.ts). */
   mcp?: (threadId: string | undefined) => McpResolution;
   /** Deletes a thread's rows from Codex's own SQLite files (threads.delete). */
@@ -96,7 +98,9 @@ export class AcpExecutor implements Executor {
     const stdio = acpStdioServers(setup.restricted ? [] : mcp.launches, { host: this.#opts.env, allowlist: provider.envAllowlist, grants: setup.envGrants, reserved: [BRIDGE_MCP_TOKEN_ENV] });
     if (!stdio.ok) return stdio;
     // Another set of servers needs another session: the agent launches them when the session opens.
-    const fp = `${fingerprint(setup)}:${createHash("sha256").update(JSON.stringify(stdio.servers)).digest("hex")}`;
+    // Agents read tools/list once per session: a changed set of offered tools (an endpoint disposed or added) needs a new session.
+    const offered = setup.restricted ? [] : this.#opts.offered?.(setup) ?? [];
+    const fp = `${fingerprint(setup)}:${createHash("sha256").update(JSON.stringify([stdio.servers, offered])).digest("hex")}`;
     const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);
     const cut = setup.resume?.cut !== undefined;

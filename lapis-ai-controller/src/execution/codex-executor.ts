@@ -38,6 +38,8 @@ export type CodexExecutorOptions = {
   env: Readonly<Record<string, string | undefined>>;
   tmpRoot: string;
   tools?: (setup: SessionSetup) => ToolGrant | null;
+  /** The tool names the bridge would list for the setup's thread now; a session offered another set is replaced at the next setup. */
+  offered?: (setup: SessionSetup) => readonly string[];
   /** External MCP launch descriptions of the setup's thread (read afresh before every launch or reuse). */
   mcp?: (threadId: string | undefined) => McpResolution;
   /** Deletes a thread's rows from Codex's own SQLite files (threads.delete). */
@@ -135,7 +137,8 @@ export class CodexExecutor implements Executor {
     if (!mcp.ok) return mcp;
     const external = nativeMcpServers(setup.restricted ? [] : mcp.launches, { host: this.#opts.env, allowlist: provider.envAllowlist, grants: setup.envGrants, reserved: [BRIDGE_TOKEN_ENV] });
     if (!external.ok) return external;
-    const fp = fingerprint(setup, external.servers);
+    // Codex reads tools/list once per thread start: a changed set of offered tools needs a new session (resumed, so the thread goes on).
+    const fp = fingerprint(setup, { servers: external.servers, offered: setup.restricted ? [] : this.#opts.offered?.(setup) ?? [] });
     const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);
     if (existing && !setup.restricted && setup.resume?.cut?.kind !== "fork" && existing.fp === fp && existing.session.alive) {

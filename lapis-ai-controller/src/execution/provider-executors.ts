@@ -63,6 +63,8 @@ export type ProviderExecutorOptions = {
   env: Readonly<Record<string, string | undefined>>;
   tmpRoot: string;
   tools?: (setup: SessionSetup) => ToolGrant | null;
+  /** The tool names the bridge would list for the setup's thread now; a session offered another set is replaced at the next setup. */
+  offered?: (setup: SessionSetup) => readonly string[];
   /** External MCP launch descriptions of the setup's thread (read afresh before every launch). */
   mcp?: (threadId: string | undefined) => McpResolution;
   eraseRows?: ThreadRowEraser;
@@ -70,7 +72,7 @@ export type ProviderExecutorOptions = {
 
 /** One ACP and one native executor for the providers of each kind, behind one router. */
 export function providerExecutors(providers: readonly ProviderDefinition[], opts: ProviderExecutorOptions): ProviderRouter {
-  const common = { host: opts.host, env: opts.env, tmpRoot: opts.tmpRoot, ...(opts.tools === undefined ? {} : { tools: opts.tools }), ...(opts.mcp === undefined ? {} : { mcp: opts.mcp }), ...(opts.eraseRows === undefined ? {} : { eraseRows: opts.eraseRows }) };
+  const common = { host: opts.host, env: opts.env, tmpRoot: opts.tmpRoot, ...(opts.tools === undefined ? {} : { tools: opts.tools }), ...(opts.offered === undefined ? {} : { offered: opts.offered }), ...(opts.mcp === undefined ? {} : { mcp: opts.mcp }), ...(opts.eraseRows === undefined ? {} : { eraseRows: opts.eraseRows }) };
   const acp = new AcpExecutor({
     ...common,
     providers: providers.filter((p) => p.kind === "acp").map((p) => ({

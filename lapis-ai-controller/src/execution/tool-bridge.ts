@@ -98,6 +98,11 @@ export class ToolBridge {
   get callCount(): number { return this.#calls; }
 
   /** Issues a fresh bearer for one provider session; `null` past the grant limit. */
+  /** The names the bridge lists for a binding now (sorted): a session offered another set is replaced (agents cache tools/list). */
+  offered(binding: ToolBinding): readonly string[] {
+    return this.#host.list(binding).map((t) => t.name).sort();
+  }
+
   grant(binding: ToolBinding): ToolGrant | null {
     if (this.#grants.size >= this.#limits.maxGrants) return null;
     const bearer = randomBytes(32).toString("base64url");

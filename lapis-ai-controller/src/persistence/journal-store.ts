@@ -49,6 +49,8 @@ export function journalStore(handle: StoreHandle): JournalStore {
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
   const transcript = db.prepare(REPLAY_PAGE_SQL);
   const owner = db.prepare("SELECT * FROM journal WHERE journal_id > ? ORDER BY journal_id LIMIT ?");
+  // Owner rows have no seq: the (thread_id, seq) index finds a thread's quickly.
+  const fact = db.prepare("SELECT metadata FROM journal WHERE thread_id = ? AND seq IS NULL AND turn_id IS NULL AND kind = ? ORDER BY journal_id DESC LIMIT 1");
   const lastSeq = (threadId: string): number => int(maxSeq.get(threadId) as Row, "seq");
 
   return {
@@ -109,5 +111,9 @@ export function journalStore(handle: StoreHandle): JournalStore {
       return (owner.all(afterJournalId, page) as Row[]).map((row) => journalFromRow(row, false));
     },
     lastSeq,
+    lastThreadFact(threadId, kind) {
+      const row = fact.get(threadId, kind) as Row | undefined;
+      return row === undefined ? undefined : json(row, "metadata") as JournalRecord["metadata"];
+    },
   };
 }

@@ -122,7 +122,9 @@ test("AIC-API-004d P-API-08 P-ARC-10 P-ARC-23 P-PRV-11 P-CAP-05 app tools over t
     serve.model.push(call("note_write", { text: "after dispose" }), { text: ["gone"] });
     assert.equal(await turn(a, threadA, "write again"), "completed");
     assert.equal(seen.a.length, 1);
-    assert.match(lastToolOutput(serve.model.requests), /tool_not_found|endpoint_revoked/);
+    // The next turn's session no longer offers the tool (P-ARC-28): the agent refuses the model's call itself.
+    assert.doesNotMatch(JSON.stringify(serve.model.requests.at(-1)?.tools ?? []), /note_write/);
+    assert.doesNotMatch(lastToolOutput(serve.model.requests), /saved/);
   });
 
   await t.test("P-PRV-11 P-CAP-05 a restart sends nothing to the agent and invokes no handler", async () => {

@@ -83,3 +83,41 @@ test("P-ARC-26 a turn's own entries reach the store when the turn ends, before i
   assert.equal(ended.state, "failed");
   assert.equal(ended.errorCode, "transcript_append_failed");
 });
+
+test("P-ARC-27 append progress survives a restart: after it the store gets the next entries, none twice and none skipped", { timeout: 180_000 }, async (t) => {
+  const dir = tempDir(t, "aic-transcript-restart-");
+  const agent = scriptedAgent({ steps: [{ say: "answer", messageId: "m1" }] }, "scripted", dir);
+  const serve = engineServe(t, dir, [agent.provider], 1);
+  await serve.start();
+  const held = new Map<number, string>();
+  const sent: number[] = [];
+  // The application's store: seq is its idempotency key; everything sent is logged.
+  const store = { ...never, append: ({ transcript }: { transcript: Transcript }) => {
+    for (const e of transcript.events) { sent.push(e.seq); if (!held.has(e.seq)) held.set(e.seq, e.kind); }
+  } };
+  let c = await serve.client();
+  const { threadId } = await c.threads.create({ workspace: "ws-1", provider: "scripted" });
+  await c.registerEndpoint({ endpointId: "store-r", kind: "transcript", threadId, transcript: store });
+  const first = await c.turns.submit(threadId, { text: "one" });
+  assert.equal((await c.turns.wait(first.turnId, { timeoutMs: 60_000 })).state, "completed");
+  const before = sent.length;
+  assert.ok(before > 0);
+  c.close();
+  await serve.kill("SIGTERM");
+  await serve.start();
+  c = await serve.client();
+  t.after(() => c.close());
+  await c.threads.attach(threadId);
+  await c.registerEndpoint({ endpointId: "store-r", kind: "transcript", threadId, transcript: store });
+  const second = await c.turns.submit(threadId, { text: "two" });
+  assert.equal((await c.turns.wait(second.turnId, { timeoutMs: 60_000 })).state, "completed");
+  // Nothing sent twice across the restart, and the store holds every entry of the thread, contiguous.
+  assert.deepEqual(sent, [...new Set(sent)], "no entry sent twice");
+  const history = await c.threads.replayAll(threadId);
+  // Everything up to the second turn's text (its end is committed after the store took the turn, P-ARC-26).
+  const lastText = Math.max(...history.filter((e) => e.turnId === second.turnId && e.kind === "text").map((e) => e.seq));
+  const keys = [...held.keys()].sort((a, b) => a - b);
+  assert.deepEqual(keys, Array.from({ length: keys.length }, (_, i) => i + 1), "no gap");
+  assert.ok(keys.length >= lastText, "the second turn's text is held");
+  assert.ok(sent.length > before, "the second turn's entries were appended");
+});

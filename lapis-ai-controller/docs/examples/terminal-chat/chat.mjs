@@ -2,7 +2,12 @@
 // integration. It imports `lapis-ai-controller/client` from the packed
 // tarball installed into this folder (never from the checkout's src/).
 //
-//   LAPIS_AI_CONTROLLER_URL=ws://127.0.0.1:PORT node chat.mjs
+//   LAPIS_AI_CONTROLLER_URL=ws://127.0.0.1:PORT node chat.mjs [--executor native|acp]
+//
+// `--executor` starts new threads on the demo config's `codex-native`
+// (Codex over `codex app-server`) or `codex-acp` (through codex-acp);
+// without it they use PROVIDER (default `codex`). Typing while an answer
+// streams is kept off the screen and shown again once the answer ends.
 //
 // The owner token comes from `lapis-ai-controller token show`. Threads this
 // app started are remembered in CHAT_STATE (default ./chat-state.json), so
@@ -19,13 +24,19 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { ControllerClient } from "lapis-ai-controller/client";
 import { chatMemory } from "./memory.mjs";
-import { forkPoints, noticeFilter } from "./present.mjs";
+import { forkPoints, noticeFilter, providerFor, typingHold } from "./present.mjs";
 import { chatThreads } from "./threads.mjs";
 
 const env = process.env;
 const STATE = env.CHAT_STATE ?? "chat-state.json";
 const WORKSPACE = env.WORKSPACE ?? "main";
-const PROVIDER = env.PROVIDER ?? "codex";
+// `--executor native|acp`: the demo config's provider of that executor for new threads.
+const picked = providerFor(process.argv.slice(2), env);
+if (picked.usage !== undefined) {
+  process.stderr.write(`${picked.usage}\n`);
+  process.exit(2);
+}
+const PROVIDER = picked.provider;
 const APPROVAL = env.APPROVAL_POLICY ?? "ask";
 const CLI = env.LAPIS_AI_CONTROLLER_CLI ?? "lapis-ai-controller";
 const TERMINAL = ["completed", "failed", "cancelled", "interrupted", "submission_unknown"];
@@ -114,7 +125,10 @@ async function approve(turnId, ask) {
   const once = ids.find((id) => /^allow_once$|approved$/.test(id)) ?? ids.find((id) => /^(allow|approve|accept)/.test(id) && !/session|amendment/.test(id));
   const deny = ids.find((id) => /decline|reject|deny|denied|abort/.test(id)) ?? ids.find((id) => /cancel/.test(id));
   say(`? the agent asks to run a ${ask.category} step. Allow? [y]es / [n]o${session ? " / [a]lways this session" : ""}`);
+  // The answer is typed now: show it; the answer's own streaming hides typing again.
+  typing?.release();
   const reply = (await new Promise((resolve) => (answer = resolve))).trim().toLowerCase();
+  typing?.hold();
   const optionId = reply === "a" && session ? session : reply === "y" ? once : deny;
   if (optionId === undefined) await client.interactions.cancel(turnId, ask.interactionId);
   else await client.interactions.respond(turnId, ask.interactionId, optionId);
@@ -130,6 +144,8 @@ async function runTurn(text) {
   let wake = () => {};
   const { turnId } = await client.turns.submit(threadId, { text });
   turn = { turnId, cancel: false, asks: [], wake: () => wake() };
+  // While the answer streams, typed keys are kept but not echoed into it.
+  typing?.hold();
   let settled = null;
   const outcome = client.turns.wait(turnId, { timeoutMs: 3_600_000 }).then((t) => (settled = t));
   while (settled === null) {
@@ -144,10 +160,12 @@ async function runTurn(text) {
   const view = await outcome;
   endText();
   turn = null;
+  for (const line of queued.splice(0)) say(`· queued: ${line}`);
   const meaning = MEANING[view.state]?.(view) ?? "";
   const used = memory.usedLine(view);
   if (used !== null) say(used);
   say(`[${view.state}]${meaning ? ` ${meaning}` : ""}`);
+  typing?.release();
 }
 
 async function command(line) {
@@ -190,6 +208,10 @@ async function command(line) {
 }
 
 const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
+// Only a terminal echoes keys; piped input has nothing to hold.
+const typing = process.stdin.isTTY === true ? typingHold(rl) : null;
+/** Lines sent while a turn streamed, shown once it ends (they run after it, in order). */
+const queued = [];
 let busy = Promise.resolve();
 function quit() {
   client.close();
@@ -214,6 +236,7 @@ rl.on("close", () => {
 rl.on("line", (input) => {
   if (answer !== null) { const a = answer; answer = null; return a(input); }
   const line = input.trim();
+  if (typing?.held === true && line.length > 0) queued.push(line);
   busy = busy.then(async () => {
     if (line === "/quit") quit();
     else if (line.startsWith("/")) await command(line);

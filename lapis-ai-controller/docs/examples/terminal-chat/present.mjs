@@ -67,3 +67,38 @@ export function forkPoints(events) {
   const rolled = new Set(events.filter((e) => e.kind === "turn_rolled_back").map((e) => e.turnId));
   return events.filter((e) => e.kind === "turn_outcome" && e.metadata?.state === "completed" && !rolled.has(e.turnId)).map((e) => e.turnId);
 }
+
+/**
+ * Keeps what the person types off the screen while the agent's answer
+ * streams, so typed text never lands inside the agent's output: `hold()`
+ * silences the line editor's echo (the keys are still read and kept), and
+ * `release()` shows the prompt again with whatever was typed meanwhile.
+ * A terminal readline Interface writes its echo through `_writeToOutput`.
+ */
+export function typingHold(rl) {
+  const write = rl._writeToOutput.bind(rl);
+  let held = false;
+  rl._writeToOutput = (text) => { if (!held) write(text); };
+  return {
+    get held() { return held; },
+    hold() { held = true; },
+    release() {
+      if (!held) return;
+      held = false;
+      rl.prompt(true);
+    },
+  };
+}
+
+/**
+ * The provider new threads use: `--executor native` or `--executor acp`
+ * picks the demo config's `codex-native` or `codex-acp`; without it,
+ * PROVIDER (default `codex`). Answers `{ provider }` or `{ usage }`.
+ */
+export function providerFor(argv, env) {
+  const i = argv.indexOf("--executor");
+  if (i === -1) return { provider: env.PROVIDER ?? "codex" };
+  const executor = argv[i + 1];
+  if (executor !== "native" && executor !== "acp") return { usage: "usage: node chat.mjs [--executor native|acp]" };
+  return { provider: `codex-${executor}` };
+}

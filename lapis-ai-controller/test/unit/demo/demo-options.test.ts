@@ -35,6 +35,28 @@ test("AIC-DEMO-01 the demo config's provider codex is a valid native or ACP prov
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "config.json"), JSON.stringify({ version: 1 }));
   const path = writeControllerConfig({ home, workspace: join(home, "ws"), keyEnv: null, ephemeralPort: true, executor: "native" });
-  const written = JSON.parse(readFileSync(path, "utf8")) as { providers: { codex: { kind?: string } } };
-  assert.equal(written.providers.codex.kind, "codex-app-server");
+  const written = JSON.parse(readFileSync(path, "utf8")) as { providers: Record<string, { kind?: string }> };
+  assert.equal(written.providers.codex?.kind, "codex-app-server");
+});
+
+test("AIC-DEMO-12 the terminal chat's --executor native|acp picks the demo config's provider of that executor", async (t) => {
+  const home = tempDir(t, "demo-config-");
+  const dir = join(home, ".config", "lapis-ai-controller");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "config.json"), JSON.stringify({ version: 1 }));
+  const path = writeControllerConfig({ home, workspace: join(home, "ws"), keyEnv: null, ephemeralPort: true, executor: "acp" });
+  const written = JSON.parse(readFileSync(path, "utf8")) as { providers: Record<string, unknown> };
+  const parsed = parseEngineConfig({ providers: written.providers as never });
+  assert.ok(parsed.ok);
+  if (!parsed.ok) return;
+  const kinds = Object.fromEntries(parsed.value.providers.map((p) => [p.id, p.kind]));
+  assert.deepEqual(kinds, { codex: "acp", "codex-native": "codex-app-server", "codex-acp": "acp" });
+  type Pick = { providerFor(argv: string[], env: Record<string, string>): { provider?: string; usage?: string } };
+  const { providerFor } = (await import(new URL("../../../docs/examples/terminal-chat/present.mjs", import.meta.url).href)) as Pick;
+  assert.deepEqual(providerFor(["--executor", "native"], {}), { provider: "codex-native" });
+  assert.deepEqual(providerFor(["--executor", "acp"], { PROVIDER: "x" }), { provider: "codex-acp" });
+  assert.deepEqual(providerFor([], { PROVIDER: "mine" }), { provider: "mine" });
+  assert.deepEqual(providerFor([], {}), { provider: "codex" });
+  assert.match(String(providerFor(["--executor", "other"], {}).usage), /--executor native\|acp/);
+  assert.match(String(providerFor(["--executor"], {}).usage), /usage/);
 });
