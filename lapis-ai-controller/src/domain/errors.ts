@@ -113,6 +113,7 @@ export const ERROR_CODES = [
   // history controls: fork, rollback, steer, compaction (P-HIS)
   "history_unavailable",
   "history_cut_failed",
+  "history_too_large",
   "rollback_out_of_range",
   "steer_unsupported",
   "turn_not_running",

@@ -8,7 +8,7 @@
 import { runCommand, type Accepted, type Actor } from "./commands.ts";
 import { ControllerFailure, controllerError, err, ok, type ErrorCode, type Result } from "./errors.ts";
 import type { ExecutorCapabilities, HistoryCut } from "./executor-port.ts";
-import { historyOf, HISTORY_EVENTS, keptTurns, nativeTurnOf, rolledBackTurns } from "./history-seed.ts";
+import { historyOf, HISTORY_EVENTS, keptTurns, nativeTurnOf, rolledBackTurns, seedChars } from "./history-seed.ts";
 import type { Json, ThreadRecord } from "./records.ts";
 import type { ThreadCommandDeps } from "./thread-commands.ts";
 import { submissionText } from "./turn-commands.ts";
@@ -22,6 +22,8 @@ export interface HistoryDeps {
   readonly capabilities: (providerId: string) => ExecutorCapabilities;
   /** turns.steer after commit: the live session hears the input. */
   readonly steer: (turnId: string, text: string) => void;
+  /** The longest history a seeding executor may be given (`limits.turns.historySeedMaxChars`). */
+  readonly seedMaxChars: number;
 }
 
 /** Refuses inside a command transaction: the transaction unwinds, nothing is written. */
@@ -52,10 +54,12 @@ export function forkThread(deps: ThreadCommandDeps, h: HistoryDeps, actor: Actor
     if (!isFinal(turn.state)) refuse("turn_active", true);
     // Only a completed turn the agent still has can be a fork point; its history must be held in full.
     if (turn.state !== "completed" || rolledBackTurns(es, source.threadId).has(afterTurnId)) refuse("history_unavailable");
-    if (historyOf(es, source.threadId, afterTurnId) === null) refuse("history_unavailable");
+    const kept = historyOf(es, source.threadId, afterTurnId);
+    if (kept === null) return refuse("history_unavailable");
     const session = es.getProviderSession(source.threadId, source.provider);
     if (session === null || session.bindingKey === null) refuse("history_unavailable");
     const native = h.capabilities(source.provider).history === "native";
+    if (!native && seedChars(kept) > h.seedMaxChars) refuse("history_too_large");
     const through = native ? nativeTurnOf(es, afterTurnId) : null;
     if (native && through === null) refuse("history_unavailable");
     // Native: the Codex thread the turn ran in (the source's current one, or an earlier one a reset replaced).
@@ -105,7 +109,9 @@ export function rollbackThread(deps: ThreadCommandDeps, h: HistoryDeps, actor: A
     const keptThrough = kept[kept.length - turns - 1]?.id ?? null;
     es.append({ threadId, turnId: null, type: HISTORY_EVENTS.rolledBack, visibility: "transcript", data: { commandId, turns, keptThroughTurnId: keptThrough } });
     // The remaining history must be whole for an executor that seeds it.
-    if (!native && historyOf(es, threadId) === null) refuse("history_unavailable");
+    const remaining = native ? [] : historyOf(es, threadId);
+    if (remaining === null) return refuse("history_unavailable");
+    if (seedChars(remaining) > h.seedMaxChars) refuse("history_too_large");
     const cut: HistoryCut = { kind: "rollback", beforeNativeTurnId: before };
     es.setProviderSession(threadId, provider, session.nativeSessionId, session.bindingKey, { cut, ...(session.compact === true ? { compact: true } : {}) });
     return ok({ commandId, threadId, turns, keptThroughTurnId: keptThrough });

@@ -79,6 +79,11 @@ export function historyOf(store: EngineStore, threadId: string, throughTurnId?: 
   return [...before, ...own];
 }
 
+/** The seed's length in characters, as seedContext renders it (checked against `historySeedMaxChars`). */
+export function seedChars(history: readonly SeedTurn[]): number {
+  return seedContext(history).reduce((n, c) => n + c.text.length, 0);
+}
+
 /** The seed as one context block ahead of the next prompt; none for an empty history. */
 export function seedContext(history: readonly SeedTurn[]): ContextBlock[] {
   if (history.length === 0) return [];

@@ -33,7 +33,7 @@ export type ProviderDefinition = {
 /** The engine configuration. */
 export type EngineConfig = { workspaces: WorkspaceIdentity[]; providers: ProviderDefinition[]; limits: Partial<TurnLimits>; context: Partial<ContextLimits>; memory: MemoryLimits; transcript: Partial<TranscriptStoreLimits> };
 
-const TURN_KEYS = ["cancelConfirmMs", "interactionDeadlineMs", "contextDeadlineMs", "contextMaxChars", "memoryMaxTokens", "memoryMaxCandidates", "transcriptDeadlineMs", "transcriptBatchMax"];
+const TURN_KEYS = ["cancelConfirmMs", "interactionDeadlineMs", "historySeedMaxChars", "contextDeadlineMs", "contextMaxChars", "memoryMaxTokens", "memoryMaxCandidates", "transcriptDeadlineMs", "transcriptBatchMax"];
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
@@ -143,6 +143,7 @@ export function parseEngineConfig(sections: Readonly<Record<string, Json>>): Res
       for (const k of Object.keys(t)) if (!TURN_KEYS.includes(k)) throw new Bad(`limits.turns.${k}`);
       if (t.cancelConfirmMs !== undefined) limits.cancelConfirmMs = int(t.cancelConfirmMs, "limits.turns.cancelConfirmMs", 30_000, 600_000);
       if (t.interactionDeadlineMs !== undefined) limits.interactionDeadlineMs = int(t.interactionDeadlineMs, "limits.turns.interactionDeadlineMs", 600_000, 3_600_000);
+      if (t.historySeedMaxChars !== undefined) limits.historySeedMaxChars = int(t.historySeedMaxChars, "limits.turns.historySeedMaxChars", 1_000_000, 4_000_000);
       for (const k of ["contextDeadlineMs", "contextMaxChars"] as const) {
         if (t[k] !== undefined) context[k] = int(t[k], `limits.turns.${k}`, CONTEXT_LIMIT_DEFAULTS[k], CONTEXT_LIMIT_CAPS[k]);
       }

@@ -4,7 +4,7 @@
 // (P-TRN-01/02), and lost outcomes that fence the workspace (P-TRN-04).
 import type { ExecutorEvent, Executor, PermissionAsk, PermissionDecision, PreparedSession, TurnOutcome, VcsIdentity } from "./executor-port.ts";
 import { InteractionBroker, type Timers } from "./interactions.ts";
-import { historyOf, HISTORY_EVENTS, seedContext } from "./history-seed.ts";
+import { historyOf, HISTORY_EVENTS, seedChars, seedContext } from "./history-seed.ts";
 import { recordContinuity } from "./session-continuity.ts";
 import { captureEvent } from "./transcript-capture.ts";
 import type { PreparationPort } from "./turn-preparation.ts";
@@ -29,6 +29,8 @@ export type EngineOptions = {
   workspaces: ReadonlyMap<string, string>;
   cancelConfirmMs: number;
   interactionDeadlineMs: number;
+  /** The longest seeded history (chars); a longer one fails the turn `history_too_large` before dispatch. */
+  historySeedMaxChars: number;
   newId: () => string;
   timers: Timers;
   vcsIdentity: (providerId: string) => VcsIdentity | null;
@@ -203,6 +205,7 @@ export class TurnEngine {
     const session = setup.session;
     const seeded = setup.continuity.kind === "cut" && setup.continuity.method === "seeded";
     if (seeded && history === null) return fail("history_unavailable");
+    if (seeded && history !== null && seedChars(history) > this.#o.historySeedMaxChars) return fail("history_too_large");
     // The persisted dispatch boundary: after this commit a lost outcome is unknown.
     const crossed = s.tx(() => {
       s.setTurnConfig(turn.id, { ...turn.config, nativeMode: session.nativeMode });

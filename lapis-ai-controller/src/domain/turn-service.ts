@@ -17,13 +17,17 @@ import type { PreparationPort } from "./turn-preparation.ts";
 import type { HistoryDeps } from "./history-commands.ts";
 
 /** Limits of the turn service (validated and capped here). */
-export type TurnLimits = { cancelConfirmMs: number; interactionDeadlineMs: number };
+export type TurnLimits = {
+  cancelConfirmMs: number; interactionDeadlineMs: number;
+  /** The longest history a fork or rollback seeds into a new agent session (chars; P-HIS-10). */
+  historySeedMaxChars: number;
+};
 
 /** Hard caps whatever the configuration says. */
-export const TURN_LIMIT_CAPS: TurnLimits = { cancelConfirmMs: 600_000, interactionDeadlineMs: 3_600_000 };
+export const TURN_LIMIT_CAPS: TurnLimits = { cancelConfirmMs: 600_000, interactionDeadlineMs: 3_600_000, historySeedMaxChars: 4_000_000 };
 
 /** Defaults when configuration omits a limit. */
-export const TURN_LIMIT_DEFAULTS: TurnLimits = { cancelConfirmMs: 30_000, interactionDeadlineMs: 600_000 };
+export const TURN_LIMIT_DEFAULTS: TurnLimits = { cancelConfirmMs: 30_000, interactionDeadlineMs: 600_000, historySeedMaxChars: 1_000_000 };
 
 /** A turn as snapshots show it: state and retained policy metadata, no payload. */
 export type TurnView = { turnId: string; threadId: string; state: TurnState; attemptOf: string | null; errorCode: string | null; config: PreparedConfig };
@@ -65,6 +69,7 @@ export class TurnService {
   readonly engine: TurnEngine;
   readonly commands: TurnCommands;
   readonly #executor: Executor;
+  readonly #seedMaxChars: number;
 
   constructor(o: TurnServiceOptions) {
     this.store = o.store;
@@ -72,11 +77,13 @@ export class TurnService {
     const limits: TurnLimits = {
       cancelConfirmMs: capped(o.limits.cancelConfirmMs, TURN_LIMIT_DEFAULTS.cancelConfirmMs, TURN_LIMIT_CAPS.cancelConfirmMs),
       interactionDeadlineMs: capped(o.limits.interactionDeadlineMs, TURN_LIMIT_DEFAULTS.interactionDeadlineMs, TURN_LIMIT_CAPS.interactionDeadlineMs),
+      historySeedMaxChars: capped(o.limits.historySeedMaxChars, TURN_LIMIT_DEFAULTS.historySeedMaxChars, TURN_LIMIT_CAPS.historySeedMaxChars),
     };
+    this.#seedMaxChars = limits.historySeedMaxChars;
     let commands: TurnCommands | null = null;
     this.engine = new TurnEngine({
       store: o.store, executor: o.executor, workspaces: o.workspaces, cancelConfirmMs: limits.cancelConfirmMs,
-      interactionDeadlineMs: limits.interactionDeadlineMs, newId: o.newId, timers: o.timers ?? realTimers,
+      interactionDeadlineMs: limits.interactionDeadlineMs, historySeedMaxChars: limits.historySeedMaxChars, newId: o.newId, timers: o.timers ?? realTimers,
       vcsIdentity: o.vcsIdentity ?? (() => null), envGrants: o.envGrants ?? (() => ({})),
       continuationReady: (t) => commands?.continuationReady(t) ?? false,
       promptFor: (t) => commands?.promptFor(t) ?? null,
@@ -170,6 +177,7 @@ export class TurnService {
       engine: this.store,
       capabilities: (providerId) => executor.capabilities?.(providerId) ?? { history: "seed", steer: false, compact: false },
       steer: (turnId, text) => this.engine.steer(turnId, text),
+      seedMaxChars: this.#seedMaxChars,
     };
   }
 

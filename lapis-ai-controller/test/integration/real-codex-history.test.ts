@@ -55,8 +55,10 @@ for (const ex of EXECUTORS) {
     const t2 = await turn(serve, c, source, `Remember the second animal: ${FACT_B}.`, "noted the second");
     let fork = "";
 
-    await t.test("P-HIS-01 P-HIS-02 the fork's next turn sees the source's facts through afterTurnId and none after", async () => {
+    await t.test("P-HIS-01 P-HIS-02 P-HIS-03 the fork's next turn sees the source's facts through afterTurnId and none after", async () => {
+      const sourceBefore = JSON.stringify(await c.replayAll(source));
       const receipt = await c.threads.fork({ threadId: source, afterTurnId: t1 }, "fork-cmd-1");
+      assert.equal(JSON.stringify(await c.replayAll(source)), sourceBefore, "the source's journal is not touched");
       fork = receipt.threadId;
       assert.equal(receipt.sourceThreadId, source);
       const again = await c.threads.fork({ threadId: source, afterTurnId: t1 }, "fork-cmd-1");

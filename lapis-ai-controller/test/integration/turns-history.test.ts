@@ -79,3 +79,21 @@ test("history controls on a scripted ACP agent", async (t) => {
     assert.equal(prompts().length, before, "nothing reached the agent");
   });
 });
+
+test("P-HIS-10 a history longer than limits.turns.historySeedMaxChars is not seeded: fork and rollback refuse history_too_large", async (t) => {
+  const dir = tempDir(t, "aic-history-cap-");
+  const agent = scriptedAgent({ resume: true, steps: [{ say: "a reply long enough to pass the small cap of this test" }] }, "capped", dir);
+  const serve = engineServe(t, dir, [agent.provider], 1, { historySeedMaxChars: 300 });
+  await serve.start();
+  const c = await serve.client();
+  t.after(() => c.close());
+  const threadId = String((await c.createThread({ workspace: "ws-1", provider: "capped" })).threadId);
+  const first = await turn(c, threadId, "short");
+  await turn(c, threadId, "another prompt that makes the kept history of the next rollback longer than 300 characters");
+  await turn(c, threadId, "third");
+  assert.equal(await code(c.threads.rollback({ threadId, turns: 1 })), "history_too_large", "the two kept turns exceed the cap");
+  const { threadId: fork } = await c.threads.fork({ threadId, afterTurnId: first });
+  assert.ok(fork.length > 0, "one short turn fits");
+  await turn(c, fork, "on the fork");
+  assert.equal(await code(c.threads.rollback({ threadId, turns: 2 })), "resolved", "one kept turn fits");
+});

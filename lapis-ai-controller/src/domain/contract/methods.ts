@@ -183,13 +183,13 @@ export const METHODS = {
     scope: "threads:write", effect: "command", summary: "a new thread of the caller whose agent history is the source's through afterTurnId (a completed turn it still has); the source is unchanged; this connection is attached to the fork",
     params: obj({ commandId: COMMAND_ID, threadId: id("the source thread"), afterTurnId: id("the last turn the fork keeps") }, ["commandId", "threadId", "afterTurnId"]),
     result: obj({ commandId: id(), threadId: id("the fork"), sourceThreadId: id(), afterTurnId: id(), configVersion: int(1) }, ["commandId", "threadId", "sourceThreadId", "afterTurnId", "configVersion"]),
-    errors: ["turn_active", "history_unavailable", "not_found", "command_conflict"],
+    errors: ["turn_active", "history_unavailable", "history_too_large", "not_found", "command_conflict"],
   }),
   "threads.rollback": m({
     scope: "threads:write", effect: "command", summary: "the thread's last `turns` completed turns leave the agent's context for later turns; the journal keeps them, each marked `turn_rolled_back`; files the agent changed are not reverted",
     params: obj({ commandId: COMMAND_ID, threadId: id(), turns: int(1, 10_000) }, ["commandId", "threadId", "turns"]),
     result: obj({ commandId: id(), threadId: id(), turns: int(1), keptThroughTurnId: nullable(id()) }, ["commandId", "threadId", "turns", "keptThroughTurnId"]),
-    errors: ["thread_busy", "rollback_out_of_range", "history_unavailable", "not_found", "command_conflict"],
+    errors: ["thread_busy", "rollback_out_of_range", "history_unavailable", "history_too_large", "not_found", "command_conflict"],
   }),
   "threads.compact": m({
     scope: "threads:write", effect: "command", summary: "the agent compacts the thread's context at the start of its next turn (`context_compacted` is journaled); `unsupported` where the executor cannot",
