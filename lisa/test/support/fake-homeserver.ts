@@ -21,6 +21,7 @@ import { editContent, reactionContent, replyContent, textContent, threadContent 
 import { FaultQueue } from "./fake-homeserver/faults.ts";
 import { HistoryEndpoints } from "./fake-homeserver/history.ts";
 import { HttpFrontend } from "./fake-homeserver/http-frontend.ts";
+import { KeyEndpoints } from "./fake-homeserver/keys.ts";
 import { isObject } from "./fake-homeserver/reply.ts";
 import { RoomDirectory } from "./fake-homeserver/room-state.ts";
 import { RoomStore } from "./fake-homeserver/store.ts";
@@ -84,10 +85,13 @@ export class FakeHomeserver {
   private readonly http: HttpFrontend;
   private readonly activity: EventEmitter;
   private readonly directory: RoomDirectory;
+  /** The end-to-end encryption key endpoints (device, one-time, cross-signing keys) and what they saw. */
+  readonly keys: KeyEndpoints;
 
   /** Internal: use `startFakeHomeserver`. */
-  constructor(url: string, parts: { profile: HomeserverProfile; serverName: string; store: RoomStore; accounts: Accounts; writes: WriteEndpoints; sync: SyncService; faults: FaultQueue; http: HttpFrontend; activity: EventEmitter; directory: RoomDirectory }) {
+  constructor(url: string, parts: { profile: HomeserverProfile; serverName: string; store: RoomStore; accounts: Accounts; writes: WriteEndpoints; sync: SyncService; faults: FaultQueue; http: HttpFrontend; activity: EventEmitter; directory: RoomDirectory; keys: KeyEndpoints }) {
     this.url = url;
+    this.keys = parts.keys;
     this.profile = parts.profile;
     this.serverName = parts.serverName;
     this.store = parts.store;
@@ -378,9 +382,10 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions): Promi
   const writes = new WriteEndpoints(store, profile, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, notify);
   const faults = new FaultQueue();
   const directory = new RoomDirectory(store);
-  const sync = new SyncService(store, profile);
-  const components = { store, accounts, sync, history: new HistoryEndpoints(store, profile), writes, faults, directory };
+  const keys = new KeyEndpoints(accounts);
+  const sync = new SyncService(store, profile, keys);
+  const components = { store, accounts, sync, history: new HistoryEndpoints(store, profile), writes, faults, directory, keys };
   const http = new HttpFrontend(components, notify);
   const url = await http.listen();
-  return new FakeHomeserver(url, { profile, serverName, store, accounts, writes, sync, faults, http, activity, directory });
+  return new FakeHomeserver(url, { profile, serverName, store, accounts, writes, sync, faults, http, activity, directory, keys });
 }

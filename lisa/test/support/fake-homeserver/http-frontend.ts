@@ -7,6 +7,7 @@ import type { Socket } from "node:net";
 import type { Accounts, Session } from "./accounts.ts";
 import type { FaultQueue } from "./faults.ts";
 import type { HistoryEndpoints } from "./history.ts";
+import type { KeyEndpoints } from "./keys.ts";
 import { errorReply, okReply, retryReply } from "./reply.ts";
 import type { Reply } from "./reply.ts";
 import { matchRoute } from "./routes.ts";
@@ -26,6 +27,8 @@ export interface Components {
   readonly writes: WriteEndpoints;
   readonly faults: FaultQueue;
   readonly directory: RoomDirectory;
+  /** The end-to-end encryption key endpoints. */
+  readonly keys: KeyEndpoints;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -198,6 +201,16 @@ export class HttpFrontend {
         return this.parts.directory.stateEvent(session, a, b, c, info.query);
       case "directory":
         return this.parts.directory.resolve(a);
+      case "keys_upload":
+        return this.parts.keys.upload(session, body);
+      case "keys_query":
+        return this.parts.keys.query(session, body);
+      case "keys_claim":
+        return this.parts.keys.claim(body);
+      case "keys_device_signing":
+        return this.parts.keys.signingUpload(session, body);
+      case "keys_signatures":
+        return this.parts.keys.signaturesUpload(body);
       default:
         return errorReply(404, "M_UNRECOGNIZED", "Unrecognized request");
     }

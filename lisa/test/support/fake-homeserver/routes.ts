@@ -32,6 +32,11 @@ const ROUTES: readonly Route[] = [
   { endpoint: "state", methods: ["GET"], pattern: new RegExp(`${CLIENT}/rooms/${SEGMENT}/state/${SEGMENT}(?:/([^/]*))?$`) },
   { endpoint: "directory", methods: ["GET"], pattern: new RegExp(`${CLIENT}/directory/room/${SEGMENT}$`) },
   { endpoint: "typing", methods: ["PUT"], pattern: new RegExp(`${CLIENT}/rooms/${SEGMENT}/typing/${SEGMENT}$`) },
+  { endpoint: "keys_upload", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/upload$`) },
+  { endpoint: "keys_query", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/query$`) },
+  { endpoint: "keys_claim", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/claim$`) },
+  { endpoint: "keys_device_signing", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/device_signing/upload$`) },
+  { endpoint: "keys_signatures", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/signatures/upload$`) },
 ];
 
 /** A matched route: the endpoint, its decoded path parameters, and whether the method fits. */

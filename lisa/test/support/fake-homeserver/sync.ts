@@ -4,6 +4,7 @@
 import { errorReply, okReply } from "./reply.ts";
 import type { Reply } from "./reply.ts";
 import type { Session } from "./accounts.ts";
+import type { KeyEndpoints } from "./keys.ts";
 import type { RoomStore, StoredEvent, Viewer } from "./store.ts";
 import { defaultFilter, eventAllowed, parseFilter, roomAllowed } from "./sync-filter.ts";
 import type { SyncFilter } from "./sync-filter.ts";
@@ -24,15 +25,17 @@ interface TimelinePart {
 export class SyncService {
   private readonly store: RoomStore;
   private readonly profile: HomeserverProfile;
+  private readonly keys: KeyEndpoints | undefined;
   private readonly filters = new Map<string, unknown>();
   private readonly lastBodies = new Map<string, unknown>();
   /** Joined rooms that appeared in any `/sync` response served to a user. */
   private readonly served = new Map<string, Set<string>>();
   private filterCounter = 0;
 
-  constructor(store: RoomStore, profile: HomeserverProfile) {
+  constructor(store: RoomStore, profile: HomeserverProfile, keys?: KeyEndpoints) {
     this.store = store;
     this.profile = profile;
+    this.keys = keys;
   }
 
   /** `POST /user/{userId}/filter`. */
@@ -149,9 +152,14 @@ export class SyncService {
     if (Object.keys(invite).length > 0) rooms["invite"] = invite;
     const hasRooms = Object.keys(rooms).length > 0;
     const body: Record<string, unknown> = { next_batch: syncToken(this.profile, this.store.streamPosition) };
+    const oneTimeKeys = viewer.deviceId === null ? 0 : this.keys?.oneTimeKeyCount(viewer.userId, viewer.deviceId) ?? 0;
     if (this.profile === "synapse") {
-      body["device_one_time_keys_count"] = { signed_curve25519: 0 };
+      body["device_one_time_keys_count"] = { signed_curve25519: oneTimeKeys };
       body["device_unused_fallback_key_types"] = [];
+    } else if (this.profile === "continuwuity" && this.keys !== undefined && viewer.deviceId !== null) {
+      // Continuwuity leaves the count out when the pool is empty (the spec reads that as zero).
+      if (oneTimeKeys > 0) body["device_one_time_keys_count"] = { signed_curve25519: oneTimeKeys };
+      body["device_unused_fallback_key_types"] = this.keys.unusedFallbackTypes(viewer.userId, viewer.deviceId);
     }
     if (hasRooms) body["rooms"] = rooms;
     return { body, hasRooms };

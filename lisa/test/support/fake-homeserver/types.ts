@@ -36,7 +36,12 @@ export type EndpointName =
   | "send"
   | "typing"
   | "state"
-  | "directory";
+  | "directory"
+  | "keys_upload"
+  | "keys_query"
+  | "keys_claim"
+  | "keys_device_signing"
+  | "keys_signatures";
 
 /** What a fault matcher and the request log see of a request. */
 export interface RequestInfo {
