@@ -16,10 +16,11 @@ import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { parse, stringify } from "smol-toml";
 import {
-  type AcceptanceWorld, assertNoCanary, type CliRun, homeserverLabel, homeserversUnderTest, LisaProcess, REPO, runLisaCli, startAcceptanceWorld,
+  type AcceptanceWorld, assertNoCanary, type CliRun, homeserverLabel, homeserversUnderTest, LisaProcess, pollUntil, REPO, runLisaCli, startAcceptanceWorld,
 } from "../support/acceptance-world.ts";
-import { LISA_DEVICE, LISA_ID } from "../support/acceptance/world.ts";
+import { HUMAN_PASSWORD, LISA_DEVICE, LISA_ID } from "../support/acceptance/world.ts";
 import { CANARY } from "../support/config.ts";
+import { ElementPeer } from "../support/e2ee/element-peer.ts";
 import { SynapseHttpError } from "../support/synapse/http.ts";
 
 /** `lisa` with `stdin` written to its standard input. */
@@ -177,13 +178,25 @@ for (const kind of homeserversUnderTest()) {
       assert.equal(timeline.includes(compact) || timeline.includes(recoveryKey), false);
     });
 
-    test("LISA-XSIGN-09: reset-identity --yes-break-trust makes a new identity and signs her device with it", async () => {
-      const reset = await cli(["e2ee", "reset-identity", "--config", world.configPath, "--yes-break-trust"]);
-      assert.equal(reset.code, 0, reset.stderr);
-      const now = await serverIdentity();
-      assert.notEqual(now.master, master);
-      assert.equal(now.deviceSigned, true);
-      assert.match(await e2eeLine(), /^e2ee: ok \(/);
+    test("LISA-XSIGN-09: reset-identity --yes-break-trust makes a new identity and signs her device with it; members must approve it", async () => {
+      // Alice's Element-like client knows her identity before the reset (they share an encrypted room): the reason a reset is never silent.
+      const room = world.room("plain");
+      await world.alice.request("PUT", `/_matrix/client/v3/rooms/${encodeURIComponent(room)}/state/m.room.encryption/`, { body: { algorithm: "m.megolm.v1.aes-sha2" } });
+      const alice = await ElementPeer.start(world.alice, HUMAN_PASSWORD);
+      try {
+        await alice.sendText(room, "a message that makes my client track Lisa");
+        await pollUntil(async () => (await alice.identityView(LISA_ID)).known, 60_000, () => "Alice's client knows Lisa's identity");
+        assert.deepEqual(await alice.identityView(LISA_ID), { known: true, needsUserApproval: false });
+        const reset = await cli(["e2ee", "reset-identity", "--config", world.configPath, "--yes-break-trust"]);
+        assert.equal(reset.code, 0, reset.stderr);
+        const now = await serverIdentity();
+        assert.notEqual(now.master, master);
+        assert.equal(now.deviceSigned, true);
+        assert.match(await e2eeLine(), /^e2ee: ok \(/);
+        await pollUntil(async () => (await alice.identityView(LISA_ID)).needsUserApproval, 60_000, () => "a reset makes Alice's client ask for approval");
+      } finally {
+        alice.stop();
+      }
     });
   });
 }

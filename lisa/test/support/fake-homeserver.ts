@@ -85,7 +85,7 @@ export class FakeHomeserver {
   private readonly http: HttpFrontend;
   private readonly activity: EventEmitter;
   private readonly directory: RoomDirectory;
-  /** The end-to-end encryption endpoints' store, for an in-process member's device (encrypted rooms). */
+  /** The end-to-end encryption key endpoints (device, one-time, cross-signing keys, to-device queues) and what they saw; an in-process member's device uses them too. */
   readonly keys: KeyServer;
 
   /** Internal: use `startFakeHomeserver`. */
@@ -387,7 +387,7 @@ export async function startFakeHomeserver(options: FakeHomeserverOptions): Promi
   const writes = new WriteEndpoints(store, profile, options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES, notify, options.messageRateLimit ?? null);
   const faults = new FaultQueue();
   const directory = new RoomDirectory(store);
-  const keys = new KeyServer(() => void store.changes.emit("room"));
+  const keys = new KeyServer(profile, accounts, () => void store.changes.emit("room"));
   const sync = new SyncService(store, profile, keys);
   const components = { store, accounts, sync, history: new HistoryEndpoints(store, profile), writes, faults, directory, keys };
   const http = new HttpFrontend(components, notify);

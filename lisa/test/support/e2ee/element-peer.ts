@@ -126,6 +126,15 @@ export class ElementPeer {
     return status?.signedByOwner === true;
   }
 
+  /** The member's client's view of `userId`'s identity (refreshed from the server): known, and whether a change needs approval. */
+  async identityView(userId: string): Promise<{ known: boolean; needsUserApproval: boolean }> {
+    const crypto = this.client.getCrypto();
+    if (crypto === undefined) throw new Error("no crypto");
+    await crypto.getUserDeviceInfo([userId], true);
+    const status = await crypto.getUserVerificationStatus(userId);
+    return { known: status.known, needsUserApproval: status.needsUserApproval };
+  }
+
   /** Waits until the member's client sees Lisa's device cross-signed by its owner (it learns so from `device_lists.changed`). */
   async waitSignedByOwner(userId: string, deviceId: string): Promise<void> {
     await until(`${deviceId} signed by its owner in ${this.userId}'s client`, () => this.seesSignedByOwner(userId, deviceId));

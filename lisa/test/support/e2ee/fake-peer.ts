@@ -18,7 +18,7 @@ function portOf(hs: FakeHomeserver, device: DeviceRef): CryptoRequestPort {
   return {
     cryptoRequest: async (request: CryptoRequest) => {
       const reply = request.kind === "keys_upload" ? hs.keys.upload(device, request.body)
-        : request.kind === "keys_query" ? hs.keys.query(request.body)
+        : request.kind === "keys_query" ? hs.keys.query(device, request.body)
         : request.kind === "keys_claim" ? hs.keys.claim(request.body)
         : request.kind === "to_device" ? hs.keys.sendToDevice(device.userId, request.eventType, request.body)
         : { status: 200, body: {} };
@@ -59,10 +59,10 @@ export class FakeE2eePeer {
   /** The device part of a sync (to-device messages, device lists, key counts) to the machine, then its requests sent. */
   async sync(): Promise<void> {
     const part = this.#hs.keys.syncPart(this.#device) as {
-      to_device: { events: unknown[] }; device_lists: { changed: string[]; left: string[] }; device_one_time_keys_count: Record<string, number>;
+      to_device: { events: unknown[] }; device_lists: { changed: string[]; left: string[] }; device_one_time_keys_count?: Record<string, number>;
     };
     const lists = new sdk.DeviceLists(part.device_lists.changed.map((u) => new sdk.UserId(u)), part.device_lists.left.map((u) => new sdk.UserId(u)));
-    await this.machine.receiveSyncChanges(JSON.stringify(part.to_device.events), lists, new Map(Object.entries(part.device_one_time_keys_count)), new Set());
+    await this.machine.receiveSyncChanges(JSON.stringify(part.to_device.events), lists, new Map(Object.entries(part.device_one_time_keys_count ?? {})), new Set());
     for (let round = 0; round < 8; round += 1) {
       const requests = await this.machine.outgoingRequests();
       if (requests.length === 0) return;

@@ -72,6 +72,11 @@ export class Accounts {
     this.accounts.set(userId, { password, devices: new Map() });
   }
 
+  /** Whether `password` is the account's (for user-interactive auth). */
+  passwordMatches(userId: string, password: string): boolean {
+    return this.accounts.get(userId)?.password === password;
+  }
+
   /** Changes the password; with `logoutDevices`, deletes every device and its tokens (Synapse's default). */
   setPassword(userId: string, password: string, logoutDevices: boolean): void {
     const account = this.accountOf(userId);

@@ -27,6 +27,7 @@ export interface Components {
   readonly writes: WriteEndpoints;
   readonly faults: FaultQueue;
   readonly directory: RoomDirectory;
+  /** The end-to-end encryption key endpoints. */
   readonly keys: KeyServer;
 }
 
@@ -203,11 +204,15 @@ export class HttpFrontend {
       case "joined_members":
         return writes.joinedMembers(session, a);
       case "keys_upload":
-        return this.parts.keys.upload(this.parts.keys.forSession(session), body);
+        return this.parts.keys.upload(session, body);
       case "keys_query":
-        return this.parts.keys.query(body);
+        return this.parts.keys.query(session, body);
       case "keys_claim":
         return this.parts.keys.claim(body);
+      case "keys_device_signing":
+        return this.parts.keys.signingUpload(session, body);
+      case "keys_signatures":
+        return this.parts.keys.signaturesUpload(body);
       case "send_to_device":
         return this.parts.keys.sendToDevice(session.userId, a, body);
       default:

@@ -36,6 +36,8 @@ const ROUTES: readonly Route[] = [
   { endpoint: "keys_upload", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/upload$`) },
   { endpoint: "keys_query", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/query$`) },
   { endpoint: "keys_claim", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/claim$`) },
+  { endpoint: "keys_device_signing", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/device_signing/upload$`) },
+  { endpoint: "keys_signatures", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/signatures/upload$`) },
   { endpoint: "send_to_device", methods: ["PUT"], pattern: new RegExp(`${CLIENT}/sendToDevice/${SEGMENT}/${SEGMENT}$`) },
 ];
 

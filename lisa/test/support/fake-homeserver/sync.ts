@@ -4,13 +4,13 @@
 import { errorReply, okReply } from "./reply.ts";
 import type { Reply } from "./reply.ts";
 import type { Session } from "./accounts.ts";
+import type { KeyServer } from "./keys.ts";
 import type { RoomStore, StoredEvent, Viewer } from "./store.ts";
 import { defaultFilter, eventAllowed, parseFilter, roomAllowed } from "./sync-filter.ts";
 import type { SyncFilter } from "./sync-filter.ts";
 import { pageToken, parseToken, syncToken } from "./tokens.ts";
 import { traitsOf } from "./traits.ts";
 import type { HomeserverProfile } from "./types.ts";
-import type { KeyServer } from "./keys.ts";
 
 /** Longest long-poll either profile holds a request for. */
 export const MAX_SYNC_TIMEOUT_MS = 30_000;
@@ -156,10 +156,9 @@ export class SyncService {
     if (Object.keys(invite).length > 0) rooms["invite"] = invite;
     const hasRooms = Object.keys(rooms).length > 0;
     const body: Record<string, unknown> = { next_batch: syncToken(this.profile, this.store.streamPosition) };
-    if (this.profile === "synapse") {
-      body["device_one_time_keys_count"] = { signed_curve25519: 0 };
-      body["device_unused_fallback_key_types"] = [];
-    }
+    // One-time key count and unused fallback key types as the profile sends them (keys.ts).
+    if (this.keys !== null && viewer.deviceId !== null) Object.assign(body, this.keys.countsPart({ userId: viewer.userId, deviceId: viewer.deviceId }));
+    else if (this.profile === "synapse") Object.assign(body, { device_one_time_keys_count: { signed_curve25519: 0 }, device_unused_fallback_key_types: [] });
     if (hasRooms) body["rooms"] = rooms;
     return { body, hasRooms };
   }

@@ -49,6 +49,8 @@ export type EndpointName =
   | "keys_upload"
   | "keys_query"
   | "keys_claim"
+  | "keys_device_signing"
+  | "keys_signatures"
   | "send_to_device";
 
 /** What a fault matcher and the request log see of a request. */
