@@ -42,4 +42,6 @@ test("P-PRV-23 an mcp endpoint disconnecting mid-turn stops the agent session th
   const next = await c.turns.submit(other, { text: "go" });
   await waitTurn(c, next.turnId, ["running"], 30_000);
   await c.turns.cancel(next.turnId);
+  // Settled before the test ends, so serve stops with nothing in flight.
+  assert.equal((await c.turns.wait(next.turnId, { timeoutMs: 30_000 })).state, "cancelled");
 });
