@@ -13,8 +13,9 @@ import { parse, stringify } from "smol-toml";
 import { type AcceptanceWorld, homeserverLabel, homeserversUnderTest, LisaProcess, startAcceptanceWorld } from "../support/acceptance-world.ts";
 import { LISA_DEVICE, LISA_ID } from "../support/acceptance/world.ts";
 import { CANARY } from "../support/config.ts";
-import { ElementPeer } from "../support/e2ee/element-peer.ts";
+import { ElementPeer, endProcessAfterTests } from "../support/e2ee/element-peer.ts";
 
+endProcessAfterTests();
 for (const kind of homeserversUnderTest()) {
   describe(`LISA-XSIGN-11: an identity made in Element as her, restored with Element's recovery key (${homeserverLabel(kind)})`, () => {
     let world: AcceptanceWorld;

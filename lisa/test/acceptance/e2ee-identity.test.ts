@@ -20,7 +20,7 @@ import {
 } from "../support/acceptance-world.ts";
 import { HUMAN_PASSWORD, LISA_DEVICE, LISA_ID } from "../support/acceptance/world.ts";
 import { CANARY } from "../support/config.ts";
-import { ElementPeer } from "../support/e2ee/element-peer.ts";
+import { ElementPeer, endProcessAfterTests } from "../support/e2ee/element-peer.ts";
 import { SynapseHttpError } from "../support/synapse/http.ts";
 
 /** `lisa` with `stdin` written to its standard input. */
@@ -43,6 +43,7 @@ function runLisaWithStdin(args: readonly string[], env: Readonly<Record<string, 
   });
 }
 
+endProcessAfterTests();
 for (const kind of homeserversUnderTest()) {
   describe(`LISA-XSIGN: her identity across starts, loss and restore (${homeserverLabel(kind)}, child processes)`, () => {
     let world: AcceptanceWorld;

@@ -10,6 +10,7 @@
 import { ClientEvent, createClient, type MatrixClient, type MatrixEvent, MsgType, SyncState } from "matrix-js-sdk";
 import { type Logger, logger as sdkLogger } from "matrix-js-sdk/lib/logger.js";
 import { EventShieldColour, OnlySignedDevicesIsolationMode } from "matrix-js-sdk/lib/crypto-api/index.js";
+import { after } from "node:test";
 import type { MatrixTestClient } from "../synapse.ts";
 
 const WAIT_MS = 60_000;
@@ -158,4 +159,19 @@ export class ElementPeer {
   stop(): void {
     this.client.stopClient();
   }
+}
+
+/**
+ * Lets a test file that ran an ElementPeer end once all its tests are done.
+ * matrix-js-sdk arms a timer for the local timeout of every request it makes
+ * (`timeoutSignal` in its http-api, up to 110 s for a sync) and never clears
+ * it, so a stopped client still keeps the process alive for minutes after the
+ * last test. Called at a test file's top level: a root `after` hook that, once
+ * everything else has finished and the results are written, exits with the
+ * runner's own status. The timer is unref'd, so it never cuts a run short.
+ */
+export function endProcessAfterTests(): void {
+  after(() => {
+    setTimeout(() => process.exit(), 2_000).unref();
+  });
 }

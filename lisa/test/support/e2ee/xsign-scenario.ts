@@ -25,13 +25,14 @@ import { acquireInstanceLock, type InstanceLock } from "../../../src/state/lock.
 import { type AcceptanceWorld, homeserverLabel, type HomeserverKind, pollUntil, startAcceptanceWorld } from "../acceptance-world.ts";
 import { HUMAN_PASSWORD, LISA_DEVICE, LISA_ID } from "../acceptance/world.ts";
 import { CANARY } from "../config.ts";
-import { ElementPeer } from "./element-peer.ts";
+import { ElementPeer, endProcessAfterTests } from "./element-peer.ts";
 
 const MEGOLM = "m.megolm.v1.aes-sha2";
 const WAIT = 60_000;
 
 /** Registers the scenario's tests for `kind`. */
 export function describeCrossSigningProof(kind: HomeserverKind): void {
+  endProcessAfterTests();
   describe(`LISA-XSIGN: Lisa's cross-signed device and an Element-like client (${homeserverLabel(kind)})`, () => {
     let world: AcceptanceWorld;
     let dir: string;
