@@ -6,7 +6,7 @@
 import type { LisaError } from "../errors.ts";
 import { InvocationLimitError } from "../errors.ts";
 import type { ResponseBody } from "../http/body.ts";
-import type { HttpClient } from "../http/client.ts";
+import type { HttpClient, HttpResponse } from "../http/client.ts";
 import { LlmRejectedError, protocolError } from "./errors.ts";
 import { parseRetryAfterMs } from "./retry.ts";
 import { isValidationFailure } from "./server-errors.ts";
@@ -60,8 +60,17 @@ export function classifyStatus(status: number, snippet: string, retryAfterMs: nu
   return { kind: "failed", status, error: protocolError("llm_protocol_error") };
 }
 
-/** Sends one request and classifies the outcome; never throws for expected failures. */
-export async function attempt(input: AttemptInput): Promise<AttemptOutcome> {
+/**
+ * Sends one request under the attempt's deadline and the invocation's signal
+ * and hands a 2xx response to `read` while both still apply; a network
+ * failure, the deadline, the abort and a non-2xx status are classified here.
+ * `refused` may turn a non-2xx answer into an outcome of the caller's own.
+ */
+export async function sendAttempt<T>(
+  input: AttemptInput,
+  read: (response: HttpResponse, timedOut: () => boolean) => Promise<AttemptOutcome | T>,
+  refused: (status: number, snippet: string) => T | null = () => null,
+): Promise<AttemptOutcome | T> {
   const controller = new AbortController();
   let timedOut = false;
   const timer = setTimeout(() => {
@@ -78,20 +87,32 @@ export async function attempt(input: AttemptInput): Promise<AttemptOutcome> {
     const status = response.status;
     if (status < 200 || status >= 300) {
       const snippet = await readErrorSnippet(response.body);
-      return classifyStatus(status, snippet, parseRetryAfterMs(response.headers["retry-after"], Date.now()));
+      return refused(status, snippet) ?? classifyStatus(status, snippet, parseRetryAfterMs(response.headers["retry-after"], Date.now()));
     }
-    const text = await response.body.text(input.maxResponseBytes);
-    if (!text.ok) {
-      if (text.error.code === "http_body_too_large") return { kind: "failed", status: 200, error: protocolError("llm_response_too_large") };
-      return failed(input.signal, timedOut);
-    }
-    const json = tryParseJson(text.value);
-    if (json === undefined) return { kind: "failed", status, error: protocolError("llm_protocol_error") };
-    return { kind: "ok", status, json };
+    return await read(response, () => timedOut);
   } finally {
     clearTimeout(timer);
     input.signal.removeEventListener("abort", onAbort);
   }
+}
+
+/** A whole JSON completion as the body of a 2xx response, within the response cap. */
+export async function readCompletion(input: AttemptInput, response: HttpResponse, timedOut: () => boolean): Promise<AttemptOutcome> {
+  const text = await response.body.text(input.maxResponseBytes);
+  if (!text.ok) return text.error.code === "http_body_too_large" ? responseTooLarge() : failed(input.signal, timedOut());
+  const json = tryParseJson(text.value);
+  if (json === undefined) return { kind: "failed", status: response.status, error: protocolError("llm_protocol_error") };
+  return { kind: "ok", status: response.status, json };
+}
+
+/** Sends one request and classifies the outcome; never throws for expected failures. */
+export function attempt(input: AttemptInput): Promise<AttemptOutcome> {
+  return sendAttempt(input, (response, timedOut) => readCompletion(input, response, timedOut));
+}
+
+/** A response past `maxResponseBytes`. */
+export function responseTooLarge(): AttemptOutcome {
+  return { kind: "failed", status: 200, error: protocolError("llm_response_too_large") };
 }
 
 /** No usable response: the invocation's abort, the attempt's timeout, or a network failure. */

@@ -10,8 +10,7 @@
 import type { ResponseBody } from "../http/body.ts";
 import type { HttpClient } from "../http/client.ts";
 import { protocolError } from "./errors.ts";
-import { classifyStatus, failed, readErrorSnippet, type AttemptInput, type AttemptOutcome } from "./http.ts";
-import { parseRetryAfterMs } from "./retry.ts";
+import { failed, readCompletion, responseTooLarge, sendAttempt, type AttemptInput, type AttemptOutcome } from "./http.ts";
 import { SseDecoder } from "./sse.ts";
 import { ChunkAccumulator } from "./stream-chunks.ts";
 import { tryParseJson } from "./text.ts";
@@ -32,43 +31,13 @@ export type StreamOutcome = AttemptOutcome | { readonly kind: "stream_refused" }
 const STREAM_REFUSED = /\bstream(ing)?\b/i;
 
 /** Sends one streamed request and classifies the outcome; never throws for expected failures. */
-export async function attemptStream(input: StreamAttemptInput): Promise<StreamOutcome> {
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, input.timeoutMs);
-  const onAbort = (): void => controller.abort();
-  input.signal.addEventListener("abort", onAbort, { once: true });
-  try {
-    if (input.signal.aborted) return { kind: "aborted" };
-    const sent = await input.client.request({ url: input.url, method: "POST", headers: input.headers, body: input.body, signal: controller.signal });
-    if (!sent.ok) return failed(input.signal, timedOut);
-    const response = sent.value;
-    const status = response.status;
-    if (status < 200 || status >= 300) {
-      const snippet = await readErrorSnippet(response.body);
-      if ((status === 400 || status === 422) && STREAM_REFUSED.test(snippet)) return { kind: "stream_refused" };
-      return classifyStatus(status, snippet, parseRetryAfterMs(response.headers["retry-after"], Date.now()));
-    }
+export function attemptStream(input: StreamAttemptInput): Promise<StreamOutcome> {
+  return sendAttempt<StreamOutcome>(input, (response, timedOut) => {
     const type = String(response.headers["content-type"] ?? "").toLowerCase();
-    if (!type.includes("text/event-stream")) {
-      // The server ignored `stream`: one ordinary completion.
-      const text = await response.body.text(input.maxResponseBytes);
-      if (!text.ok) return text.error.code === "http_body_too_large" ? tooLarge() : failed(input.signal, timedOut);
-      const json = tryParseJson(text.value);
-      return json === undefined ? { kind: "failed", status, error: protocolError("llm_protocol_error") } : { kind: "ok", status, json };
-    }
-    return await readEvents(input, response.body, status, () => timedOut);
-  } finally {
-    clearTimeout(timer);
-    input.signal.removeEventListener("abort", onAbort);
-  }
-}
-
-function tooLarge(): AttemptOutcome {
-  return { kind: "failed", status: 200, error: protocolError("llm_response_too_large") };
+    // The server ignored `stream`: one ordinary completion.
+    if (!type.includes("text/event-stream")) return readCompletion(input, response, timedOut);
+    return readEvents(input, response.body, response.status, timedOut);
+  }, (status, snippet) => ((status === 400 || status === 422) && STREAM_REFUSED.test(snippet) ? { kind: "stream_refused" } : null));
 }
 
 async function readEvents(input: StreamAttemptInput, body: ResponseBody, status: number, timedOut: () => boolean): Promise<AttemptOutcome> {
@@ -101,7 +70,7 @@ async function readEvents(input: StreamAttemptInput, body: ResponseBody, status:
     return take(step.data);
   }, input.idleMs);
   if (!read.ok) {
-    if (read.error.code === "http_body_too_large") return tooLarge();
+    if (read.error.code === "http_body_too_large") return responseTooLarge();
     if (read.error.code === "http_body_timeout") return { kind: "transient", code: "llm_timeout", status, retryAfterMs: null };
     return failed(input.signal, timedOut());
   }
