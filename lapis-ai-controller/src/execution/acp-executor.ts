@@ -18,6 +18,7 @@ import { startAcpSession, type AcpSession } from "./acp-session.ts";
 import { FirstStartGate } from "./first-start.ts";
 import { buildAgentEnv, withShellSnapshotsOff } from "./process-env.ts";
 import type { ToolGrant } from "./tool-bridge.ts";
+import { LiveSessions } from "./live-sessions.ts";
 
 /** One configured ACP provider. */
 export type AcpProviderConfig = {
@@ -74,7 +75,7 @@ function openPlan(s: SessionSetup, bindingKey: string): OpenPlan {
 export class AcpExecutor implements Executor {
   #providers: Map<string, AcpProviderConfig>;
   #opts: AcpExecutorOptions;
-  #sessions = new Map<string, { fp: string; session: AcpSession; grant: ToolGrant | null; sources: readonly string[] }>();
+  readonly #sessions = new LiveSessions<AcpSession>();
   #spawned = 0;
   /** Until a provider's agent has set up once, its setups run one at a time. */
   #first = new FirstStartGate();
@@ -107,11 +108,7 @@ export class AcpExecutor implements Executor {
     if (existing && !setup.restricted && !cut && existing.fp === fp && existing.session.alive) {
       return { ok: true, session: existing.session, continuity: { kind: "continued" }, bindingKey };
     }
-    if (existing) {
-      this.#sessions.delete(setup.sessionKey);
-      existing.grant?.revoke();
-      await existing.session.close();
-    }
+    if (existing) await this.#sessions.end(setup.sessionKey);
     const resolved = resolveLaunch(provider.launch, this.#opts.host);
     if (!resolved.ok) return { ok: false, code: "provider_setup_failed" };
     let built: Record<string, string>;
@@ -150,12 +147,7 @@ export class AcpExecutor implements Executor {
 
   /** Closes the thread's live session, then erases Codex's own files of it (threads.delete). */
   async forget(s: SessionForget): Promise<ForgetResult> {
-    const live = this.#sessions.get(s.sessionKey);
-    if (live) {
-      this.#sessions.delete(s.sessionKey);
-      live.grant?.revoke();
-      await live.session.close();
-    }
+    await this.#sessions.end(s.sessionKey);
     const provider = this.#providers.get(s.providerId);
     if (!provider) return s.nativeSessionId === null ? "none" : "unsupported";
     // Only codex-acp runs Codex, whose files the controller knows how to erase.
@@ -164,26 +156,13 @@ export class AcpExecutor implements Executor {
     return forgetCodexThread(() => buildAgentEnv(this.#opts.env, provider.envAllowlist, {}, null), s.nativeSessionId, this.#opts.eraseRows);
   }
 
-  /**
-   * An `mcp` endpoint is gone (disposed, or its connection closed): every
-   * session whose servers came from it is stopped at once, with the agent and
-   * the servers it launched; a turn in flight fails `endpoint_disconnected`.
-   */
-  async revokeMcpSource(source: string): Promise<number> {
-    const hit = [...this.#sessions].filter(([, s]) => s.sources.includes(source));
-    for (const [key, s] of hit) {
-      this.#sessions.delete(key);
-      s.grant?.revoke();
-    }
-    await Promise.all(hit.map(([, s]) => s.session.abort("endpoint_disconnected")));
-    return hit.length;
+  /** An `mcp` endpoint is gone: the sessions running its servers stop at once (LiveSessions.revokeSource). */
+  revokeMcpSource(source: string): Promise<number> {
+    return this.#sessions.revokeSource(source);
   }
 
   /** Closes every live session. */
-  async close(): Promise<void> {
-    const all = [...this.#sessions.values()];
-    this.#sessions.clear();
-    for (const s of all) s.grant?.revoke();
-    await Promise.all(all.map((s) => s.session.close()));
+  close(): Promise<void> {
+    return this.#sessions.closeAll();
   }
 }

@@ -21,6 +21,7 @@ import { SANDBOX_MODES, type SandboxMode } from "./codex-wire.ts";
 import { FirstStartGate } from "./first-start.ts";
 import { buildAgentEnv } from "./process-env.ts";
 import type { ToolGrant } from "./tool-bridge.ts";
+import { LiveSessions } from "./live-sessions.ts";
 
 /** One configured native Codex provider. */
 export type CodexProviderConfig = {
@@ -117,7 +118,7 @@ async function applyHistory(session: CodexSession, setup: SessionSetup, continui
 export class CodexExecutor implements Executor {
   #providers: Map<string, CodexProviderConfig>;
   #opts: CodexExecutorOptions;
-  #sessions = new Map<string, { fp: string; session: CodexSession; grant: ToolGrant | null; sources: readonly string[] }>();
+  readonly #sessions = new LiveSessions<CodexSession>();
   #first = new FirstStartGate();
   #spawned = 0;
 
@@ -145,11 +146,7 @@ export class CodexExecutor implements Executor {
       const applied = await applyHistory(existing.session, setup, { kind: "continued" });
       return applied.ok ? { ok: true, session: existing.session, continuity: applied.continuity, bindingKey } : applied;
     }
-    if (existing) {
-      this.#sessions.delete(setup.sessionKey);
-      existing.grant?.revoke();
-      await existing.session.close();
-    }
+    if (existing) await this.#sessions.end(setup.sessionKey);
     const resolved = resolveCodexLaunch(provider.launch, this.#opts.host);
     if (!resolved.ok) return { ok: false, code: resolved.code === "provider_not_found" ? "provider_not_found" : "provider_setup_failed" };
     if (BRIDGE_TOKEN_ENV in setup.envGrants || provider.envAllowlist.includes(BRIDGE_TOKEN_ENV)) return { ok: false, code: "mcp_env_reserved" };
@@ -191,36 +188,18 @@ export class CodexExecutor implements Executor {
 
   /** Closes the thread's live session, then erases Codex's own files of it (threads.delete). */
   async forget(s: SessionForget): Promise<ForgetResult> {
-    const live = this.#sessions.get(s.sessionKey);
-    if (live) {
-      this.#sessions.delete(s.sessionKey);
-      live.grant?.revoke();
-      await live.session.close();
-    }
+    await this.#sessions.end(s.sessionKey);
     const provider = this.#providers.get(s.providerId);
     if (!provider) return s.nativeSessionId === null ? "none" : "unsupported";
     return forgetCodexThread(() => buildAgentEnv(this.#opts.env, provider.envAllowlist, {}, null), s.nativeSessionId, this.#opts.eraseRows);
   }
 
-  /**
-   * An `mcp` endpoint is gone (disposed, or its connection closed): every
-   * session whose servers came from it is stopped at once, with the agent and
-   * the servers it launched; a turn in flight fails `endpoint_disconnected`.
-   */
-  async revokeMcpSource(source: string): Promise<number> {
-    const hit = [...this.#sessions].filter(([, s]) => s.sources.includes(source));
-    for (const [key, s] of hit) {
-      this.#sessions.delete(key);
-      s.grant?.revoke();
-    }
-    await Promise.all(hit.map(([, s]) => s.session.abort("endpoint_disconnected")));
-    return hit.length;
+  /** An `mcp` endpoint is gone: the sessions running its servers stop at once (LiveSessions.revokeSource). */
+  revokeMcpSource(source: string): Promise<number> {
+    return this.#sessions.revokeSource(source);
   }
 
-  async close(): Promise<void> {
-    const all = [...this.#sessions.values()];
-    this.#sessions.clear();
-    for (const s of all) s.grant?.revoke();
-    await Promise.all(all.map((s) => s.session.close()));
+  close(): Promise<void> {
+    return this.#sessions.closeAll();
   }
 }
