@@ -6,11 +6,11 @@ import type { Secret } from "../config/secret.ts";
 import { err, ok, type Result } from "../errors.ts";
 import type { Logger } from "../log/logger.ts";
 import type { CryptoRequestPort, HistoryPort, RawEvent, RoomWritePort, SyncBatch } from "../matrix/port.ts";
-import type { InstanceLock } from "../state/lock.ts";
 import { E2eeDevice, type IdentityKeys } from "./device.ts";
 import { DecryptedMemo } from "./decrypted-memo.ts";
 import type { E2eeError } from "./errors.ts";
 import { decryptingHistory, encryptingRoomPort, eventOpener, type EventSendPort, type Opened, type RoomFactsPort } from "./room-ports.ts";
+import type { IdentityCommandDeps } from "./identity-ops.ts";
 import { startIdentity } from "./identity-start.ts";
 import { openCryptoStore } from "./store.ts";
 
@@ -19,15 +19,8 @@ export { cryptoStorePathFor } from "./store.ts";
 export { readStoredCrossSigning } from "./stored-identity.ts";
 export { serverIdentityOf, XSIGN_CODES } from "./cross-signing.ts";
 
-export interface EncryptionDeps {
-  readonly lock: InstanceLock;
-  readonly databasePath: string;
-  readonly passphrase: Secret;
-  readonly userId: string;
-  readonly deviceId: string;
-  readonly http: CryptoRequestPort;
-  readonly log: Logger;
-  readonly signal: AbortSignal;
+/** What the running device needs: what an identity command needs, and her recovery key. */
+export interface EncryptionDeps extends IdentityCommandDeps {
   /** Her recovery key (`e2ee.recovery_key`), to restore an identity the account has and her store lacks. */
   readonly recoveryKey?: Secret | null;
 }
