@@ -11,6 +11,7 @@ import type { CryptoRequest, CryptoRequestPort } from "../../../src/matrix/port.
 import { sendOutgoing, type Outgoing } from "../../../src/e2ee/outgoing.ts";
 import type { FakeHomeserver } from "../fake-homeserver.ts";
 import type { DeviceRef } from "../fake-homeserver/keys.ts";
+import { decryptedContent } from "./peer.ts";
 
 const DEADLINE_MS = 30_000;
 
@@ -101,15 +102,7 @@ export class FakeE2eePeer {
 
   /** The cleartext content of an encrypted event (after a sync brought its key), or null. */
   async decrypt(event: { readonly content: Readonly<Record<string, unknown>> } & Record<string, unknown>, roomId: string): Promise<Record<string, unknown> | null> {
-    try {
-      const decrypted = await this.machine.decryptRoomEvent(JSON.stringify({ ...event, room_id: roomId }), new sdk.RoomId(roomId),
-        new sdk.DecryptionSettings(sdk.TrustRequirement.Untrusted));
-      const content = (JSON.parse(decrypted.event) as { content?: Record<string, unknown> }).content ?? {};
-      const relates = event.content["m.relates_to"];
-      return relates !== undefined && content["m.relates_to"] === undefined ? { ...content, "m.relates_to": relates } : content;
-    } catch {
-      return null;
-    }
+    return decryptedContent(this.machine, event, roomId);
   }
 
   close(): void {

@@ -134,18 +134,29 @@ export class E2eePeer {
 
   /** The cleartext content of an encrypted event (with a relation kept outside the ciphertext), or null when it cannot be decrypted. */
   async decryptContent(event: PeerEvent, roomId: string): Promise<Record<string, unknown> | null> {
-    try {
-      const decrypted = await this.machine.decryptRoomEvent(JSON.stringify({ ...event, room_id: roomId }), new sdk.RoomId(roomId),
-        new sdk.DecryptionSettings(sdk.TrustRequirement.Untrusted));
-      const content = (JSON.parse(decrypted.event) as { content?: Record<string, unknown> }).content ?? {};
-      const relates = event.content["m.relates_to"];
-      return relates !== undefined && content["m.relates_to"] === undefined ? { ...content, "m.relates_to": relates } : content;
-    } catch {
-      return null;
-    }
+    return decryptedContent(this.machine, event, roomId);
   }
 
   close(): void {
     this.machine.close();
+  }
+}
+
+/**
+ * The cleartext content of an encrypted room event as a test peer's machine
+ * decrypts it, with a relation kept outside the ciphertext put back; null
+ * when it cannot be decrypted.
+ */
+export async function decryptedContent(
+  machine: sdk.OlmMachine, event: { readonly content: Readonly<Record<string, unknown>> }, roomId: string,
+): Promise<Record<string, unknown> | null> {
+  try {
+    const decrypted = await machine.decryptRoomEvent(JSON.stringify({ ...event, room_id: roomId }), new sdk.RoomId(roomId),
+      new sdk.DecryptionSettings(sdk.TrustRequirement.Untrusted));
+    const content = (JSON.parse(decrypted.event) as { content?: Record<string, unknown> }).content ?? {};
+    const relates = event.content["m.relates_to"];
+    return relates !== undefined && content["m.relates_to"] === undefined ? { ...content, "m.relates_to": relates } : content;
+  } catch {
+    return null;
   }
 }
