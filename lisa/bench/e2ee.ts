@@ -7,13 +7,12 @@
 // fake to Lisa's reply PUT finished; resident memory (VmRSS) every 100
 // invocations and settled at the end. Reports only; nothing here is asserted.
 import { performance } from "node:perf_hooks";
-import { setTimeout as delay } from "node:timers/promises";
 import { FakeE2eePeer } from "../test/support/e2ee/fake-peer.ts";
 import { ALICE, BOB, CAROL, LISA } from "../test/support/lisa-harness.ts";
 import { replySent, type HttpObserver } from "./lib/observe.ts";
 import { quantile, type ReportRow } from "./lib/stats.ts";
 import type { BenchResult } from "./lib/types.ts";
-import { benchRooms, benchWorld, residentMemory, SOURCE_ENTRY, startLisa, waitForHs, waitForLisaReady } from "./lib/world.ts";
+import { benchRooms, benchWorld, residentMemory, settledRss, SOURCE_ENTRY, startLisa, waitForHs, waitForLisaReady } from "./lib/world.ts";
 
 /** Options of the encrypted-rooms benchmark. */
 export interface E2eeBenchOptions {
@@ -36,16 +35,6 @@ interface ModeFigures {
   /** RSS (bytes) after every 100 invocations. */
   readonly trace: readonly number[];
   readonly latencies: readonly number[];
-}
-
-async function settledRss(pid: number, settleMs: number): Promise<number> {
-  await delay(settleMs);
-  const readings: number[] = [];
-  for (let i = 0; i < 5; i += 1) {
-    readings.push(residentMemory(pid).rss);
-    await delay(100);
-  }
-  return quantile(readings, 0.5);
 }
 
 async function runMode(observer: HttpObserver, options: E2eeBenchOptions, encrypted: boolean): Promise<ModeFigures> {

@@ -12,14 +12,13 @@ import { writeFileSync } from "node:fs";
 import { readFileSync } from "node:fs";
 import { stripTypeScriptTypes } from "node:module";
 import { join } from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
 import { ALICE, type World } from "../test/support/lisa-harness.ts";
 import type { BaselineInvocationOptions } from "./baselines/invocation.ts";
 import { quantile, type ReportRow } from "./lib/stats.ts";
 import type { BenchResult } from "./lib/types.ts";
 import { replySent, type HttpObserver } from "./lib/observe.ts";
 import {
-  BASE_PASSWORD, BASE_ROOM, BASE_USER, benchRooms, benchWorld, describeKnobs, lisaMessageCount, residentMemory, SOURCE_ENTRY, spawnNode,
+  BASE_PASSWORD, BASE_ROOM, BASE_USER, benchRooms, benchWorld, describeKnobs, lisaMessageCount, residentMemory, settledRss, SOURCE_ENTRY, spawnNode,
   startLisa, waitForHs, waitForLisaReady, type Child,
 } from "./lib/world.ts";
 
@@ -41,17 +40,6 @@ const HTTP_SERVER = "require('node:http').createServer((q, s) => s.end()).listen
 /** Goals over the same-run floor (bare Node HTTP server), in MB. */
 const IDLE_OVER_FLOOR_MB = 12;
 const LOADED_OVER_FLOOR_MB = 22;
-
-// Median of a few VmRSS readings 100 ms apart (a single reading can catch a GC in progress).
-async function settledRss(pid: number, settleMs: number): Promise<number> {
-  await delay(settleMs);
-  const readings: number[] = [];
-  for (let i = 0; i < 5; i += 1) {
-    readings.push(residentMemory(pid).rss);
-    await delay(100);
-  }
-  return quantile(readings, 0.5);
-}
 
 // Idle RSS of Lisa started from `entry` in a world of its own.
 async function idleRss(entry: string, rooms: number, settleMs: number): Promise<number> {

@@ -9,6 +9,7 @@ import type { ConfigOverrides } from "../../test/support/config.ts";
 import type { FakeHomeserver } from "../../test/support/fake-homeserver.ts";
 import { ALICE, createWorld, LISA, REPO, type World } from "../../test/support/lisa-harness.ts";
 import type { Script } from "../../test/support/scripted-llm.ts";
+import { quantile } from "./stats.ts";
 
 /** The Node 24 binary every child runs with (Lisa, baselines, bare starts). */
 export const NODE = join(REPO, "node_modules/.bin/node");
@@ -134,6 +135,17 @@ export function residentMemory(pid: number | "self"): { rss: number; hwm: number
     return Number(match[1]) * 1024;
   };
   return { rss: field("VmRSS"), hwm: field("VmHWM") };
+}
+
+/** After `settleMs`, the median of five VmRSS readings 100 ms apart (a single reading can catch a GC in progress). */
+export async function settledRss(pid: number, settleMs: number): Promise<number> {
+  await delay(settleMs);
+  const readings: number[] = [];
+  for (let i = 0; i < 5; i += 1) {
+    readings.push(residentMemory(pid).rss);
+    await delay(100);
+  }
+  return quantile(readings, 0.5);
 }
 
 /** Waits for `predicate` over the fake homeserver, failing after `timeoutMs` with `what`. */
