@@ -1,63 +1,76 @@
 // The journal's startup validation at SQLite's speed. The journal is the one
 // table that grows with use (1M rows in a long-lived install), and reading
 // every row into a JS object costs ~40x a `quick_check`. So one pass of SQLite
-// proves rows valid with a predicate whose every clause implies its JS check
-// (anything unusual, e.g. a NUL or a long string, simply fails it); the short
-// text facts of a row (kind, message id, metadata) are judged by the JS rules
-// themselves through one SQL function that remembers the last verdict. Only
-// the rows not proven are read and judged by the JS validator, which stays
-// the one definition of valid.
+// proves rows valid and linked (their thread and turn exist) with a predicate
+// whose every clause implies its JS check (anything unusual, e.g. a NUL or a
+// long string, simply fails it); the short text facts of an unusual row (kind,
+// message id, metadata) are judged by the JS rules themselves through one SQL
+// function that remembers the last verdict. Only the rows not proven are read
+// and judged by the JS validator, which stays the one definition of valid.
+//
+// What the pass leaves out is proven elsewhere, never assumed: the column
+// types and NOT NULLs by the STRICT table and `quick_check` (which reports a
+// wrong type or a NULL in a STRICT table, CHECKs off or not), the ids by the
+// rows they link to (validated in their own tables first), and the ranges of
+// journal_id and seq through the rowid and the UNIQUE (thread_id, seq) index,
+// a few seeks per thread (journalSequencesConsistent).
 import type { DatabaseSync } from "node:sqlite";
 import { EVENT_KINDS } from "../domain/contract/events.ts";
-import { JOURNAL_VISIBILITIES, PAYLOAD_STATES } from "../domain/records.ts";
 import { validKind, validMetadata } from "./journal-rules.ts";
 import type { Row } from "./rows.ts";
 import { shortTextOrNull } from "./validators.ts";
 
 const MAX_SAFE = "9007199254740991";
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
-const safeCount = (c: string) => `(typeof(${c}) = 'integer' AND ${c} >= 0 AND ${c} <= ${MAX_SAFE})`;
+/** The kinds of streamed chunks, compared first: most rows are one of them, and an equality is cheaper than the IN list's lookup. */
+const CHUNK_KINDS = ["text", "reasoning"];
 
 /**
  * The row facts of most journal rows proven in SQL, without a call into JS
  * (which costs more than the rest of the pass): a contract event kind (each
  * matches KIND_PATTERN), a message id of 1..256 UTF-8 bytes (so 1..256 UTF-16
- * units, within shortTextOrNull and METADATA_MAX_STRING), and metadata that is
- * `{}` or exactly `{"messageId": <that id>}` as SQLite encodes it (a streamed
- * chunk's; valid by validMetadata). Any other row asks the JS rules.
+ * units, within shortTextOrNull and METADATA_MAX_STRING; a TEXT by the STRICT
+ * table), and metadata that is `{}` or exactly `{"messageId": <that id>}` as
+ * SQLite encodes it (a streamed chunk's; valid by validMetadata). Any other
+ * row asks the JS rules.
  */
-const COMMON_FACTS = `(kind IN (${list(Object.keys(EVENT_KINDS).filter((k) => validKind(k)))})
-    AND (message_id IS NULL OR (typeof(message_id) = 'text' AND octet_length(message_id) BETWEEN 1 AND 256))
+const COMMON_FACTS = `((kind = 'text' OR kind = 'reasoning' OR kind IN (${list(Object.keys(EVENT_KINDS).filter((k) => validKind(k) && !CHUNK_KINDS.includes(k)))}))
+    AND (message_id IS NULL OR octet_length(message_id) BETWEEN 1 AND 256)
     AND (metadata = '{}' OR metadata = json_object('messageId', message_id)))`;
 
 /**
- * Payload placement follows the thread's retention (a transcript row of a
- * metadata-only thread stores no payload; one of a full thread keeps it in
- * the database), judged in the one pass: the threads of each retention are a
- * small set SQLite looks each row's thread up in. Rows of an unknown thread
- * are the foreign-key check's.
+ * A stored payload JSON.parse accepts: valid JSON (json_valid) with no NUL
+ * (json_valid stops at the first NUL; JSON.parse does not). A text whose
+ * character count equals its byte count is ASCII without a NUL (length()
+ * counts up to the first NUL), which spares most rows the search for one.
  */
-const PLACED = `(seq IS NULL OR payload_state = 'none'
-    OR (payload_state = 'stored' AND thread_id NOT IN (SELECT thread_id FROM threads WHERE retention = 'metadata-only'))
-    OR (payload_state = 'volatile' AND thread_id NOT IN (SELECT thread_id FROM threads WHERE retention = 'full')))`;
+const PAYLOAD_PARSES = `(length(payload) = octet_length(payload) OR instr(payload, char(0)) = 0) AND json_valid(payload)`;
 
-/** The rows SQLite proves valid: every clause implies the matching JS check of record-validation.ts. */
-const SURELY_VALID = [
-  `typeof(journal_id) = 'integer' AND journal_id >= 1 AND journal_id <= ${MAX_SAFE}`,
-  // thread_id and turn_id are judged once per distinct value (journalIdsValid), not per row.
-  `(seq IS NULL OR ${safeCount("seq")})`,
-  `visibility IN (${list(JOURNAL_VISIBILITIES)})`,
-  `payload_state IN (${list(PAYLOAD_STATES)})`,
-  safeCount("created_at"),
-  `((visibility = 'transcript') = (seq IS NOT NULL))`,
-  `((payload_state = 'stored') = (payload IS NOT NULL))`,
-  // json_valid stops at the first NUL; JSON.parse does not.
-  `(payload IS NULL OR (typeof(payload) = 'text' AND instr(payload, char(0)) = 0 AND json_valid(payload)))`,
-  // kind (KIND_PATTERN), message_id (shortTextOrNull) and metadata (validMetadata): the JS rules themselves, which
-  // see the whole text (node:sqlite hands a function the full value, NULs included) and check its type.
-  `(${COMMON_FACTS} OR aic_row_facts(kind, message_id, metadata) = 1)`,
-  PLACED,
-].join("\n  AND ");
+/**
+ * The rows SQLite proves valid: every clause implies the matching JS check of
+ * record-validation.ts. Payload placement follows the thread's retention (a
+ * transcript row of a metadata-only thread stores no payload; one of a full
+ * thread keeps it in the database); a retention no thread has needs no lookup.
+ */
+function surelyValid(retentions: ReadonlySet<string>): string {
+  const notIn = (retention: string) => retentions.has(retention)
+    ? ` AND (seq IS NULL OR thread_id NOT IN (SELECT thread_id FROM threads WHERE retention = '${retention}'))` : "";
+  return [
+    // visibility, and transcript rows exactly the sequenced ones
+    `(visibility = 'transcript' AND seq IS NOT NULL OR visibility = 'owner' AND seq IS NULL)`,
+    // payload_state, a payload exactly when stored, a stored payload that parses, each where its thread's retention puts it
+    `(payload_state = 'stored' AND payload IS NOT NULL AND ${PAYLOAD_PARSES}${notIn("metadata-only")}
+      OR payload_state = 'volatile' AND payload IS NULL${notIn("full")}
+      OR payload_state = 'none' AND payload IS NULL)`,
+    `created_at >= 0 AND created_at <= ${MAX_SAFE}`,
+    // kind (KIND_PATTERN), message_id (shortTextOrNull) and metadata (validMetadata): the JS rules themselves, which
+    // see the whole text (node:sqlite hands a function the full value, NULs included) and check its type.
+    `(${COMMON_FACTS} OR aic_row_facts(kind, message_id, metadata) = 1)`,
+  ].join("\n  AND ");
+}
+
+/** The row's thread and turn exist (the journal's foreign keys, proven in the pass instead of a second scan). */
+const LINKED = `thread_id IN (SELECT thread_id FROM threads) AND (turn_id IS NULL OR turn_id IN (SELECT turn_id FROM turns))`;
 
 /**
  * Judges a row's kind, message id and metadata with the JS rules. Consecutive
@@ -80,19 +93,46 @@ function rowFactsJudge(): (kind: unknown, messageId: unknown, metadata: unknown)
   };
 }
 
-/** The journal's columns, checked once for the whole table instead of per row. */
+/**
+ * The journal's columns as schema v1 declares them (type, NOT NULL), checked
+ * once for the whole table instead of per row: with the table STRICT,
+ * `quick_check` then proves every value's type and every NOT NULL, and no
+ * clause of the pass can meet an unexpected NULL. No collation is declared,
+ * so every text comparison of the pass is byte-exact, as the JS rules are.
+ */
+const JOURNAL_COLUMNS: Readonly<Record<string, string>> = {
+  journal_id: "INTEGER", thread_id: "TEXT NOT NULL", turn_id: "TEXT", seq: "INTEGER", visibility: "TEXT NOT NULL",
+  kind: "TEXT NOT NULL", message_id: "TEXT", payload_state: "TEXT NOT NULL", payload: "TEXT", metadata: "TEXT NOT NULL",
+  created_at: "INTEGER NOT NULL",
+};
+
+/** The journal has exactly `expected` columns, declared as schema v1 declares them, and no collation. */
 export function journalColumnsAre(db: DatabaseSync, expected: readonly string[]): boolean {
-  const names = (db.prepare("SELECT name FROM pragma_table_info('journal')").all() as Row[]).map((r) => String(r.name));
-  return names.length === expected.length && expected.every((c) => names.includes(c));
+  const columns = db.prepare("SELECT name, type, \"notnull\" AS nn FROM pragma_table_info('journal')").all() as Row[];
+  const declared = new Map(columns.map((c) => [String(c.name), `${String(c.type).toUpperCase()}${c.nn === 1 ? " NOT NULL" : ""}`]));
+  const table = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'journal'").get() as Row | undefined;
+  return declared.size === expected.length && expected.every((c) => JOURNAL_COLUMNS[c] !== undefined && declared.get(c) === JOURNAL_COLUMNS[c]) &&
+    typeof table?.sql === "string" && !/collate/i.test(table.sql);
 }
 
-/** Journal rows SQLite could not prove valid, in one pass over the table; the caller judges each with the JS rules and `journalPlacement`. */
-export function journalRowsToCheck(db: DatabaseSync): Iterable<Row> {
+/** A journal row the pass could not prove, with whether its thread and turn exist (`linked`, not a column). */
+export interface UnprovenRow {
+  readonly row: Row;
+  readonly linked: boolean;
+}
+
+/** Journal rows SQLite could not prove valid and linked, in one pass over the table; the caller judges each with the JS rules and `journalPlacement`. */
+export function* journalRowsToCheck(db: DatabaseSync): Iterable<UnprovenRow> {
   db.function("aic_row_facts", { deterministic: true }, rowFactsJudge());
-  return db.prepare(`SELECT * FROM journal WHERE NOT (${SURELY_VALID})`).iterate() as Iterable<Row>;
+  const retentions = new Set((db.prepare("SELECT DISTINCT retention AS r FROM threads").all() as Row[]).map((r) => String(r.r)));
+  const statement = db.prepare(`SELECT *, (${LINKED}) AS aic_linked FROM journal WHERE NOT (${surelyValid(retentions)}\n  AND ${LINKED})`);
+  for (const found of statement.iterate() as Iterable<Row>) {
+    const { aic_linked: linked, ...row } = found;
+    yield { row, linked: linked === 1 };
+  }
 }
 
-/** The JS form of PLACED for the rows the pass could not prove: true when the row's payload sits where its thread's retention puts it. */
+/** The JS form of the placement clause for the rows the pass could not prove: true when the row's payload sits where its thread's retention puts it. */
 export function journalPlacement(db: DatabaseSync): (row: Row) => boolean {
   const retention = new Map((db.prepare("SELECT thread_id, retention FROM threads").all() as Row[]).map((r) => [r.thread_id, r.retention]));
   return (row) => {
@@ -102,11 +142,12 @@ export function journalPlacement(db: DatabaseSync): (row: Row) => boolean {
   };
 }
 
-/** Every distinct thread and turn id of the journal passes `valid` (few values, read through their indexes). */
-export function journalIdsValid(db: DatabaseSync, validThread: (v: unknown) => boolean, validTurn: (v: unknown) => boolean): boolean {
-  for (const row of db.prepare("SELECT DISTINCT thread_id AS v FROM journal").iterate() as Iterable<Row>) if (!validThread(row.v)) return false;
-  for (const row of db.prepare("SELECT DISTINCT turn_id AS v FROM journal").iterate() as Iterable<Row>) if (!validTurn(row.v)) return false;
-  return true;
+/** Every journal_id is a positive safe integer: the rowid's least and greatest, two seeks. */
+export function journalIdsInRange(db: DatabaseSync): boolean {
+  // Two statements: SQLite seeks a lone min() or max() of the rowid, but scans for both in one.
+  const lo = db.prepare("SELECT coalesce(min(journal_id) >= 1, 1) AS ok FROM journal").get() as Row;
+  const hi = db.prepare(`SELECT coalesce(max(journal_id) <= ${MAX_SAFE}, 1) AS ok FROM journal`).get() as Row;
+  return lo.ok === 1 && hi.ok === 1;
 }
 
 /** The journal's UNIQUE (thread_id, seq) constraint is in force: a unique, non-partial index on exactly those columns. */
@@ -119,16 +160,26 @@ function uniqueSequenceIndex(db: DatabaseSync): boolean {
 }
 
 /**
- * Transcript sequences contiguous from 1 per thread (payload placement is
- * judged in the one pass, PLACED). With (thread_id, seq) unique, a thread's
- * n transcript rows are exactly 1..n when their least seq is 1 and their
- * greatest is n, so count, min and max per thread are read from that index
- * alone (no temporary b-tree for a distinct count).
+ * Transcript sequences contiguous from 1 per thread, and every seq a safe
+ * integer, read from the UNIQUE (thread_id, seq) index in a few seeks per
+ * thread rather than a scan. With (thread_id, seq) unique and every seq of
+ * thread t in [lo_t, hi_t] with lo_t >= 1, t's count is at most hi_t, equal
+ * exactly when its seqs are 1..hi_t; so the sum of hi_t equals the number of
+ * sequenced rows exactly when every thread's are contiguous. That number is
+ * the journal's row count less its unsequenced rows (a range of the index per
+ * thread); every row's thread exists (the pass proved it), so the threads'
+ * rows are all the rows.
  */
 export function journalSequencesConsistent(db: DatabaseSync): boolean {
   if (!uniqueSequenceIndex(db)) return false;
-  const gap = db.prepare(`SELECT 1 FROM (SELECT count(*) AS n, min(seq) AS lo, max(seq) AS hi
-      FROM journal WHERE seq IS NOT NULL AND thread_id IN (SELECT thread_id FROM threads) GROUP BY thread_id)
-    WHERE lo != 1 OR hi != n LIMIT 1`).get();
-  return gap === undefined;
+  const total = Number((db.prepare("SELECT count(*) AS n FROM journal").get() as Row).n);
+  // Compared in SQL: a seq beyond a safe integer is never read into JS.
+  const sums = db.prepare(`SELECT count(*) FILTER (WHERE lo < 1 OR hi > :total) AS bad,
+      coalesce(sum(CASE WHEN hi <= :total THEN hi END), 0) AS highs, coalesce(sum(unsequenced), 0) AS unsequenced
+    FROM (SELECT
+      (SELECT min(seq) FROM journal j WHERE j.thread_id = t.thread_id AND j.seq IS NOT NULL) AS lo,
+      (SELECT max(seq) FROM journal j WHERE j.thread_id = t.thread_id) AS hi,
+      (SELECT count(*) FROM journal j WHERE j.thread_id = t.thread_id AND j.seq IS NULL) AS unsequenced
+    FROM threads t)`).get({ total }) as Row;
+  return Number(sums.bad) === 0 && Number(sums.highs) === total - Number(sums.unsequenced);
 }

@@ -1,0 +1,105 @@
+// The journal's startup validation proves some facts without a per-row check
+// (journal-validation.ts): links through the pass, journal_id and seq ranges
+// through the rowid and the UNIQUE (thread_id, seq) index, column types
+// through the STRICT table and quick_check. Each case here breaks one of those
+// proofs and must still fail startup closed, naming no value.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { test } from "node:test";
+import { openSqliteStore } from "../../../src/persistence/sqlite-store.ts";
+import { seedEveryTable } from "../../support/seeded-store.ts";
+import { tempDir } from "../../support/temp.ts";
+
+const CANARY = "CANARY-JOURNAL-3f9a2c71";
+
+/** Runs raw SQL on a closed store file with CHECKs, foreign keys and SQLite's defensive mode off. */
+function corrupt(path: string, sql: string): void {
+  const db = new DatabaseSync(path, { defensive: false } as ConstructorParameters<typeof DatabaseSync>[1]);
+  try {
+    db.exec("PRAGMA ignore_check_constraints = ON");
+    db.exec("PRAGMA foreign_keys = OFF");
+    db.exec(sql);
+  } finally {
+    db.close();
+  }
+}
+
+function openedError(path: string): unknown {
+  const opened = openSqliteStore({ path });
+  if (opened.ok) {
+    opened.value.close();
+    return null;
+  }
+  assert.equal(JSON.stringify(opened.error).includes(CANARY), false);
+  return opened.error;
+}
+
+/** The journal rebuilt with `columns` (a schema another build could have made), its rows copied. */
+function rebuildJournal(columns: string): string {
+  return `ALTER TABLE journal RENAME TO journal_old;
+    CREATE TABLE journal (${columns}, UNIQUE (thread_id, seq)) STRICT;
+    INSERT INTO journal SELECT * FROM journal_old;
+    DROP TABLE journal_old;`;
+}
+
+const V1_COLUMNS = `journal_id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL REFERENCES threads(thread_id), turn_id TEXT REFERENCES turns(turn_id),
+  seq INTEGER, visibility TEXT NOT NULL, kind TEXT NOT NULL, message_id TEXT, payload_state TEXT NOT NULL, payload TEXT,
+  metadata TEXT NOT NULL, created_at INTEGER NOT NULL`;
+
+const CASES: ReadonlyArray<readonly [string, string, string]> = [
+  ["a row's turn id is well formed but names no turn", "foreign_keys", `UPDATE journal SET turn_id = 'turn-${CANARY}' WHERE seq = 1`],
+  ["an owner row's thread id is well formed but names no thread", "foreign_keys", `UPDATE journal SET thread_id = 'thread-${CANARY}' WHERE seq IS NULL`],
+  ["journal_id 0", "journal", `UPDATE journal SET journal_id = 0 WHERE seq = 1`],
+  ["a negative journal_id", "journal", `UPDATE journal SET journal_id = -7 WHERE seq = 2`],
+  ["seq 0", "journal", `UPDATE journal SET seq = 0 WHERE seq = 1`],
+  ["a seq beyond a safe integer", "journal", `UPDATE journal SET seq = 9007199254740993 WHERE seq = 2`],
+  ["an owner row given the next seq (the sequence looks contiguous)", "journal", `UPDATE journal SET seq = 3 WHERE seq IS NULL`],
+  ["a sequenced row made an owner row", "journal", `UPDATE journal SET visibility = 'owner' WHERE seq = 2`],
+  ["a NUL after non-ASCII text in a payload", "journal", `UPDATE journal SET payload = '{"text":"é ✓"}' || char(0) || '${CANARY}' WHERE seq = 1`],
+  ["a payload column of type ANY holding a number (valid JSON, not a text)", "journal",
+    rebuildJournal(V1_COLUMNS.replace("payload TEXT", "payload ANY")) + `UPDATE journal SET payload = 42 WHERE seq = 1`],
+  ["a journal whose visibility compares case-insensitively", "journal",
+    rebuildJournal(V1_COLUMNS.replace("visibility TEXT NOT NULL", "visibility TEXT NOT NULL COLLATE NOCASE")) + `UPDATE journal SET visibility = 'TRANSCRIPT' WHERE seq = 1`],
+  ["a journal whose metadata column allows NULL", "journal",
+    rebuildJournal(V1_COLUMNS.replace("metadata TEXT NOT NULL", "metadata TEXT"))],
+];
+
+for (const [name, where, sql] of CASES) {
+  test(`P-STO-06 journal: ${name} fails startup with storage_record_invalid (${where})`, (t) => {
+    const path = join(tempDir(t), "controller.sqlite");
+    seedEveryTable(path);
+    corrupt(path, sql);
+    assert.deepEqual(openedError(path), { code: "storage_record_invalid", retryable: false, where });
+  });
+}
+
+test("P-STO-06 journal: a value of the wrong type in a STRICT column (written around the schema) fails startup (integrity)", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  const table = (sql: string) => `UPDATE sqlite_schema SET sql = '${sql.replaceAll("'", "''")}' WHERE type = 'table' AND name = 'journal'`;
+  const db = new DatabaseSync(path, { readOnly: true });
+  const strictSql = String((db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'journal'").get() as { sql: string }).sql);
+  db.close();
+  // The row's facts match the pass's SQL proof of a chunk (metadata is json_object('messageId', message_id)); only its type is wrong.
+  // The table declared loosely for one write (message_id BLOB keeps an integer an integer), then STRICT again.
+  const loose = strictSql.replace(/\) STRICT$/, ")").replace("message_id TEXT", "message_id BLOB");
+  assert.notEqual(loose, strictSql);
+  corrupt(path, `PRAGMA writable_schema = ON; ${table(loose)}; PRAGMA writable_schema = RESET;`);
+  corrupt(path, `UPDATE journal SET kind = 'text', message_id = 42, metadata = json_object('messageId', 42) WHERE seq = 1`);
+  corrupt(path, `PRAGMA writable_schema = ON; ${table(strictSql)}; PRAGMA writable_schema = RESET;`);
+  assert.deepEqual(openedError(path), { code: "storage_record_invalid", retryable: false, where: "integrity" });
+});
+
+test("P-STO-05 journal: non-ASCII payloads and message ids, owner rows and a second thread's sequence pass validation", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  corrupt(path, `INSERT INTO threads SELECT 'thread-2', principal, application, workspace_id, provider, retention, restricted, config_version,
+      config, binding, created_at, updated_at FROM threads WHERE thread_id = 'thread-1';
+    INSERT INTO journal (thread_id, turn_id, seq, visibility, kind, message_id, payload_state, payload, metadata, created_at) VALUES
+      ('thread-1', 'turn-1', 3, 'transcript', 'text', 'méssage-1', 'stored', '{"text":"héllo ✓"}', json_object('messageId', 'méssage-1'), 1000),
+      ('thread-2', NULL, 1, 'transcript', 'text', 'm-2', 'stored', '{"text":"two"}', '{"messageId":"m-2"}', 1000),
+      ('thread-2', NULL, NULL, 'owner', 'policy_prepared', NULL, 'none', NULL, '{}', 1000),
+      ('thread-2', NULL, 2, 'transcript', 'reasoning', NULL, 'stored', '"plain"', '{}', 1000)`);
+  assert.equal(openedError(path), null);
+});
