@@ -6,12 +6,17 @@
 // its app-server (native). The application must see the recorded reasoning,
 // in order, as `reasoning` events apart from the answer's `text` events, with
 // the credential-shaped canary the model repeated in its reasoning redacted
-// as in any text, and the recorded answer as the reply.
+// as in any text, and the recorded answer as the reply. Codex reports that
+// reasoning only when its item completes (llama-server's deltas lack the
+// `content_index` Codex requires), so the streamed-delta path is proven
+// beside it with the scripted Responses-API stand-in, which streams reasoning
+// deltas in the API's own shape (raw text and summary) through the same real
+// Codex on both executors.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { test, type TestContext } from "node:test";
 import type { ThreadEventDelivery } from "../../src/client.ts";
-import { startAgentServeWith } from "../support/agent-serve.ts";
+import { startAgentServe, startAgentServeWith } from "../support/agent-serve.ts";
 import { FAKE_KEY_ENV } from "../support/codex-home.ts";
 import { waitTurn } from "../support/engine-serve.ts";
 import { readRecording, recordedEvents, startReplayedResponsesApi } from "../support/replayed-responses-api.ts";
@@ -77,3 +82,43 @@ async function replayedTurn(t: TestContext, executor: "acp" | "native"): Promise
 test("P-RSN-01 P-PRV-03 real Codex over codex-acp (ACP) replaying a real model's reasoning: the recorded reasoning in order, redacted, apart from the answer", { timeout: 300_000 }, (t) => replayedTurn(t, "acp"));
 
 test("P-RSN-01 P-RSN-02 real Codex app-server (native) replaying a real model's reasoning: the recorded reasoning in order, redacted, apart from the answer", { timeout: 300_000 }, (t) => replayedTurn(t, "native"));
+
+const SECRET = "ghp_CANARYscriptedReasoningDeltas0123456";
+const THOUGHT = ["Thinking: the key ", SECRET.slice(0, 10), SECRET.slice(10, 25), SECRET.slice(25), " stays out of the reply."];
+const REPLY = ["The answer ", "is 42."];
+
+/** Two turns whose model streams reasoning deltas (raw, then summary) before the answer, 40 ms apart. */
+async function streamedDeltas(t: TestContext, executor: "acp" | "native"): Promise<void> {
+  const native = { providers: { codex: { kind: "codex-app-server", envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV], setupTimeoutMs: 60_000, killGraceMs: 3_000 } } };
+  const serve = await startAgentServe(t, [{ reasoning: THOUGHT, answer: REPLY, gapMs: 40 }, { reasoning: THOUGHT, summary: true, answer: REPLY, gapMs: 40 }], executor === "native" ? native : {});
+  const c = await serve.client();
+  const threadId = String((await c.createThread({ workspace: "ws", provider: "codex" })).threadId);
+  const got: ThreadEventDelivery[] = [];
+  await c.subscribe(threadId, { event: (d) => { got.push(d); } });
+  for (const shape of ["raw reasoning text", "reasoning summary"]) {
+    const turnId = String((await c.submitTurn(threadId, { text: `think first (${shape})` })).turnId);
+    await waitTurn(c, turnId, ["completed"], 120_000);
+    const end = Date.now() + 10_000;
+    const mine = () => got.filter((d) => d.event.turnId === turnId);
+    while (!mine().some((d) => d.event.kind === "turn_outcome") && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    const thought = texts(mine(), "reasoning");
+    assert.ok(thought.length > 1, `${shape}: the reasoning reaches the application as a stream of chunks (${thought.length})`);
+    // codex-acp sends Codex's section break (one per summary part the model opens) as a "\n\n" thought chunk.
+    const sectionBreak = executor === "acp" && shape === "reasoning summary" ? "\n\n" : "";
+    assert.equal(thought.join(""), sectionBreak + THOUGHT.join("").replace(SECRET, MARKER), `${shape}: the streamed reasoning, in order, with the split canary redacted`);
+    assert.equal(texts(mine(), "text").join(""), REPLY.join(""), `${shape}: the reply holds the answer only`);
+    const kinds = mine().map((d) => String(d.event.kind));
+    assert.ok(kinds.indexOf("reasoning") < kinds.indexOf("text"), `${shape}: the reasoning streams before the answer`);
+    const ids = (kind: string) => [...new Set(mine().filter((d) => d.event.kind === kind).map((d) => d.event.messageId))];
+    assert.equal(ids("reasoning").length, 1);
+    assert.notDeepEqual(ids("reasoning"), ids("text"), `${shape}: reasoning and answer are separate messages`);
+  }
+  const sdk = got.map((d) => JSON.stringify(d.event)).join("\n");
+  for (const piece of [SECRET, SECRET.slice(4, 25)]) assert.equal(sdk.includes(piece), false, "no canary in any event the application sees");
+  assert.equal(dbBytes(serve.databasePath).includes(SECRET.slice(4, 25)), false, "no canary in the controller's database or WAL");
+  await serve.stop();
+}
+
+test("P-RSN-04 P-PRV-03 real Codex over codex-acp (ACP): reasoning deltas in the Responses API's shape, raw and summary, stream to the application as reasoning chunks, redacted, before the answer", { timeout: 300_000 }, (t) => streamedDeltas(t, "acp"));
+
+test("P-RSN-04 real Codex app-server (native): reasoning deltas in the Responses API's shape, raw and summary, stream to the application as reasoning chunks, redacted, before the answer", { timeout: 300_000 }, (t) => streamedDeltas(t, "native"));
