@@ -5,7 +5,10 @@
 // at the end of each read), so streaming adds no delay and a burst costs one
 // journal write instead of one per token; tool-like
 // items become one envelope from `item/started` to `item/completed`; Codex's
-// warnings and errors become diagnostics, never reply text.
+// warnings and errors become diagnostics, never reply text. A reasoning item
+// that completes without a delta still reaches the application: its text
+// becomes one reasoning block (the real llama-server's reasoning deltas carry
+// no `content_index`, so Codex drops them and reports only the completed item).
 import type { ExecutorEvent, ToolEnvelope } from "../domain/executor-port.ts";
 import { COMPACTION_ITEM_TYPE, TOOL_ITEM_TYPES } from "./codex-wire.ts";
 
@@ -64,6 +67,8 @@ export class CodexEventTranslator {
   #open: Record<Channel, string | null> = { text: null, reasoning: null };
   #tools = new Map<string, ToolEnvelope>();
   #pending: { channel: Channel; messageId: string | null; text: string } | null = null;
+  /** Item ids that streamed at least one delta this turn (their completion adds no text). */
+  #streamed = new Set<string>();
   #usageBase: Breakdown | null = null;
 
   /** Events for one notification (a delta may be held until flush()). */
@@ -109,6 +114,7 @@ export class CodexEventTranslator {
   #delta(channel: Channel, p: Record<string, unknown>): ExecutorEvent[] {
     const itemId = str(p.itemId);
     const text = str(p.delta) ?? "";
+    if (itemId !== null) this.#streamed.add(itemId);
     const pending = this.#pending;
     if (pending !== null && pending.channel === channel && pending.messageId === itemId) {
       pending.text += text;
@@ -137,6 +143,7 @@ export class CodexEventTranslator {
     if (id === null || type === null) return [];
     if (type === "agentMessage" || type === "reasoning") {
       const channel: Channel = type === "agentMessage" ? "text" : "reasoning";
+      if (channel === "reasoning" && !this.#streamed.has(id)) return this.#unstreamedReasoning(item, id);
       if (this.#open[channel] !== id) return [];
       this.#open[channel] = null;
       return [{ type: "message_completed", channel, messageId: id }];
@@ -148,6 +155,20 @@ export class CodexEventTranslator {
     this.#tools.delete(id);
     const out: ExecutorEvent[] = known ? [] : [{ type: "tool_begin", envelope: { ...env, locations: [...env.locations] } }];
     out.push({ type: "tool_end", envelope: env, settled: true });
+    return out;
+  }
+
+  /** A reasoning item no delta streamed: its raw text (else its summary) as one block, then its completion. */
+  #unstreamedReasoning(item: Item, id: string): ExecutorEvent[] {
+    const joined = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string").join("") : "");
+    const text = joined(item.content) || joined(item.summary);
+    if (text.length === 0) return [];
+    const out: ExecutorEvent[] = [];
+    const open = this.#open.reasoning;
+    if (open !== null) out.push({ type: "message_completed", channel: "reasoning", messageId: open });
+    this.#open.reasoning = null;
+    this.#streamed.add(id);
+    out.push({ type: "reasoning", messageId: id, text }, { type: "message_completed", channel: "reasoning", messageId: id });
     return out;
   }
 

@@ -64,6 +64,9 @@ export const RELIED_FIELDS: Readonly<Record<string, readonly string[]>> = {
 /** The item Codex records when it compacted a thread's context (asked for, or on its own). */
 export const COMPACTION_ITEM_TYPE = "contextCompaction";
 
+/** The reasoning item's fields read when it completed without a streamed delta (its raw text parts, else its summary parts). */
+export const REASONING_ITEM_FIELDS = ["id", "summary", "content"] as const;
+
 /** The text user input the executor sends: `{type: "text", text, text_elements}`. */
 export const TEXT_INPUT_FIELDS = ["type", "text", "text_elements"] as const;
 

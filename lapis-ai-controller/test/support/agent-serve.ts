@@ -18,11 +18,14 @@ export const AGENT_TOKENS = [
   { id: "b", envName: "AIC_AG_B", value: "CANARYtok-agent-b-2f8d4e6a1c0b9375", principal: "bob", application: "mail" },
 ] as const;
 
+/** What a model stand-in offers serve's agents: a Responses-API base URL, and a way to stop it. */
+export type ModelServer = { readonly baseUrl: string; close(): Promise<void> };
+
 /** A running serve with the real agent configured as provider `codex`. */
-export type AgentServe = {
+export type AgentServe<M extends ModelServer = ScriptedResponsesApi> = {
   readonly dir: string;
   readonly home: CodexHome;
-  readonly model: ScriptedResponsesApi;
+  readonly model: M;
   readonly databasePath: string;
   readonly configPath: string;
   readonly env: Readonly<Record<string, string>>;
@@ -38,8 +41,12 @@ export type AgentServe = {
 
 /** Starts the scripted model and serve; `sections` adds config keys (e.g. limits); `grants` are extra env values the codex provider is allowed. */
 export async function startAgentServe(t: TestContext, script: ScriptedReply[], sections: Record<string, unknown> = {}, grants: Record<string, string> = {}, runtime: "node" | "deno" = "node"): Promise<AgentServe> {
+  return startAgentServeWith(t, await startScriptedResponsesApi(script), sections, grants, runtime);
+}
+
+/** As startAgentServe, with a model stand-in the caller started (e.g. the replay of a recorded real model); serve stops before it is closed. */
+export async function startAgentServeWith<M extends ModelServer>(t: TestContext, model: M, sections: Record<string, unknown> = {}, grants: Record<string, string> = {}, runtime: "node" | "deno" = "node"): Promise<AgentServe<M>> {
   const dir = mkdtempSync(join(tmpdir(), "aic-agent-"));
-  const model = await startScriptedResponsesApi(script);
   // One ordered cleanup: serve (and its agents) stop before the model and the directory go.
   let stopServe: () => Promise<void> = async () => {};
   t.after(async () => { await stopServe(); await model.close(); rmSync(dir, { recursive: true, force: true }); });
@@ -70,7 +77,7 @@ export async function startAgentServe(t: TestContext, script: ScriptedReply[], s
     return current.ready;
   };
   let ready = await launch();
-  const handle: AgentServe = {
+  const handle: AgentServe<M> = {
     dir, home, model, configPath, env,
     get url() { return String(ready.url); },
     get pid() { return current?.child.pid ?? 0; },

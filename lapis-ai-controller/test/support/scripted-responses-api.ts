@@ -10,6 +10,12 @@ import type { AddressInfo } from "node:net";
 export type ScriptedReply =
   /** An assistant message streamed as these text deltas (chunk boundaries kept), `gapMs` apart when given; `usage` replaces the default usage report. */
   | { text: readonly string[]; gapMs?: number; usage?: ResponsesUsage }
+  /**
+   * A reasoning item streamed as these deltas (`response.reasoning_text.delta` with `content_index`, or with
+   * `summary: true` `response.reasoning_summary_text.delta` with `summary_index`, as the Responses API
+   * defines them), then an assistant message streamed as `answer`; every event `gapMs` apart when given.
+   */
+  | { reasoning: readonly string[]; summary?: boolean; answer: readonly string[]; gapMs?: number }
   /** A function call, e.g. Codex's `exec_command`, with its JSON arguments. */
   | { call: { name: string; arguments: Record<string, unknown>; callId?: string; namespace?: string } }
   /** Opens the stream, sends `response.created`, then never finishes (until the client goes). */
@@ -61,6 +67,10 @@ function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon:
     res.once("close", onAbandon);
     return;
   }
+  if ("reasoning" in reply) {
+    paced(res, reasoningFrames(n, id, reply), reply.gapMs ?? 0);
+    return;
+  }
   let item: Record<string, unknown>;
   if ("text" in reply && (reply.gapMs ?? 0) > 0) {
     const itemId = `msg_scripted_${n}`;
@@ -94,6 +104,43 @@ function stream(res: ServerResponse, n: number, reply: ScriptedReply, onAbandon:
   sse(res, "response.output_item.done", { output_index: 0, item });
   sse(res, "response.completed", { response: { id, object: "response", status: "completed", output: [item], usage: "text" in reply ? reply.usage ?? USAGE : USAGE } });
   res.end();
+}
+
+type Frame = readonly [string, Record<string, unknown>];
+
+/** The events of a reasoning reply: the reasoning item (output 0), then the message (output 1), then completion. */
+function reasoningFrames(n: number, id: string, reply: { reasoning: readonly string[]; summary?: boolean; answer: readonly string[] }): Frame[] {
+  const rsId = `rs_scripted_${n}`;
+  const msgId = `msg_scripted_${n}`;
+  const thought = reply.reasoning.join("");
+  const summary = reply.summary === true;
+  const rsItem = { id: rsId, type: "reasoning", summary: summary ? [{ type: "summary_text", text: thought }] : [], content: summary ? [] : [{ type: "reasoning_text", text: thought }] };
+  const msg = { id: msgId, type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: reply.answer.join(""), annotations: [] }] };
+  return [
+    ["response.output_item.added", { output_index: 0, item: { id: rsId, type: "reasoning", summary: [], content: [] } }],
+    ...(summary ? [["response.reasoning_summary_part.added", { item_id: rsId, output_index: 0, summary_index: 0, part: { type: "summary_text", text: "" } }] as const] : []),
+    ...reply.reasoning.map((delta): Frame => summary
+      ? ["response.reasoning_summary_text.delta", { item_id: rsId, output_index: 0, summary_index: 0, delta }]
+      : ["response.reasoning_text.delta", { item_id: rsId, output_index: 0, content_index: 0, delta }]),
+    ["response.output_item.done", { output_index: 0, item: rsItem }],
+    ["response.output_item.added", { output_index: 1, item: { id: msgId, type: "message", role: "assistant", status: "in_progress", content: [] } }],
+    ...reply.answer.map((delta): Frame => ["response.output_text.delta", { item_id: msgId, output_index: 1, content_index: 0, delta }]),
+    ["response.output_item.done", { output_index: 1, item: msg }],
+    ["response.completed", { response: { id, object: "response", status: "completed", output: [rsItem, msg], usage: USAGE } }],
+  ];
+}
+
+/** Writes the frames `gapMs` apart (at once when 0), then ends the response. */
+function paced(res: ServerResponse, frames: Frame[], gapMs: number): void {
+  const next = (i: number) => {
+    if (res.destroyed) return;
+    const f = frames[i];
+    if (f === undefined) { res.end(); return; }
+    sse(res, f[0], f[1]);
+    if (gapMs > 0) setTimeout(() => next(i + 1), gapMs);
+    else next(i + 1);
+  };
+  next(0);
 }
 
 /** Options of the scripted server (benchmarks use them; tests mostly need none). */

@@ -103,6 +103,8 @@ export async function runService(deps: ServiceDeps): Promise<number> {
     // From here on each served room's conditions follow its state (a failed diagnosis: the first sync batches).
     const tracker = new RoomTracker(new RoomStates(config.matrix.user_id, served, { servesEncrypted: encryption !== null }), conditions, roomLog);
     if (encryption !== null) tracker.onEncryption((roomId, encrypted) => store.setEncryptedRoom(roomId, encrypted));
+    // LISA-E2EE-12: with encrypted rooms off none is served encrypted, so `lisa status` lists none (they show as room_encrypted conditions).
+    else if (store.forgetEncryptedRooms() > 0) roomLog.info("e2ee_rooms_forgotten", { reason: "e2ee_disabled" });
     tracker.seed(diagnoses ?? []);
     const names = new MentionNames(config.matrix.user_id, config.matrix.mention_aliases, log.child({ component: "mentions" }));
     await names.seed(matrix, served, stopAll);
@@ -182,6 +184,7 @@ async function runLoops(
     observeRooms: (batch) => {
       rooms.names.observe(batch);
       rooms.tracker.observe(batch);
+      rooms.encryption?.observeRooms(batch);
     },
     filterFor: (roomId) => rooms.names.filter(roomId),
     ...(rooms.encryption === null ? {} : {

@@ -9,7 +9,8 @@ import type { CryptoRequestPort, HistoryPort, RawEvent, RoomWritePort, SyncBatch
 import { E2eeDevice, type IdentityKeys } from "./device.ts";
 import { DecryptedMemo } from "./decrypted-memo.ts";
 import type { E2eeError } from "./errors.ts";
-import { decryptingHistory, encryptingRoomPort, eventOpener, type EventSendPort, type Opened, type RoomFactsPort } from "./room-ports.ts";
+import { decryptingHistory, encryptingRoomPort, eventOpener, type EventSendPort, type Opened } from "./room-ports.ts";
+import { type RoomFactsPort, SyncedRoomFacts } from "./room-facts.ts";
 import type { IdentityCommandDeps } from "./identity-ops.ts";
 import { startIdentity } from "./identity-start.ts";
 import { openCryptoStore } from "./store.ts";
@@ -31,8 +32,10 @@ export interface Encryption {
   identityKeys(): IdentityKeys;
   /** Decrypts one event for ingest (LISA-E2EE-01). */
   open(event: RawEvent, roomId: string): Promise<Opened>;
-  /** The room-write port that encrypts for encrypted rooms (LISA-E2EE-06). */
+  /** The room-write port that encrypts for encrypted rooms (LISA-E2EE-06); `facts` is read only for what sync has not shown (LISA-E2EE-14). */
   encryptingSends(base: RoomWritePort & EventSendPort, facts: RoomFactsPort, markerKey: string): RoomWritePort;
+  /** Follows a sync batch's room state for the send ports (before its candidates are committed). */
+  observeRooms(batch: SyncBatch): void;
   /** The history port the room context reads, decrypted (LISA-E2EE-03). */
   decryptingHistory(history: HistoryPort, log: Logger): HistoryPort;
   /** For the sync ingestor: the batch's device part to the machine, then its outgoing requests sent, before the commit. */
@@ -78,6 +81,7 @@ export async function startEncryption(deps: EncryptionDeps): Promise<Result<Encr
   const memo = new DecryptedMemo();
   const open = eventOpener(device, memo);
   const first = await device.flush(deps.signal);
+  const kept: SyncedRoomFacts[] = [];
   // Identity keys are public (they are what a member compares when verifying the device).
   deps.log.info("e2ee_device_ready", { ed25519: device.identityKeys().ed25519, requests_sent: first.sent, request_failed: first.failed });
   // Her cross-signing identity: created on the first start, reused after, never replaced here.
@@ -86,7 +90,14 @@ export async function startEncryption(deps: EncryptionDeps): Promise<Result<Encr
     device,
     identityKeys: () => device.identityKeys(),
     open,
-    encryptingSends: (base, facts, markerKey) => encryptingRoomPort(base, device, facts, markerKey, memo),
+    encryptingSends: (base, facts, markerKey) => {
+      const synced = new SyncedRoomFacts(facts);
+      kept.push(synced);
+      return encryptingRoomPort(base, device, synced, markerKey, memo);
+    },
+    observeRooms: (batch) => {
+      for (const facts of kept) facts.observe(batch);
+    },
     decryptingHistory: (history, log) => decryptingHistory(history, open, log),
     async beforeCommit(batch, signal) {
       await device.receiveSync(batch.device);

@@ -9,10 +9,13 @@ import { err, ok, type Result } from "../errors.ts";
 import { roomHash } from "../log/hash.ts";
 import type { Logger } from "../log/logger.ts";
 import type { MatrixError } from "../matrix/errors.ts";
-import type { EventPage, HistoryPort, RawEvent, RoomWritePort, StateEvent } from "../matrix/port.ts";
+import type { EventPage, HistoryPort, RawEvent, RoomWritePort } from "../matrix/port.ts";
 import { DecryptedMemo } from "./decrypted-memo.ts";
 import type { E2eeDevice } from "./device.ts";
 import { DECRYPTION_CODES, encryptionStateOf } from "./room-crypto.ts";
+import type { RoomFactsPort } from "./room-facts.ts";
+
+export type { RoomFactsPort } from "./room-facts.ts";
 
 /** What decrypting one event gave, as ingest reads it. */
 export type Opened =
@@ -36,20 +39,15 @@ export function eventOpener(device: E2eeDevice, memo: DecryptedMemo = new Decryp
   };
 }
 
-/** The reads the send side needs about a room: its encryption state event and its joined members. */
-export interface RoomFactsPort {
-  stateEvent(roomId: string, type: string, stateKey: string, signal: AbortSignal): Promise<Result<StateEvent | null, MatrixError>>;
-  joinedMembers(roomId: string, signal: AbortSignal): Promise<Result<readonly string[], MatrixError>>;
-}
-
 /** Sends any event type (the encrypted one). */
 export interface EventSendPort {
   sendRoomEvent(roomId: string, eventType: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Result<string, MatrixError>>;
 }
 
 /**
- * A room-write port that reads the room's `m.room.encryption` before every
- * message: none, the message goes out as it is; set, the room key is shared
+ * A room-write port that looks up the room's `m.room.encryption` before every
+ * message (`facts`: kept from sync, room-facts.ts): none, the message goes out
+ * as it is; set, the room key is shared
  * with every joined member's devices (rotated as the room says) and the
  * message goes out as `m.room.encrypted` under the same transaction id. The
  * content key `markerKey` (the reply's transaction-id marker) is also copied
@@ -62,10 +60,11 @@ export function encryptingRoomPort(
 ): RoomWritePort {
   return {
     sendMessage: async (roomId, txnId, content, signal) => {
-      // Both reads at once: the members are only needed when the room is encrypted, and usually it is.
-      const [state, members] = await Promise.all([facts.stateEvent(roomId, "m.room.encryption", "", signal), facts.joinedMembers(roomId, signal)]);
+      // Kept from sync: no homeserver read unless the room's state changed in a way sync cannot show.
+      const state = await facts.stateEvent(roomId, "m.room.encryption", "", signal);
       if (!state.ok) return state;
       if (state.value === null) return base.sendMessage(roomId, txnId, content, signal);
+      const members = await facts.joinedMembers(roomId, signal);
       if (!members.ok) return members;
       const encrypted = await device.encrypt(roomId, members.value, encryptionStateOf(state.value.content),
         { type: "m.room.message", content }, signal);

@@ -139,9 +139,19 @@ export class ResponseBody {
         resolve(result);
       };
       const fail = (failure: HttpFailure): void => finish(err(failure), false);
+      // The idle deadline is re-armed lazily: a chunk only notes when it came, and the
+      // one timer, when it fires, waits out the rest of the silence or fails. A
+      // clear-and-set per chunk cost a timer-list insertion for every streamed token.
+      const idleMs = streaming?.idleMs ?? this.#limits.idleMs;
+      let lastDataAt = performance.now();
+      const expire = (): void => {
+        const quiet = performance.now() - lastDataAt;
+        if (quiet >= idleMs) return fail(new HttpFailure("http_body_timeout"));
+        idle = setTimeout(expire, Math.max(1, Math.ceil(idleMs - quiet)));
+      };
       const arm = (): void => {
-        clearTimeout(idle);
-        idle = setTimeout(() => fail(new HttpFailure("http_body_timeout")), streaming?.idleMs ?? this.#limits.idleMs);
+        lastDataAt = performance.now();
+        idle ??= setTimeout(expire, idleMs);
       };
       const onAbort = (): void => fail(new HttpFailure("http_aborted", this.#signal?.reason));
       if (this.#signal?.aborted === true) return onAbort();

@@ -9,6 +9,7 @@ import { candidateFilter, ENCRYPTED_EVENT_REASON, ignoredMessageType, isCandidat
 import { type EncryptedIngest, openEvents } from "./encrypted.ts";
 import { recoverGap } from "./gap.ts";
 import { sweepHeld } from "./held-sweep.ts";
+import { hasBatchLevelChanges, holdPosition, onlyOwnMessages, withHeldCursors, type HeldPosition } from "./own-echo.ts";
 
 /** The ledger operations ingestion needs. */
 export type IngestStore = Pick<StateStore, "syncState" | "roomCursor" | "commitBaseline" | "commitSyncBatch" | "resetBaseline" | "heldEvents" | "settleHeld">;
@@ -60,6 +61,8 @@ export class SyncIngestor {
   readonly #observe: RoomStateObserver;
   readonly #prepare: BatchPreparer | undefined;
   readonly #e2ee: EncryptedIngest | undefined;
+  /** A position after batches of Lisa's own events only, not committed yet (own-echo.ts). */
+  #held: HeldPosition | null = null;
 
   constructor(deps: {
     sync: SyncPort; store: IngestStore; settings: IngestSettings; log: Logger; now?: () => number; observeRooms?: RoomStateObserver;
@@ -85,7 +88,8 @@ export class SyncIngestor {
   /** Performs one `/sync` call and durably records its result before returning. */
   async runOnce(signal: AbortSignal): Promise<Result<IngestOutcome, MatrixError>> {
     const state = this.#store.syncState();
-    const since = state.initialized ? state.nextBatch : null;
+    if (!state.initialized) this.#held = null;
+    const since = state.initialized ? this.#held?.nextBatch ?? state.nextBatch : null;
     const response = await this.#sync.sync({
       since,
       timeoutMs: since === null ? 0 : this.#settings.syncTimeoutMs,
@@ -98,6 +102,7 @@ export class SyncIngestor {
         // The server forgot our position: start over from a fresh baseline and
         // never answer what it would replay.
         this.#log.error("matrix_unknown_pos", { action: "new_baseline" });
+        this.#held = null;
         this.#store.resetBaseline();
       }
       return err(response.error);
@@ -105,7 +110,7 @@ export class SyncIngestor {
     this.#observe(response.value);
     if (this.#prepare !== undefined) await this.#prepare(response.value, signal);
     if (since === null) return ok(this.#commitBaseline(response.value));
-    const committed = await this.#commitIncremental(response.value, state.lastSuccessMs, signal);
+    const committed = await this.#commitIncremental(response.value, this.#held?.atMs ?? state.lastSuccessMs, signal);
     if (!committed.ok || committed.value.kind !== "batch" || this.#e2ee === undefined) return committed;
     // Keys this batch brought may open held events.
     const late = await sweepHeld({ store: this.#store, e2ee: this.#e2ee, allowed: this.#allowed, filterFor: this.#filterFor, log: this.#log }, this.#now());
@@ -135,9 +140,11 @@ export class SyncIngestor {
     const redacted: string[] = [];
     const held: HeldInput[] = [];
     const undecryptable: UndecryptableInput[] = [];
+    let ownEcho = !hasBatchLevelChanges(batch);
+    let ownEvents = 0;
     for (const room of batch.rooms) {
       if (!this.#allowed.has(room.roomId)) continue; // the local allowlist is the real filter
-      const cursor = this.#store.roomCursor(room.roomId);
+      const cursor = this.#cursor(room.roomId);
       let events: readonly RawEvent[] = afterCursor(room.events, cursor?.lastTimelineEventId ?? null);
       if (room.limited) {
         const recovered = await recoverGap(this.#sync, room, cursor?.lastTimelineEventId ?? null, this.#settings.gapPageLimit, signal);
@@ -153,7 +160,12 @@ export class SyncIngestor {
       const last = events.at(-1) ?? room.events.at(-1);
       const baseline = cursor === null ? { baselineTsMs: last?.origin_server_ts ?? this.#now() } : {};
       cursors.push({ roomId: room.roomId, lastTimelineEventId: last?.event_id ?? cursor?.lastTimelineEventId ?? null, ...baseline });
-      if (cursor === null) continue; // a room seen for the first time is baselined, not answered
+      if (cursor === null) {
+        ownEcho = false;
+        continue; // a room seen for the first time is baselined, not answered
+      }
+      ownEcho &&= !room.limited && (room.state?.length ?? 0) === 0 && onlyOwnMessages(events, this.#settings.selfUserId);
+      ownEvents += events.length;
       redacted.push(...redactionTargets(events));
       // After Lisa rejoins a room, what was said while she was away is history.
       const rejoin = lastRejoinIndex(events, this.#settings.selfUserId);
@@ -179,12 +191,24 @@ export class SyncIngestor {
         });
       }
     }
+    if (ownEcho && ownEvents > 0 && candidates.length === 0 && redacted.length === 0 && held.length === 0 && undecryptable.length === 0) {
+      this.#held = holdPosition(this.#held, batch.nextBatch, cursors, this.#now());
+      return ok({ kind: "batch", inserted: [], roomsWithCandidates: [] });
+    }
     const { inserted } = this.#store.commitSyncBatch({
-      nextBatch: batch.nextBatch, rooms: cursors, candidates, redactedEventIds: redacted, held, undecryptable,
+      nextBatch: batch.nextBatch, rooms: withHeldCursors(this.#held, cursors), candidates, redactedEventIds: redacted, held, undecryptable,
     });
+    this.#held = null;
     const rooms = [...new Set(candidates.filter((c) => inserted.includes(c.eventId)).map((c) => c.roomId))];
     if (inserted.length > 0) this.#log.info("sync_candidates", { inserted: inserted.length, rooms: rooms.length });
     return ok({ kind: "batch", inserted, roomsWithCandidates: rooms });
+  }
+
+  // A room's cursor: the held one when an uncommitted own-echo batch moved it, else the ledger's.
+  #cursor(roomId: string): { readonly lastTimelineEventId: string | null } | null {
+    const held = this.#held?.rooms;
+    if (held?.has(roomId) === true) return { lastTimelineEventId: held.get(roomId) ?? null };
+    return this.#store.roomCursor(roomId);
   }
 
   // A notice or emote addressed to Lisa is ignored like any other non-invocation, with its reason in the log;

@@ -20,17 +20,23 @@ export class SseDecoder {
 
   /** Feeds decoded text; returns the payloads of every event that ended in it. */
   push(text: string): SseStep {
-    this.#pending += text;
+    const buffer = this.#pending + text;
     const out: string[] = [];
+    // Line ends found by indexOf (one pass per kind, no regex per line; CR is absent from most streams).
+    let start = 0;
+    let lf = buffer.indexOf("\n");
+    let cr = buffer.indexOf("\r");
     for (;;) {
-      const match = /\r\n|\r|\n/.exec(this.#pending);
-      if (match === null) break;
+      if (lf >= 0 && lf < start) lf = buffer.indexOf("\n", start);
+      if (cr >= 0 && cr < start) cr = buffer.indexOf("\r", start);
+      const end = cr < 0 ? lf : lf < 0 ? cr : Math.min(cr, lf);
+      if (end < 0) break;
       // A lone CR at the very end may be the first half of CRLF: wait for more.
-      if (match[0] === "\r" && match.index === this.#pending.length - 1) break;
-      const line = this.#pending.slice(0, match.index);
-      this.#pending = this.#pending.slice(match.index + match[0].length);
-      this.#line(line, out);
+      if (end === cr && cr === buffer.length - 1) break;
+      this.#line(buffer.slice(start, end), out);
+      start = end === cr && lf === cr + 1 ? cr + 2 : end + 1;
     }
+    this.#pending = start === 0 ? buffer : buffer.slice(start);
     const held = this.#pending.length + this.#data.reduce((sum, part) => sum + part.length, 0);
     if (held > this.#maxEventChars) return { ok: false };
     return { ok: true, data: out };

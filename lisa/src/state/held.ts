@@ -92,6 +92,11 @@ export function setEncryptedRoom(conn: LedgerConnection, roomId: string, encrypt
   });
 }
 
+/** Forgets every room recorded as served encrypted (a start with encrypted rooms off serves none); returns how many. */
+export function forgetEncryptedRooms(conn: LedgerConnection): number {
+  return conn.write("forget encrypted rooms", () => Number(conn.stmt("DELETE FROM e2ee_rooms").run().changes));
+}
+
 /** Per encrypted room: replies sent, events waiting for a key, the last event that could not be decrypted. Content-free. */
 export function summarizeEncryptedRooms(conn: LedgerConnection, now: number, decryptionCodes: readonly string[]): EncryptedRoomSummary[] {
   const codes = decryptionCodes.map(() => "?").join(", ");

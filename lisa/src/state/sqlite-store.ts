@@ -154,6 +154,10 @@ export class SqliteStateStore implements StateStore {
     held.setEncryptedRoom(this.#conn, roomId, encrypted);
   }
 
+  forgetEncryptedRooms(): number {
+    return held.forgetEncryptedRooms(this.#conn);
+  }
+
   markSyncSuccess(): void {
     this.#conn.write("mark sync success", (now) => {
       this.#conn.stmt(

@@ -228,6 +228,8 @@ export interface StateStore {
   settleHeld(held: HeldEvent, outcome: HeldOutcome): boolean;
   /** Records whether Lisa serves the room end-to-end encrypted (for `lisa status`). */
   setEncryptedRoom(roomId: string, encrypted: boolean): void;
+  /** Forgets every room recorded as served encrypted (a start with encrypted rooms off); returns how many. */
+  forgetEncryptedRooms(): number;
   /** Records a successful sync that carried nothing to commit. */
   markSyncSuccess(): void;
   /** Forgets the sync position (M_UNKNOWN_POS) so the next start baselines again; keeps the ledger. */

@@ -1,7 +1,11 @@
 // Encrypted rooms served by the running service (LISA-E2EE-01..12), against
-// each real homeserver with Lisa as a child process and a second real E2EE
-// client for the members (test/support/e2ee/peer.ts): a mention answered
-// once, encrypted and decryptable by the members; a mixed deployment; a key
+// each real homeserver with Lisa as a child process. Bob talks to her from an
+// Element-like client (matrix-js-sdk, Rust crypto, insecure devices excluded:
+// test/support/e2ee/element-peer.ts), which in the end must have decrypted
+// every message of hers in the encrypted rooms with no shield warning; Alice
+// and Carol use the bare E2EE client (test/support/e2ee/peer.ts), which can
+// hold a room key back. Covered: a mention answered once, encrypted and
+// decryptable by the members; a mixed deployment; a key
 // that arrives late; a restart while an event waits for its key; a key that
 // never comes; a member who joins later; a room that turns encryption on
 // while Lisa runs; no plaintext in the ledger's finished rows, the crypto
@@ -13,9 +17,11 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { cryptoStorePathFor } from "../../src/e2ee/store.ts";
 import {
-  type AcceptanceWorld, assertNoCanary, homeserverLabel, homeserversUnderTest, LISA_ID, pollUntil, runLisaCli, startAcceptanceWorld,
+  type AcceptanceWorld, assertNoCanary, homeserverLabel, homeserversUnderTest, HUMAN_PASSWORD, LISA_DEVICE, LISA_ID, pollUntil, runLisaCli,
+  startAcceptanceWorld,
 } from "../support/acceptance-world.ts";
 import { CANARY } from "../support/config.ts";
+import { ElementPeer, type ElementView, endProcessAfterTests } from "../support/e2ee/element-peer.ts";
 import { E2eePeer, type PeerEvent } from "../support/e2ee/peer.ts";
 
 const MEGOLM = "m.megolm.v1.aes-sha2";
@@ -23,10 +29,12 @@ const KEY_WAIT_SECONDS = 10;
 // Plaintext the members write; none of it may stay anywhere durable.
 const SECRETS = ["secret word", "otter password", "late key riddle", "restart riddle", "never-key riddle", "carol question", "turned riddle"];
 
+endProcessAfterTests();
 for (const kind of homeserversUnderTest()) {
   describe(`LISA-E2EE: Lisa answers in encrypted rooms (${homeserverLabel(kind)}, child process)`, () => {
     let world: AcceptanceWorld;
     let alice: E2eePeer;
+    let bob: ElementPeer;
     let secret: string;
     let plain: string;
     const seen = new Map<string, Map<string, PeerEvent>>();
@@ -63,6 +71,18 @@ for (const kind of homeserversUnderTest()) {
       return content;
     }
 
+    /** Lisa's encrypted messages in `roomId` as Bob's Element-like client reads them (a key on its way waited for). */
+    async function elementViews(roomId: string): Promise<[string, ElementView][]> {
+      const out: [string, ElementView][] = [];
+      for (const event of await world.bob.timeline(roomId, { timeoutMs: 60_000 })) {
+        if (event.sender === LISA_ID && event.type === "m.room.encrypted") out.push([event.event_id, await bob.read(roomId, event)]);
+      }
+      return out;
+    }
+
+    const replyTarget = (view: ElementView): string | undefined =>
+      (view.content?.["m.relates_to"] as { "m.in_reply_to"?: { event_id?: string } } | undefined)?.["m.in_reply_to"]?.event_id;
+
     before(async () => {
       world = await startAcceptanceWorld({
         homeserver: kind, rooms: ["secret", "plain", "turning"],
@@ -76,23 +96,33 @@ for (const kind of homeserversUnderTest()) {
       await world.lisa.waitForLog("sync_baseline");
       alice = await E2eePeer.start(world.alice);
       await read(alice, secret);
+      bob = await ElementPeer.start(world.bob, HUMAN_PASSWORD);
+      await bob.waitSignedByOwner(LISA_ID, LISA_DEVICE);
     });
 
     after(async () => {
       alice?.close();
+      bob?.stop();
       await world?.close();
     });
 
-    test("LISA-E2EE-01, -06: an encrypted mention is answered once, encrypted, and the member decrypts the reply", async () => {
-      const sent = await alice.sendText(secret, members(), "Lisa, what is the secret word?");
-      const reply = await waitForEncryptedReply(alice, secret, sent.eventId);
-      assert.ok(String(reply["body"]).length > 0);
+    test("LISA-E2EE-01, -06: an encrypted mention from Element is answered once, encrypted, and Element decrypts the reply", async () => {
+      const repliesTo = async (eventId: string): Promise<ElementView[]> =>
+        (await elementViews(secret)).map(([, view]) => view).filter((view) => replyTarget(view) === eventId);
+      const sent = await bob.sendText(secret, "Lisa, what is the secret word?");
+      let replies: ElementView[] = [];
+      await pollUntil(async () => (replies = await repliesTo(sent)).length > 0, 90_000, () => `a reply to ${sent}\n${world.lisa.tail()}`, 500);
+      assert.equal(replies[0]?.failure, undefined, "Bob's Element-like client decrypts her reply");
+      assert.equal(replies[0]?.shield, "NONE", "with no shield warning");
+      assert.ok(String(replies[0]?.body).length > 0);
       // A message that does not address her stays unanswered, as in a plaintext room.
-      const chatter = await alice.sendText(secret, members(), "the otter password is between us");
-      const again = await alice.sendText(secret, members(), "Lisa, and now?");
-      await waitForEncryptedReply(alice, secret, again.eventId);
-      assert.equal((await repliesTo(alice, secret, chatter.eventId)).length, 0);
-      assert.equal((await repliesTo(alice, secret, sent.eventId)).length, 1, "exactly one reply");
+      const chatter = await bob.sendText(secret, "the otter password is between us");
+      const again = await bob.sendText(secret, "Lisa, and now?");
+      await pollUntil(async () => (await repliesTo(again)).length > 0, 90_000, () => `a reply to ${again}\n${world.lisa.tail()}`, 500);
+      assert.equal((await repliesTo(chatter)).length, 0);
+      assert.equal((await repliesTo(sent)).length, 1, "exactly one reply");
+      // The bare client of another member reads the same reply.
+      await waitForEncryptedReply(alice, secret, sent);
     });
 
     test("LISA-E2EE-09: in the same Lisa a plaintext room is answered in plaintext", async () => {
@@ -158,10 +188,24 @@ for (const kind of homeserversUnderTest()) {
 
     test("LISA-E2EE-09: a room that turns encryption on while she runs is answered encrypted", async () => {
       const turning = world.room("turning");
+      // Answered in the clear first, so the send side has seen the room unencrypted (what it keeps from sync must follow the change).
+      const clear = await world.alice.sendText(turning, "Lisa, still in the clear?");
+      let replies: Awaited<ReturnType<typeof repliesTo>> = [];
+      await pollUntil(async () => (replies = await repliesTo(alice, turning, clear)).length > 0, 90_000, () => `a plaintext reply\n${world.lisa.tail()}`, 500);
+      assert.equal(replies[0]?.[0].type, "m.room.message");
       await world.alice.request("PUT", `/_matrix/client/v3/rooms/${encodeURIComponent(turning)}/state/m.room.encryption/`, { body: { algorithm: MEGOLM } });
       await read(alice, turning);
       const sent = await alice.sendText(turning, members(), "Lisa, the turned riddle?");
       await waitForEncryptedReply(alice, turning, sent.eventId);
+    });
+
+    test("LISA-E2EE-06: every message of hers in the encrypted rooms is decrypted by Bob's Element-like client, no shield warning", async () => {
+      const views = [...await elementViews(secret), ...await elementViews(world.room("turning"))];
+      assert.ok(views.length >= 7, `her replies in the encrypted rooms (${views.length})`);
+      const problems = views.filter(([, view]) => view.failure !== undefined || view.shield !== "NONE").map(([id, view]) => `${id}: ${view.failure ?? view.shield}`);
+      assert.deepEqual(problems, []);
+      const targets = views.map(([, view]) => replyTarget(view)).filter((target) => target !== undefined);
+      assert.equal(new Set(targets).size, targets.length, "no event answered twice");
     });
 
     test("LISA-E2EE-04: no plaintext in finished ledger rows, the crypto store or the logs; no canary anywhere", async () => {

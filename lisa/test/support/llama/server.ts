@@ -13,8 +13,8 @@ export interface LlamaServerOptions {
   readonly contextTokens?: number;
   /** Deadline for `/health` to answer 200 (default 120 s). */
   readonly startTimeoutMs?: number;
-  /** Sample under the suite's prose grammar (`prose.gbnf`; default true), or `"answer"`: prose inside the JSON answer contract (`answer.gbnf`). */
-  readonly prose?: boolean | "answer";
+  /** Sample under the suite's prose grammar (`prose.gbnf`; default true), or `"answer"`: prose inside the JSON answer contract (`answer.gbnf`), or `"tool_call"`: a `web_search` call in `<tool_call>` tags (`tool-call.gbnf`). */
+  readonly prose?: boolean | "answer" | "tool_call";
   /** A Jinja chat template replacing the model's own (`--chat-template-file`). */
   readonly chatTemplateFile?: string;
 }
@@ -42,6 +42,8 @@ const DEFAULT_CONTEXT_TOKENS = 4096;
 export const PROSE_GRAMMAR = join(import.meta.dirname, "prose.gbnf");
 /** The same prose inside Lisa's JSON answer contract, so a streamed answer shows as it grows. */
 export const ANSWER_GRAMMAR = join(import.meta.dirname, "answer.gbnf");
+/** A `web_search` call in `<tool_call>` tags (the recorder's tool-call probe; `tool-call.gbnf`). */
+export const TOOL_CALL_GRAMMAR = join(import.meta.dirname, "tool-call.gbnf");
 // ggml's worker threads spin-wait for each other: on two cores shared with
 // Synapse, Lisa and the test runner, -t 2 took 16-273 s for an answer that
 // -t 1 gave in 4.5 s (measured). LISA_LLAMA_THREADS overrides.
@@ -57,11 +59,11 @@ export function llamaThreads(): number {
 }
 
 /** The command line the suite runs llama-server with (one slot, 4096 tokens, no web UI, Jinja templates). */
-export function llamaServerArgs(install: LlamaInstall, port: number, contextTokens: number, prose: boolean | "answer", chatTemplateFile?: string): string[] {
+export function llamaServerArgs(install: LlamaInstall, port: number, contextTokens: number, prose: boolean | "answer" | "tool_call", chatTemplateFile?: string): string[] {
   return [
     "-m", install.model, "--host", "127.0.0.1", "--port", String(port),
     "-np", "1", "-t", String(llamaThreads()), "-c", String(contextTokens), "--no-webui", "--jinja",
-    ...(prose === false ? [] : ["--grammar-file", prose === "answer" ? ANSWER_GRAMMAR : PROSE_GRAMMAR]),
+    ...(prose === false ? [] : ["--grammar-file", prose === "answer" ? ANSWER_GRAMMAR : prose === "tool_call" ? TOOL_CALL_GRAMMAR : PROSE_GRAMMAR]),
     ...(chatTemplateFile === undefined ? [] : ["--chat-template-file", chatTemplateFile]),
   ];
 }

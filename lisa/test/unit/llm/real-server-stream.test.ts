@@ -4,8 +4,11 @@
 // request answered without streaming (recorded beside it), the content grows
 // by prefixes, a JSON-contract answer streams its `markdown` as it grows, the
 // usage chunk is ignored, and a refusal before the stream is classified as
-// today. (Neither template made this model emit a tool call, so streamed tool
-// calls are covered by the scripted shapes in stream.test.ts.)
+// today. A tool call streamed in pieces: this build never emits
+// `delta.tool_calls` for SmolLM2 (see record-stream.ts), so the recording is
+// the call as `<tool_call>` text under tool-call.gbnf; the client, having
+// offered tools, assembles it into the call and no piece of it is ever shown.
+// Structured `delta.tool_calls` shapes are covered by stream.test.ts.
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import { after, describe, test } from "node:test";
@@ -14,7 +17,8 @@ import { partialMarkdown } from "../../../src/llm/partial-answer.ts";
 import { completionToTurn } from "../../../src/llm/quirks.ts";
 import { parseCompletion } from "../../../src/llm/schemas.ts";
 import { startScriptedLlm, type ScriptedLlm } from "../../support/scripted-llm.ts";
-import { llmConfig, recordingLogger } from "./helpers.ts";
+import type { ToolDefinition } from "../../../src/tools/port.ts";
+import { llmConfig, recordingLogger, TOOL_DEFINITIONS } from "./helpers.ts";
 
 interface Fixture {
   readonly server: string;
@@ -31,7 +35,7 @@ after(async () => {
   for (const server of servers) await server.close();
 });
 
-async function replay(recorded: Fixture) {
+async function replay(recorded: Fixture, tools: readonly ToolDefinition[] = []) {
   const server = await startScriptedLlm(() => (recorded.stream.content_type.includes("event-stream")
     ? { status: recorded.stream.status, headers: { "content-type": recorded.stream.content_type }, stream: recorded.stream.chunks.map((text) => ({ text, delayMs: 1 })) }
     : { status: recorded.stream.status, headers: { "content-type": recorded.stream.content_type }, rawBody: recorded.stream.chunks.join("") }));
@@ -39,7 +43,7 @@ async function replay(recorded: Fixture) {
   const client = createLlmClient({ llm: llmConfig(server.url), log: recordingLogger(), retry: { baseDelayMs: 1, maxDelayMs: 5 } });
   const seen: string[] = [];
   try {
-    const result = await client.complete({ messages: [{ role: "user", content: "hi" }], tools: [], signal: new AbortController().signal, onContent: (c) => seen.push(c) });
+    const result = await client.complete({ messages: [{ role: "user", content: "hi" }], tools, signal: new AbortController().signal, onContent: (c) => seen.push(c) });
     return { result, seen, attempts: server.requests.length };
   } finally {
     await client.close();
@@ -74,6 +78,26 @@ describe("LISA-STREAM-02: streams recorded from the real llama-server", () => {
     for (const partial of partials) assert.ok(final.markdown.startsWith(partial), partial);
     assert.equal(partials.at(-1), final.markdown);
     assert.ok(partials.every((p) => !p.includes("source_urls") && !p.includes("{")));
+  });
+
+  test("a tool call streamed in pieces (<tool_call> text) becomes the same call as its non-streaming twin, and never shows", async () => {
+    const recorded = fixture("tool-call-text");
+    assert.match(recorded.server, /tool-call\.gbnf/);
+    const { result, seen } = await replay(recorded, TOOL_DEFINITIONS);
+    assert.ok(result.ok, result.ok ? "" : result.error.code);
+    const single = parseCompletion(JSON.parse(recorded.single.body));
+    assert.ok(single !== null);
+    const twin = completionToTurn(single, true);
+    assert.ok(result.value.kind === "tool_calls" && twin.kind === "tool_calls");
+    // Ids of calls found in text are generated per turn; everything else is the same.
+    const withoutIds = (calls: readonly { id: string }[]) => calls.map((call) => ({ ...call, id: "" }));
+    assert.deepEqual({ ...result.value, calls: withoutIds(result.value.calls) }, { ...twin, calls: withoutIds(twin.calls) });
+    assert.equal(result.value.calls.length, 1);
+    assert.equal(result.value.calls[0]?.name, "web_search");
+    assert.equal(typeof (JSON.parse(result.value.calls[0]?.arguments ?? "{}") as { query?: unknown }).query, "string");
+    // The call arrived in many pieces, and no partial of it was ever answer text.
+    assert.ok(seen.length >= 10, String(seen.length));
+    assert.ok(seen.every((content) => partialMarkdown(content) === null), "a partial tool call is never shown");
   });
 
   test("the context-window refusal before any event is llm_context_exceeded, not retried, never taken for a refusal to stream", async () => {
