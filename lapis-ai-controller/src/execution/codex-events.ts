@@ -5,10 +5,11 @@
 // at the end of each read), so streaming adds no delay and a burst costs one
 // journal write instead of one per token; tool-like
 // items become one envelope from `item/started` to `item/completed`; Codex's
-// warnings and errors become diagnostics, never reply text. A reasoning item
-// that completes without a delta still reaches the application: its text
-// becomes one reasoning block (the real llama-server's reasoning deltas carry
-// no `content_index`, so Codex drops them and reports only the completed item).
+// warnings and errors become diagnostics, never reply text. An agent message
+// or a reasoning item that completes without a delta still reaches the
+// application: its text becomes one block of its channel (the real
+// llama-server's reasoning deltas carry no `content_index`, so Codex drops
+// them and reports only the completed item).
 import type { ExecutorEvent, ToolEnvelope } from "../domain/executor-port.ts";
 import { COMPACTION_ITEM_TYPE, TOOL_ITEM_TYPES } from "./codex-wire.ts";
 
@@ -143,7 +144,7 @@ export class CodexEventTranslator {
     if (id === null || type === null) return [];
     if (type === "agentMessage" || type === "reasoning") {
       const channel: Channel = type === "agentMessage" ? "text" : "reasoning";
-      if (channel === "reasoning" && !this.#streamed.has(id)) return this.#unstreamedReasoning(item, id);
+      if (!this.#streamed.has(id)) return this.#unstreamed(channel, item, id);
       if (this.#open[channel] !== id) return [];
       this.#open[channel] = null;
       return [{ type: "message_completed", channel, messageId: id }];
@@ -158,17 +159,20 @@ export class CodexEventTranslator {
     return out;
   }
 
-  /** A reasoning item no delta streamed: its raw text (else its summary) as one block, then its completion. */
-  #unstreamedReasoning(item: Item, id: string): ExecutorEvent[] {
+  /**
+   * An item no delta streamed: an agent message's text, a reasoning item's raw
+   * text (else its summary), as one block, then its completion.
+   */
+  #unstreamed(channel: Channel, item: Item, id: string): ExecutorEvent[] {
     const joined = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === "string").join("") : "");
-    const text = joined(item.content) || joined(item.summary);
+    const text = channel === "text" ? (str(item.text) ?? "") : joined(item.content) || joined(item.summary);
     if (text.length === 0) return [];
     const out: ExecutorEvent[] = [];
-    const open = this.#open.reasoning;
-    if (open !== null) out.push({ type: "message_completed", channel: "reasoning", messageId: open });
-    this.#open.reasoning = null;
+    const open = this.#open[channel];
+    if (open !== null) out.push({ type: "message_completed", channel, messageId: open });
+    this.#open[channel] = null;
     this.#streamed.add(id);
-    out.push({ type: "reasoning", messageId: id, text }, { type: "message_completed", channel: "reasoning", messageId: id });
+    out.push({ type: channel, messageId: id, text }, { type: "message_completed", channel, messageId: id });
     return out;
   }
 

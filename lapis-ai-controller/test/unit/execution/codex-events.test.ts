@@ -64,3 +64,19 @@ test("P-RSN-02 a reasoning item that completes without a delta becomes one reaso
   assert.deepEqual(tr.translate("item/completed", { item: { type: "reasoning", id: "r5", summary: [], content: ["y"] } }), [{ type: "message_completed", channel: "reasoning", messageId: "r5" }]);
   assert.deepEqual(tr.finish(), [{ type: "message_completed", channel: "text", messageId: "m1" }]);
 });
+
+test("P-RSN-02 an agent message that completes without a delta still reaches the application as one text block, then its completion; a streamed one is not repeated", () => {
+  const tr = new CodexEventTranslator();
+  assert.deepEqual(tr.translate("item/started", { item: { type: "agentMessage", id: "a1", text: "" } }), []);
+  assert.deepEqual(tr.translate("item/completed", { item: { type: "agentMessage", id: "a1", text: "the whole answer" } }), [
+    { type: "text", messageId: "a1", text: "the whole answer" },
+    { type: "message_completed", channel: "text", messageId: "a1" },
+  ]);
+  assert.deepEqual(tr.translate(...delta("a2", "stream")), []);
+  assert.deepEqual(tr.translate("item/completed", { item: { type: "agentMessage", id: "a2", text: "stream" } }), [
+    { type: "text", messageId: "a2", text: "stream" },
+    { type: "message_completed", channel: "text", messageId: "a2" },
+  ]);
+  assert.deepEqual(tr.translate("item/completed", { item: { type: "agentMessage", id: "a3", text: "" } }), [], "an empty item adds nothing");
+  assert.deepEqual(tr.finish(), []);
+});
