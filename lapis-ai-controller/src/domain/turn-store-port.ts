@@ -121,6 +121,8 @@ export type EngineStore = {
   txGrouped(fn: () => void): void;
   /** Commits the queued events now: a barrier before an answer leaves for the agent or an application. */
   flush(): void;
+  /** Inside a transaction: runs `fn` once that transaction has committed, never after a rollback. */
+  afterCommit(fn: () => void): void;
   journal(filter: { threadId?: string; turnId?: string; afterSeq?: number }): JournalEntry[];
   insertInteraction(i: InteractionRecord): void;
   getInteraction(id: string): InteractionRecord | null;

@@ -205,6 +205,8 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     appendGrouped,
     txGrouped: (fn) => store.handle.group(fn, () => {}),
     flush: () => store.handle.flush(),
+    // A grouped no-op inside the open transaction: its listener runs after that COMMIT only.
+    afterCommit: (fn) => store.handle.group(() => {}, fn),
     journal(f) {
       const where = ["journal_id > ?"];
       const params: (string | number)[] = [f.afterSeq ?? 0];
