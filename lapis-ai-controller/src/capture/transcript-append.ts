@@ -88,7 +88,12 @@ export function transcriptAppender(
     // A store that served this thread and is gone (reconnect, restart of the
     // application) gets until the deadline to come back; without it nothing runs.
     if (endpoint === undefined && cursor.endpointId !== null) endpoint = await reg?.whenRegistered(who, cursor.endpointId, deadlineMs);
-    if (endpoint === undefined) return cursor.endpointId === null ? { ok: true } : { ok: false, code: "endpoint_disconnected" };
+    if (endpoint === undefined && cursor.endpointId === null) {
+      // No store serves this thread: kept, so the next turn does not read the recorded progress again.
+      cursors.set(threadId, cursor);
+      return { ok: true };
+    }
+    if (endpoint === undefined) return { ok: false, code: "endpoint_disconnected" };
     if (reg === null || reg === undefined) return { ok: false, code: "endpoint_disconnected" };
     // Another store than the one that acknowledged: it starts from the beginning (seq is its idempotency key).
     if (endpoint.endpointId !== cursor.endpointId) cursor.acked = 0;

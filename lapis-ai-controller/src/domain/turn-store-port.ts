@@ -123,7 +123,8 @@ export type EngineStore = {
   flush(): void;
   /** Inside a transaction: runs `fn` once that transaction has committed, never after a rollback. */
   afterCommit(fn: () => void): void;
-  journal(filter: { threadId?: string; turnId?: string; afterSeq?: number }): JournalEntry[];
+  /** Entries in order; `kinds` (non-empty) keeps only those kinds, read and decoded in SQL's filter. */
+  journal(filter: { threadId?: string; turnId?: string; afterSeq?: number; kinds?: readonly [string, ...string[]] }): JournalEntry[];
   insertInteraction(i: InteractionRecord): void;
   getInteraction(id: string): InteractionRecord | null;
   listInteractions(turnId: string): InteractionRecord[];

@@ -212,6 +212,7 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
       const params: (string | number)[] = [f.afterSeq ?? 0];
       if (f.threadId !== undefined) { where.push("thread_id = ?"); params.push(f.threadId); }
       if (f.turnId !== undefined) { where.push("turn_id = ?"); params.push(f.turnId); }
+      if (f.kinds !== undefined) { where.push(`kind IN (${f.kinds.map(() => "?").join(", ")})`); params.push(...f.kinds); }
       return journalRows(where, params);
     },
     insertInteraction(i: InteractionRecord): void {

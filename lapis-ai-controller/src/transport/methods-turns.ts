@@ -9,7 +9,6 @@ import { fail } from "../domain/protocol-ports.ts";
 import { toOutcome } from "../domain/turn-result.ts";
 import type { TurnService } from "../domain/turn-service.ts";
 import { hasOwnerAuthority } from "../auth/access.ts";
-import { usageOfEntries } from "../domain/token-usage.ts";
 import type { Handler, ProtocolDeps } from "./context.ts";
 import { commandReply } from "./idempotent.ts";
 import { loadThread } from "./methods-threads.ts";
@@ -82,7 +81,7 @@ export function turnMethods(service: TurnService, gate?: (thread: { threadId: st
       interactionId: i.id, nativeRequestId: i.nativeRequestId, category: i.category, state: i.state,
       optionIds: i.optionIds, optionId: i.optionId, decidedBy: i.decidedBy, deadlineAt: i.deadlineAt,
     }));
-    return ok({ result: { ...view.value, interactions, memory: service.memory(turnId), usage: usageOfEntries(service.store.journal({ turnId })) } });
+    return ok({ result: { ...view.value, interactions, memory: service.memory(turnId), usage: service.usage(turnId) } });
   };
 
   // Held until the turn is settled (or the deadline): one request instead of a subscription plus a read after the outcome event.

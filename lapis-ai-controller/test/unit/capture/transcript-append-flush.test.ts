@@ -59,3 +59,21 @@ test("P-PRF-01 a commit that fails before the store reads fails the append stora
   assert.deepEqual(f.sent, []);
   assert.equal(f.reads(), 0);
 });
+
+test("P-PRF-04 a thread without a store reads its recorded append progress once, not once a turn; a store registered later still gets every entry from the first", async () => {
+  const registry = new EndpointRegistry(8);
+  const history = [entry(1), entry(2)];
+  let loads = 0;
+  const progress = { load: () => { loads += 1; return null; }, save: () => true };
+  const append = transcriptAppender(() => registry, () => OWNER, (_t, after, limit) => history.filter((e) => e.seq > after).slice(0, limit), {}, progress);
+  for (let turn = 0; turn < 3; turn++) assert.deepEqual(await append(THREAD), { ok: true });
+  assert.equal(loads, 1);
+  const sent: number[][] = [];
+  registry.register({ ...OWNER, endpointId: "store", connectionId: "c1", kind: "transcript", threadId: THREAD, tools: [], toolDefinitions: [], capture: false }, async (_op, params) => {
+    const seqs = (params.transcript as { events: TranscriptEvent[] }).events.map((e) => e.seq);
+    sent.push(seqs);
+    return { ok: true, value: { lastSeq: seqs[seqs.length - 1] } };
+  });
+  assert.deepEqual(await append(THREAD), { ok: true });
+  assert.deepEqual(sent, [[1, 2]]);
+});
