@@ -3,7 +3,7 @@
 // a lost acknowledgement by command identity (never a fresh command), and
 // serve registered endpoints. Browser-safe: only the WHATWG WebSocket.
 import type { McpServerDescription } from "./domain/contract/mcp-servers.ts";
-import type { MethodName, ParamsOf, ResultOf } from "./domain/contract/methods.ts";
+import { WAIT_HOLD_MAX_MS, type MethodName, type ParamsOf, type ResultOf } from "./domain/contract/methods.ts";
 import type { ClientErrorCode, ThreadBinding } from "./domain/contract/sdk-types.ts";
 import type { CommandMethod, CommandParams, SdkPort } from "./sdk/api.ts";
 import { interactionsApi, threadsApi, turnsApi } from "./sdk/api.ts";
@@ -114,7 +114,7 @@ const clamp = (value: number | undefined, fallback: number, min: number, max: nu
  * goes through `command()` and a lost acknowledgement is resolved by its
  * command identity, never by sending it blindly again.
  */
-export const REPEATABLE_CALLS: ReadonlySet<string> = new Set(["threads.snapshot", "threads.replay", "turns.get", "commands.get", "threads.attach", "threads.reserve", "endpoints.dispose"]);
+export const REPEATABLE_CALLS: ReadonlySet<string> = new Set(["threads.snapshot", "threads.replay", "turns.get", "turns.wait", "commands.get", "threads.attach", "threads.reserve", "endpoints.dispose"]);
 
 /** Creates a command identity (never reused for different input). */
 export function newCommandId(): string {
@@ -143,11 +143,11 @@ export class ControllerClient {
     if (options.credential.type === "bearer") this.#bearer = options.credential.bearer;
     const port: SdkPort = {
       call: <M extends MethodName>(method: M, params: ParamsOf<M>) => this.call(method, params as Record<string, unknown>) as Promise<ResultOf<M>>,
-      command: <M extends CommandMethod>(method: M, params: CommandParams<M>, commandId?: string) =>
-        this.command(method, params as Record<string, unknown>, commandId) as Promise<ResultOf<M>>,
+      command: <M extends CommandMethod>(method: M, params: CommandParams<M>, commandId?: string) => this.command(method, params as Record<string, unknown>, commandId) as Promise<ResultOf<M>>,
       watch: (threadId, listener, afterSeq) => this.#watches.add(threadId, listener, afterSeq),
       remember: (threadId, binding) => void this.#attachments.set(threadId, binding as Record<string, unknown>),
       fail: (code) => new ClientError({ code, retryable: false }),
+      waitSliceMs: Math.min(WAIT_HOLD_MAX_MS, Math.max(50, Math.floor(this.#timeoutMs * 0.8))),
     };
     this.threads = threadsApi(port);
     this.turns = turnsApi(port);
@@ -156,7 +156,7 @@ export class ControllerClient {
 
   /** threads.*: reserve, create, configure, attach, snapshot, replay, replayAll, overview, list, delete, usage, events. */
   readonly threads: ReturnType<typeof threadsApi>;
-  /** turns.*: submit, continue, cancel, resolve, get, and wait (on the subscription). */
+  /** turns.*: submit, continue, cancel, resolve, get, and wait (held by the service until the outcome is committed). */
   readonly turns: ReturnType<typeof turnsApi>;
   /** interactions.*: respond, cancel. */
   readonly interactions: ReturnType<typeof interactionsApi>;

@@ -16,7 +16,7 @@ import { startProtocol, type RunningProtocol } from "./transport/protocol.ts";
 import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { ThreadEventHub } from "./domain/event-hub.ts";
+import { coalescedNotices, ThreadEventHub } from "./domain/event-hub.ts";
 import { parseEngineConfig } from "./domain/turn-config.ts";
 import { engineTurnPort } from "./domain/turn-port.ts";
 import { TurnService } from "./domain/turn-service.ts";
@@ -125,7 +125,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   const capture = captured.value;
   const tools: EngineParts["tools"] = { bridge: null, registry: null };
   const hub = new ThreadEventHub();
-  const estore = engineStore(store, (threadId) => hub.published(threadId, store.journal.lastSeq(threadId)), capture.redactor);
+  const estore = engineStore(store, coalescedNotices((threadId) => hub.published(threadId, store.journal.lastSeq(threadId))), capture.redactor);
   const env: Record<string, string | undefined> = {};
   for (const name of new Set(["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL", ...config.providers.flatMap((p) => p.envAllowlist)])) {
     env[name] = options.env?.(name) ?? process.env[name];

@@ -8,8 +8,7 @@
 import { startBenchServe } from "../lib/bench-serve.ts";
 import { type BenchContext, FIXED_ANSWER, startFixedModel } from "../lib/context.ts";
 import { watchedThread } from "../lib/controller-turns.ts";
-import { durableCommitProbe, middleHalf } from "../lib/floor.ts";
-import { floorRow } from "./turns.ts";
+import { durableCommitProbe, floorRows, hopProbe, middleHalf } from "../lib/floor.ts";
 import { startDirectAppServer } from "../../test/support/direct-app-server-client.ts";
 import { type BenchRow, report, summary } from "../lib/stats.ts";
 
@@ -23,15 +22,16 @@ export async function nativeRows(ctx: BenchContext): Promise<BenchRow[]> {
   const nativeClient = await native.connect();
   const acpClient = await acp.connect();
   const commit = durableCommitProbe(native.dir);
+  const hop = await hopProbe(ctx.runtime);
   try {
     const nThread = await watchedThread(nativeClient, "ws0");
     const aThread = await watchedThread(acpClient, "ws0");
     const ctl = { first: [] as number[], done: [] as number[] };
     const dir = { first: [] as number[], done: [] as number[] };
     const viaAcp = { first: [] as number[], done: [] as number[] };
-    let cpu0 = 0;
+    let cpu0 = 0, acpCpu0 = 0;
     for (let i = 0; i <= turns; i++) {
-      if (i === 1) cpu0 = native.cpuMs();
+      if (i === 1) { cpu0 = native.cpuMs(); acpCpu0 = acp.cpuMs(); }
       model.push({ text: [...FIXED_ANSWER] });
       const c = await nThread.run(`Say hello (${i}).`);
       if (c.state !== "completed") throw new Error(`native controller turn ended ${c.state}`);
@@ -43,21 +43,23 @@ export async function nativeRows(ctx: BenchContext): Promise<BenchRow[]> {
       if (a.state !== "completed") throw new Error(`acp controller turn ended ${a.state}`);
       if (i === 0) continue;
       commit.sample();
+      await hop.sample();
       ctl.first.push(c.firstTextMs); ctl.done.push(c.doneMs);
       dir.first.push(d.firstTextMs); dir.done.push(d.doneMs);
       viaAcp.first.push(a.firstTextMs); viaAcp.done.push(a.doneMs);
     }
-    const cpuPerTurn = (native.cpuMs() - cpu0) / turns;
+    const cpuPerTurn = (native.cpuMs() - cpu0) / turns, acpCpuPerTurn = (acp.cpuMs() - acpCpu0) / turns;
     const cf = summary(ctl.first), df = summary(dir.first), cd = summary(ctl.done), dd = summary(dir.done), af = summary(viaAcp.first), ad = summary(viaAcp.done);
     return [
       report({ row: "native first-event med", figure: `submit -> first agent text (n=${cf.n})`, value: cf.median, baseline: df.median, unit: "ms", goal: "<= baseline + 20 ms", met: cf.median <= df.median + 20, note: "baseline: direct app-server client" }),
       report({ row: "native first-event p95", figure: "submit -> first agent text", value: cf.p95, baseline: df.p95, unit: "ms", goal: "<= 1.2x", met: cf.p95 <= 1.2 * df.p95 }),
       report({ row: "native completed med", figure: `submit -> completed, text turn (n=${cd.n})`, value: cd.median, baseline: dd.median, unit: "ms", goal: "<= 1.05x", met: cd.median <= 1.05 * dd.median, note: `gap ${(cd.median - dd.median).toFixed(1)} ms; direct p25-p75 ${middleHalf(dir.done)}; serve CPU ${cpuPerTurn.toFixed(1)} ms/turn` }),
       report({ row: "native vs acp first", figure: "controller first text, native vs ACP", value: cf.median, baseline: af.median, unit: "ms", goal: "<= 1.0x (demo default)", met: cf.median <= af.median }),
-      report({ row: "native vs acp completed", figure: "controller completed, native vs ACP", value: cd.median, baseline: ad.median, unit: "ms", goal: "<= 1.0x (demo default)", met: cd.median <= ad.median }),
-      floorRow(commit.samples, cd.median - dd.median, "native completed"),
+      report({ row: "native vs acp completed", figure: "controller completed, native vs ACP", value: cd.median, baseline: ad.median, unit: "ms", goal: "<= 1.0x (demo default)", met: cd.median <= ad.median, note: `serve CPU native ${cpuPerTurn.toFixed(1)}, ACP ${acpCpuPerTurn.toFixed(1)} ms/turn` }),
+      ...floorRows(commit.samples, hop.samples, cd.median - dd.median, dd.median, "native completed"),
     ];
   } finally {
+    hop.close();
     commit.close();
     nativeClient.close();
     acpClient.close();

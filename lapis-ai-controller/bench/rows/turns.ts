@@ -5,7 +5,7 @@
 import { startBenchServe } from "../lib/bench-serve.ts";
 import { type BenchContext, FIXED_ANSWER, startFixedModel } from "../lib/context.ts";
 import { watchedThread } from "../lib/controller-turns.ts";
-import { durableCommitProbe, middleHalf } from "../lib/floor.ts";
+import { durableCommitProbe, floorRows, hopProbe, middleHalf } from "../lib/floor.ts";
 import { startDirectAgent } from "../../test/support/direct-acp-client.ts";
 import { type BenchRow, report, summary } from "../lib/stats.ts";
 
@@ -17,6 +17,7 @@ export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
   const direct = await startDirectAgent({ env: { ...serve.home.env, PATH: process.env.PATH ?? "" }, cwd: serve.home.workspace, modeId: "read-only" });
   const client = await serve.connect();
   const commit = durableCommitProbe(serve.dir);
+  const hop = await hopProbe(ctx.runtime);
   try {
     const thread = await watchedThread(client, "ws0");
     const ctl = { first: [] as number[], done: [] as number[] };
@@ -32,6 +33,7 @@ export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
       if (d.stopReason !== "end_turn") throw new Error(`direct turn stopped ${d.stopReason}`);
       if (i === 0) continue;
       commit.sample();
+      await hop.sample();
       ctl.first.push(c.firstTextMs); ctl.done.push(c.doneMs);
       dir.first.push(d.firstTextMs); dir.done.push(d.doneMs);
     }
@@ -41,19 +43,14 @@ export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
       report({ row: "first-event median", figure: `submit -> first agent text (n=${cf.n})`, value: cf.median, baseline: df.median, unit: "ms", goal: "<= baseline + 20 ms", met: cf.median <= df.median + 20 }),
       report({ row: "first-event p95", figure: "submit -> first agent text", value: cf.p95, baseline: df.p95, unit: "ms", goal: "<= 1.2x", met: cf.p95 <= 1.2 * df.p95 }),
       report({ row: "completed median", figure: `submit -> completed, text turn (n=${cd.n})`, value: cd.median, baseline: dd.median, unit: "ms", goal: "<= 1.05x", met: cd.median <= 1.05 * dd.median, note: `gap ${(cd.median - dd.median).toFixed(1)} ms; direct p25-p75 ${middleHalf(dir.done)}; serve CPU ${cpuPerTurn.toFixed(1)} ms/turn` }),
-      floorRow(commit.samples, cd.median - dd.median, "completed"),
+      ...floorRows(commit.samples, hop.samples, cd.median - dd.median, dd.median, "completed"),
     ];
   } finally {
+    hop.close();
     commit.close();
     client.close();
     await direct.close();
     await serve.stop();
     await model.close();
   }
-}
-
-/** The floor row: one durable commit's median in the same run, beside the controller's gap over the direct client. */
-export function floorRow(commits: readonly number[], gapMs: number, what: string): BenchRow {
-  const c = summary(commits);
-  return report({ row: "floor: durable commit", figure: `one synchronous=FULL commit (n=${c.n})`, value: c.median, baseline: gapMs, unit: "ms", goal: "reported", met: true, note: `p95 ${c.p95.toFixed(2)} ms; baseline: the controller's ${what} gap over the direct client` });
 }

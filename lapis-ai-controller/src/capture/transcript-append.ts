@@ -23,8 +23,14 @@ export type CommittedEntries = (threadId: string, afterSeq: number, limit: numbe
 /** The outcome of bringing a thread's store up to date. */
 export type AppendOutcome = { readonly ok: true } | { readonly ok: false; readonly code: ErrorCode };
 
-/** Brings the owner's store of a thread up to its committed seq; settles by the deadline. */
-export type TranscriptAppender = (threadId: string) => Promise<AppendOutcome>;
+/**
+ * Brings the owner's store of a thread up to its committed seq; settles by the
+ * deadline. `beforeRead` runs once before the first committed entry is read,
+ * only when the thread has a store to bring up (the turn's end uses it to
+ * commit the queued events then, and not at all without a store); if it
+ * throws, the append fails `storage_write_failed`.
+ */
+export type TranscriptAppender = (threadId: string, beforeRead?: () => void) => Promise<AppendOutcome>;
 
 const PASSED_THROUGH: readonly ErrorCode[] = ["endpoint_timeout", "endpoint_revoked", "endpoint_disconnected", "endpoint_not_found"];
 
@@ -71,7 +77,7 @@ export function transcriptAppender(
   const cursors = new Map<string, Cursor>();
   const running = new Map<string, Promise<AppendOutcome>>();
 
-  const bringUp = async (threadId: string): Promise<AppendOutcome> => {
+  const bringUp = async (threadId: string, beforeRead: () => void): Promise<AppendOutcome> => {
     const who = owner(threadId);
     if (who === null) return { ok: false, code: "not_found" };
     const reg = registry();
@@ -82,12 +88,18 @@ export function transcriptAppender(
     // A store that served this thread and is gone (reconnect, restart of the
     // application) gets until the deadline to come back; without it nothing runs.
     if (endpoint === undefined && cursor.endpointId !== null) endpoint = await reg?.whenRegistered(who, cursor.endpointId, deadlineMs);
-    if (endpoint === undefined) return cursor.endpointId === null ? { ok: true } : { ok: false, code: "endpoint_disconnected" };
+    if (endpoint === undefined && cursor.endpointId === null) {
+      // No store serves this thread: kept, so the next turn does not read the recorded progress again.
+      cursors.set(threadId, cursor);
+      return { ok: true };
+    }
+    if (endpoint === undefined) return { ok: false, code: "endpoint_disconnected" };
     if (reg === null || reg === undefined) return { ok: false, code: "endpoint_disconnected" };
     // Another store than the one that acknowledged: it starts from the beginning (seq is its idempotency key).
     if (endpoint.endpointId !== cursor.endpointId) cursor.acked = 0;
     cursor.endpointId = endpoint.endpointId;
     cursors.set(threadId, cursor);
+    try { beforeRead(); } catch { return { ok: false, code: "storage_write_failed" }; }
     for (;;) {
       const events = committed(threadId, cursor.acked, batchMax);
       const last = events[events.length - 1];
@@ -108,13 +120,13 @@ export function transcriptAppender(
   };
 
   // One bring-up per thread at a time; a caller arriving meanwhile waits for it and then checks again.
-  return async (threadId) => {
+  return async (threadId, beforeRead = () => {}) => {
     for (;;) {
       const current = running.get(threadId);
       if (current === undefined) break;
       await current;
     }
-    const run = bringUp(threadId).finally(() => running.delete(threadId));
+    const run = bringUp(threadId, beforeRead).finally(() => running.delete(threadId));
     running.set(threadId, run);
     return run;
   };

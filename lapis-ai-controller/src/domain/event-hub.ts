@@ -42,3 +42,21 @@ export class ThreadEventHub {
     return this.#listeners.size;
   }
 }
+
+/**
+ * One notice per thread per microtask round: a burst of appends (a group
+ * commit of forty chunks) wakes each listener once, after the writing
+ * transaction, instead of once per row. Listeners read the journal
+ * themselves, so a merged notice loses nothing.
+ */
+export function coalescedNotices(publish: (threadId: string) => void): (threadId: string) => void {
+  const due = new Set<string>();
+  return (threadId) => {
+    if (due.has(threadId)) return;
+    due.add(threadId);
+    queueMicrotask(() => {
+      due.delete(threadId);
+      publish(threadId);
+    });
+  };
+}

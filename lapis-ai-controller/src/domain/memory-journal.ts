@@ -28,6 +28,9 @@ export type MemoryRecallRecord = {
 /** An owner-journal append (the engine store's). */
 export type OwnerAppend = (entry: { threadId: string; turnId: string; type: string; visibility: "owner"; data: Record<string, string | number | boolean | null> }) => number;
 
+/** The journal kinds `readRecall` reads (a read may fetch only these). */
+export const RECALL_KINDS: readonly ["memory_recalled", "memory_rendered"] = ["memory_recalled", "memory_rendered"];
+
 /** Appends `memory_recalled` and one `memory_rendered` row per rendered id, in render order. */
 export function recordRecall(append: OwnerAppend, threadId: string, turnId: string, r: MemoryRecallRecord): void {
   append({

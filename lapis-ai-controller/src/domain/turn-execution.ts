@@ -45,9 +45,11 @@ export type EngineOptions = {
    * Runs when the provider's outcome is known, before the turn's end is
    * committed (so before any client sees it): the thread's consumer
    * transcript store takes the turn's entries. A failure turns a completed
-   * outcome into `failed` with its code.
+   * outcome into `failed` with its code. It calls `beforeRead` (which commits
+   * the queued events) only when a store will read them: without one, the
+   * outcome's own commit takes them.
    */
-  settleTurn?: (threadId: string) => Promise<{ readonly ok: true } | { readonly ok: false; readonly code: string }>;
+  settleTurn?: (threadId: string, beforeRead: () => void) => Promise<{ readonly ok: true } | { readonly ok: false; readonly code: string }>;
 };
 
 const LIVE: readonly TurnState[] = ["dispatched", "running", "waiting"];
@@ -82,14 +84,32 @@ export class TurnEngine {
       if (seen.has(t.workspaceId)) continue;
       seen.add(t.workspaceId);
       if (this.#starting.has(t.workspaceId) || this.#o.store.getLease(t.workspaceId)) continue;
-      this.#starting.add(t.workspaceId);
-      void this.#run(t).finally(() => {
-        this.#starting.delete(t.workspaceId);
-        this.schedule();
-        this.#notifyIdle();
-      });
+      this.#start(t, false);
     }
     this.#notifyIdle();
+  }
+
+  /**
+   * Inside the submit's transaction: a turn next in line in a free workspace
+   * takes the lease and enters `preparing` in that same commit (one commit
+   * fewer before dispatch) and starts once it is committed, never after a
+   * rollback. Any other turn stays queued for `schedule`.
+   */
+  claim(turnId: string): void {
+    const s = this.#o.store;
+    const turn = s.getTurn(turnId);
+    if (this.#closed || !turn || turn.state !== "queued" || this.#starting.has(turn.workspaceId) || s.getLease(turn.workspaceId)) return;
+    if (s.listTurns({ states: ["queued"], workspaceId: turn.workspaceId }).some((t) => t.id !== turnId)) return;
+    if (this.#enterPreparing(turn)) s.afterCommit(() => { if (!this.#closed) this.#start(turn, true); });
+  }
+
+  #start(turn: TurnRecord, claimed: boolean): void {
+    this.#starting.add(turn.workspaceId);
+    void this.#run(turn, claimed).finally(() => {
+      this.#starting.delete(turn.workspaceId);
+      this.schedule();
+      this.#notifyIdle();
+    });
   }
 
   /** Resolves when no turn is starting or live (tests and shutdown). */
@@ -157,17 +177,20 @@ export class TurnEngine {
     return this.#o.store.append({ threadId: turn.threadId, turnId: turn.id, type: "turn_state", visibility: "owner", data: { state: to, code, stopReason, ...extra } });
   }
 
-  async #run(turn: TurnRecord): Promise<void> {
+  /** queued -> preparing under the workspace lease; runs inside a transaction. */
+  #enterPreparing(turn: TurnRecord): boolean {
     const s = this.#o.store;
-    const started = s.tx(() => {
-      if (!takeLease(s, turn.workspaceId, turn.id, turn.threadId)) return false;
-      if (!s.setTurnState(turn.id, ["queued"], "preparing")) { dropLease(s, turn.workspaceId, turn.id, turn.threadId); return false; }
-      this.#journalState(turn, "preparing", null);
-      // Policy metadata: owner journal only, never transcript, never "running" (P-ARC-05).
-      s.append({ threadId: turn.threadId, turnId: turn.id, type: "turn_prepared", visibility: "owner", data: { approval: turn.config.approval, restricted: turn.config.restricted, configVersion: turn.config.configVersion, requestedMode: turn.config.requestedMode } });
-      return true;
-    });
-    if (!started) return;
+    if (!takeLease(s, turn.workspaceId, turn.id, turn.threadId)) return false;
+    if (!s.setTurnState(turn.id, ["queued"], "preparing")) { dropLease(s, turn.workspaceId, turn.id, turn.threadId); return false; }
+    this.#journalState(turn, "preparing", null);
+    // Policy metadata: owner journal only, never transcript, never "running" (P-ARC-05).
+    s.append({ threadId: turn.threadId, turnId: turn.id, type: "turn_prepared", visibility: "owner", data: { approval: turn.config.approval, restricted: turn.config.restricted, configVersion: turn.config.configVersion, requestedMode: turn.config.requestedMode } });
+    return true;
+  }
+
+  async #run(turn: TurnRecord, claimed: boolean): Promise<void> {
+    const s = this.#o.store;
+    if (!claimed && !s.tx(() => this.#enterPreparing(turn))) return;
     const fail = (code: string, extra: Record<string, string> = {}): void => {
       s.tx(() => {
         if (s.setTurnState(turn.id, ["preparing"], "failed", { errorCode: code })) this.#journalState(turn, "failed", code, null, extra);
@@ -230,8 +253,11 @@ export class TurnEngine {
   /** The outcome once the turn's entries are durable and, with a consumer store, held there (a completed turn whose store refused fails). */
   async #settled(turn: TurnRecord, outcome: TurnOutcome): Promise<TurnOutcome> {
     if (this.#o.settleTurn === undefined || this.#closed) return outcome;
-    try { this.#o.store.flush(); } catch { return outcome.kind === "failed" ? outcome : { kind: "failed", code: "storage_write_failed" }; }
-    const held = await this.#o.settleTurn(turn.threadId);
+    let unflushed = false;
+    const held = await this.#o.settleTurn(turn.threadId, () => {
+      try { this.#o.store.flush(); } catch (error) { unflushed = true; throw error; }
+    });
+    if (unflushed) return outcome.kind === "failed" ? outcome : { kind: "failed", code: "storage_write_failed" };
     if (held.ok || outcome.kind === "failed" || outcome.stopReason === "cancelled") return outcome;
     return { kind: "failed", code: held.code };
   }
@@ -254,10 +280,8 @@ export class TurnEngine {
     if (e.type === "activity") return;
     // In a transaction, so the agent events queued before them commit first and the journal keeps their order.
     const s = this.#o.store;
-    if (e.type === "native_turn") {
-      s.tx(() => s.append({ threadId: turn.threadId, turnId: turn.id, type: HISTORY_EVENTS.nativeTurn, visibility: "owner", data: { nativeTurnId: e.nativeTurnId, nativeThreadId: e.nativeThreadId } }));
-      return;
-    }
+    // The native turn id rides in the agent events' group commit, in arrival order (a fork or rollback reads it only after the outcome's commit).
+    if (e.type === "native_turn") return s.appendGrouped({ threadId: turn.threadId, turnId: turn.id, type: HISTORY_EVENTS.nativeTurn, visibility: "owner", data: { nativeTurnId: e.nativeTurnId, nativeThreadId: e.nativeThreadId } });
     if (e.type === "context_compacted") {
       s.tx(() => s.append({ threadId: turn.threadId, turnId: turn.id, type: "context_compacted", visibility: "transcript", data: {} }));
       return;

@@ -18,7 +18,10 @@ export function engineTurnPort(service: TurnService): TurnPort {
       const mine = service.store.getThread(thread.threadId);
       if (!mine) return err(controllerError("not_found"));
       const r = service.commands.acceptTurn(mine, submission.commandId, null, text, submission.sourceRef);
-      return r.ok ? ok({ ...r.value }) : err(engineError(r.code));
+      if (!r.ok) return err(engineError(r.code));
+      // A free workspace: the turn enters preparing in the receipt's own commit.
+      service.engine.claim(r.value.turnId);
+      return ok({ ...r.value });
     },
     afterCommit() {
       service.engine.schedule();

@@ -11,7 +11,8 @@ import { TurnEngine, type EngineOptions } from "./turn-execution.ts";
 import { recoverTurns, resolveTurn, type RecoverySummary, type Resolution } from "./turn-recovery.ts";
 import { ok, refuse, toOutcome, type Result } from "./turn-result.ts";
 import { isFencing, type TurnState } from "./turn-state.ts";
-import { readRecall, type TurnMemory } from "./memory-journal.ts";
+import { readRecall, RECALL_KINDS, type TurnMemory } from "./memory-journal.ts";
+import { usageOfEntries, type TurnUsage } from "./token-usage.ts";
 import type { InteractionRecord, JournalEntry, PreparedConfig, EngineStore } from "./turn-store-port.ts";
 import type { PreparationPort } from "./turn-preparation.ts";
 import type { HistoryDeps } from "./history-commands.ts";
@@ -162,7 +163,10 @@ export class TurnService {
   }
 
   /** What recall gave a turn (its preparation metadata: ids and counts), or null. */
-  memory(turnId: string): TurnMemory | null { return readRecall(this.store.journal({ turnId })); }
+  memory(turnId: string): TurnMemory | null { return readRecall(this.store.journal({ turnId, kinds: RECALL_KINDS })); }
+
+  /** The turn's newest reported token usage, or "unreported". */
+  usage(turnId: string): TurnUsage { return usageOfEntries(this.store.journal({ turnId, kinds: ["token_usage"] })); }
 
   /** Interactions of a turn. */
   interactions(turnId: string): InteractionRecord[] { return this.store.listInteractions(turnId); }

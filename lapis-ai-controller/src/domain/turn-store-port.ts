@@ -121,7 +121,10 @@ export type EngineStore = {
   txGrouped(fn: () => void): void;
   /** Commits the queued events now: a barrier before an answer leaves for the agent or an application. */
   flush(): void;
-  journal(filter: { threadId?: string; turnId?: string; afterSeq?: number }): JournalEntry[];
+  /** Inside a transaction: runs `fn` once that transaction has committed, never after a rollback. */
+  afterCommit(fn: () => void): void;
+  /** Entries in order; `kinds` (non-empty) keeps only those kinds, read and decoded in SQL's filter. */
+  journal(filter: { threadId?: string; turnId?: string; afterSeq?: number; kinds?: readonly [string, ...string[]] }): JournalEntry[];
   insertInteraction(i: InteractionRecord): void;
   getInteraction(id: string): InteractionRecord | null;
   listInteractions(turnId: string): InteractionRecord[];

@@ -205,11 +205,14 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     appendGrouped,
     txGrouped: (fn) => store.handle.group(fn, () => {}),
     flush: () => store.handle.flush(),
+    // A grouped no-op inside the open transaction: its listener runs after that COMMIT only.
+    afterCommit: (fn) => store.handle.group(() => {}, fn),
     journal(f) {
       const where = ["journal_id > ?"];
       const params: (string | number)[] = [f.afterSeq ?? 0];
       if (f.threadId !== undefined) { where.push("thread_id = ?"); params.push(f.threadId); }
       if (f.turnId !== undefined) { where.push("turn_id = ?"); params.push(f.turnId); }
+      if (f.kinds !== undefined) { where.push(`kind IN (${f.kinds.map(() => "?").join(", ")})`); params.push(...f.kinds); }
       return journalRows(where, params);
     },
     insertInteraction(i: InteractionRecord): void {

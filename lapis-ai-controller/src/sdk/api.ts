@@ -1,8 +1,8 @@
 // The typed SDK surface over the client's transport: `threads`, `turns` and
 // `interactions`, each call typed by the contract (params and results are
-// `Infer` of domain/contract/ schemas). `turns.wait` is built on a watch of
-// the turn's thread: it wakes on the turn's `turn_outcome` event (and on a
-// re-snapshot after a reconnect), never on a timer loop.
+// `Infer` of domain/contract/ schemas). `turns.wait` is the service's own
+// `turns.wait`, held until the outcome is committed: one request, no
+// subscription, no read after an event, never a timer loop.
 import type { MethodName, ParamsOf, ResultOf } from "../domain/contract/methods.ts";
 import type { ClientErrorCode, ReplayPage, ThreadBinding, ThreadEvent, Turn, TurnInput, TurnReceipt } from "../domain/contract/sdk-types.ts";
 import { SETTLED_TURN_STATES } from "../domain/contract/sdk-types.ts";
@@ -27,6 +27,8 @@ export interface SdkPort {
   /** Remembers a thread's binding for reattachment after reconnects. */
   remember(threadId: string, binding: ThreadBinding): void;
   fail(code: ClientErrorCode | string): Error;
+  /** The longest one `turns.wait` request is held: shorter than the request timeout, at most the service's 60,000 ms. */
+  readonly waitSliceMs: number;
 }
 
 /** Options of `turns.wait`. */
@@ -124,51 +126,20 @@ export function turnsApi(port: SdkPort) {
     /** Records a lost-outcome turn's outcome (owner), under one command identity. */
     resolve: (params: CommandParams<"turns.resolve">, commandId?: string) => port.command("turns.resolve", params, commandId),
     get,
-    /** Resolves with the turn once it is settled (completed, failed, cancelled, interrupted, submission_unknown). */
+    /**
+     * Resolves with the turn once it is settled (completed, failed, cancelled,
+     * interrupted, submission_unknown): `turns.wait` requests, each held by
+     * the service until the outcome is committed or its slice passes, then
+     * asked again (after a reconnect too) until the deadline, then `wait_timeout`.
+     */
     wait: async (turnId: string, options: WaitOptions = {}): Promise<Turn> => {
-      const first = await get(turnId);
-      if (settled(first.state)) return first;
       const timeoutMs = Math.min(WAIT_MS.max, Math.max(1, options.timeoutMs ?? WAIT_MS.default));
-      let recheck: () => void = () => {};
-      let stop: (error: Error) => void = () => {};
-      const done = new Promise<Turn>((resolve, reject) => {
-        // One read at a time; a trigger during a read asks for one more, so no outcome is missed.
-        let checking = false;
-        let again = false;
-        recheck = () => {
-          if (checking) {
-            again = true;
-            return;
-          }
-          checking = true;
-          again = false;
-          get(turnId).then((turn) => {
-            checking = false;
-            if (settled(turn.state)) resolve(turn);
-            else if (again) recheck();
-          }, reject);
-        };
-        stop = reject;
-      });
-      const timer = setTimeout(() => stop(port.fail("wait_timeout")), timeoutMs);
-      const handle = await port.watch(first.threadId, {
-        event: (d) => {
-          if (d.event.turnId === turnId && d.event.kind === "turn_outcome") recheck();
-        },
-        snapshot: () => recheck(),
-        ended: (code) => stop(port.fail(code ?? "client_closed")),
-      }).catch((error: unknown) => {
-        clearTimeout(timer);
-        throw error;
-      });
-      // It may have settled between the first read and the subscription.
-      recheck();
-      try {
-        return await done;
-      } finally {
-        clearTimeout(timer);
-        // The answer does not wait for the unsubscribe's round trip (its failure is ignored inside).
-        void handle.close();
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const left = deadline - Date.now();
+        const turn = await port.call("turns.wait", { turnId, timeoutMs: Math.max(1, Math.min(left, port.waitSliceMs)) });
+        if (settled(turn.state)) return turn;
+        if (Date.now() >= deadline) throw port.fail("wait_timeout");
       }
     },
   };

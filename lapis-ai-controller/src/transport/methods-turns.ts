@@ -1,5 +1,5 @@
 // Engine methods joined to the dispatch table: turns.continue, turns.cancel,
-// turns.resolve, turns.get and interactions.respond. Every call first loads
+// turns.resolve, turns.get, turns.wait and interactions.respond. Every call first loads
 // the turn's thread under the caller's principal and application, so another
 // principal's turn reads as not_found (P-TRN-24). Params arrive validated
 // against the contract (dispatch.ts) and are read typed as ParamsOf<method>.
@@ -9,17 +9,37 @@ import { fail } from "../domain/protocol-ports.ts";
 import { toOutcome } from "../domain/turn-result.ts";
 import type { TurnService } from "../domain/turn-service.ts";
 import { hasOwnerAuthority } from "../auth/access.ts";
-import { usageOfEntries } from "../domain/token-usage.ts";
 import type { Handler, ProtocolDeps } from "./context.ts";
 import { commandReply } from "./idempotent.ts";
 import { loadThread } from "./methods-threads.ts";
-import type { ParamsOf } from "../domain/contract/methods.ts";
+import { WAIT_HOLD_MAX_MS, type ParamsOf } from "../domain/contract/methods.ts";
+import { SETTLED_TURN_STATES } from "../domain/contract/sdk-types.ts";
 
 function loadTurn(deps: ProtocolDeps, service: TurnService, access: AccessContext, turnId: string): Outcome<{ threadId: string }> {
   const turn = service.store.getTurn(turnId);
   if (!turn) return fail("not_found");
   const thread = loadThread(deps, access, turn.threadId);
   return thread.ok ? ok({ threadId: turn.threadId }) : thread;
+}
+
+/**
+ * Resolves once `settled()` reads true or `ms` passed. It reads after each
+ * journal commit of the thread, in a microtask: the writing transaction is
+ * synchronous and has committed by then, so what it reads is durable (never
+ * a state inside an open transaction).
+ */
+function whenSettled(deps: ProtocolDeps, threadId: string, settled: () => boolean, ms: number): Promise<void> {
+  if (settled()) return Promise.resolve();
+  return new Promise((resolve) => {
+    let queued = false;
+    const done = (): void => { clearTimeout(timer); unlisten(); resolve(); };
+    const timer = setTimeout(done, ms);
+    const unlisten = deps.hub.listen(threadId, () => {
+      if (queued) return;
+      queued = true;
+      queueMicrotask(() => { queued = false; if (settled()) done(); });
+    });
+  });
 }
 
 /** The engine's handlers over one TurnService. */
@@ -61,7 +81,19 @@ export function turnMethods(service: TurnService, gate?: (thread: { threadId: st
       interactionId: i.id, nativeRequestId: i.nativeRequestId, category: i.category, state: i.state,
       optionIds: i.optionIds, optionId: i.optionId, decidedBy: i.decidedBy, deadlineAt: i.deadlineAt,
     }));
-    return ok({ result: { ...view.value, interactions, memory: service.memory(turnId), usage: usageOfEntries(service.store.journal({ turnId })) } });
+    return ok({ result: { ...view.value, interactions, memory: service.memory(turnId), usage: service.usage(turnId) } });
+  };
+
+  // Held until the turn is settled (or the deadline): one request instead of a subscription plus a read after the outcome event.
+  const wait: Handler = async (deps, conn, access, raw) => {
+    const { turnId, timeoutMs = WAIT_HOLD_MAX_MS } = raw as ParamsOf<"turns.wait">;
+    const loaded = loadTurn(deps, service, access, turnId);
+    if (!loaded.ok) return loaded;
+    await whenSettled(deps, loaded.value.threadId, () => {
+      const turn = service.store.getTurn(turnId);
+      return turn === null || (SETTLED_TURN_STATES as readonly string[]).includes(turn.state);
+    }, Math.min(timeoutMs, WAIT_HOLD_MAX_MS));
+    return get(deps, conn, access, { turnId });
   };
 
   const respond: Handler = (deps, _conn, access, raw) => {
@@ -79,6 +111,7 @@ export function turnMethods(service: TurnService, gate?: (thread: { threadId: st
     "turns.cancel": cancel,
     "turns.resolve": resolve,
     "turns.get": get,
+    "turns.wait": wait,
     "interactions.respond": respond,
   };
 }

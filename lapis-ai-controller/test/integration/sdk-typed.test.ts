@@ -26,7 +26,7 @@ function countingFactory(counts: Map<string, number>) {
   };
 }
 
-test("P-SDK-01 P-OPS-09 turns.wait and client.events ride on the subscription: typed results, no polling", { timeout: 120_000 }, async (t) => {
+test("P-SDK-01 P-OPS-09 P-PRF-03 client.events rides on the subscription and turns.wait on one held request: typed results, no polling", { timeout: 120_000 }, async (t) => {
   const dir = tempDir(t, "aic-sdk-typed-");
   const agent = scriptedAgent({ steps: [{ say: "hel", messageId: "m1" }, { sleep: 1500 }, { say: "lo", messageId: "m1" }] }, "scripted", dir);
   const serve = engineServe(t, dir, [agent.provider], 1);
@@ -44,8 +44,10 @@ test("P-SDK-01 P-OPS-09 turns.wait and client.events ride on the subscription: t
   assert.equal(turn.state, "completed");
   assert.equal(turn.errorCode, null);
   assert.equal(turn.config.retention, "full");
-  // A 1.5 s turn: the first read, one after subscribing, one per turn_outcome event; never a timer loop.
-  assert.ok((counts.get("turns.get") ?? 0) <= 3, `turns.get sent ${counts.get("turns.get")} times`);
+  // A 1.5 s turn: one turns.wait held by the service until the outcome; no read loop, no subscription of its own.
+  assert.equal(counts.get("turns.wait"), 1);
+  assert.equal(counts.get("turns.get") ?? 0, 0);
+  assert.equal(counts.get("threads.subscribe"), 1, "the event stream's subscription only");
   const seen: ThreadEventDelivery[] = [];
   for await (const delivery of stream) {
     seen.push(delivery);

@@ -14,6 +14,9 @@ import {
   BINDING, ERROR_CODE, EVENT, INTERACTION, REPLAY_PAGE, SNAPSHOT, THREAD_CONFIG, THREAD_RECEIPT, TURN, TURN_INPUT, TURN_RECEIPT, TURN_STATE,
 } from "./shapes.ts";
 
+/** The longest the service holds one `turns.wait` request (also its default). */
+export const WAIT_HOLD_MAX_MS = 60_000;
+
 /** Kinds of endpoint an application may register. */
 export const ENDPOINT_KINDS = ["tools", "context", "preparation", "memory", "transcript", "mcp"] as const;
 
@@ -164,6 +167,12 @@ export const METHODS = {
   "turns.get": m({
     scope: "threads:read", effect: "read", summary: "a turn's state, configuration and interactions",
     params: obj({ turnId: id() }, ["turnId"]),
+    result: TURN,
+    errors: ["not_found"],
+  }),
+  "turns.wait": m({
+    scope: "threads:read", effect: "read", summary: "answers the turn as turns.get does once it is settled, right after its outcome is committed; or as it stands (not settled) when `timeoutMs` (default and at most 60,000) passes first",
+    params: obj({ turnId: id(), timeoutMs: int(1, WAIT_HOLD_MAX_MS, "how long the service holds the request before it answers the unsettled turn") }, ["turnId"]),
     result: TURN,
     errors: ["not_found"],
   }),
