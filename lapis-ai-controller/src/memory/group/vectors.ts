@@ -140,8 +140,16 @@ export class VectorIndex {
     if (query.length !== this.dims || depth < 1) return [];
     const kernel = this.#kernel;
     const list = kernel === null ? this.#jsSlots : kernel.slots();
+    const partitionOf = this.#partitions;
+    const slots = this.#rowNos.length;
     let count = 0;
-    for (let slot = 0; slot < this.#rowNos.length; slot++) if (partitions.has(this.#partitions[slot] as number)) list[count++] = slot;
+    if (partitions.size === 1) {
+      // One partition (the common case): an integer comparison per slot instead of a set lookup.
+      const only = partitions.values().next().value as number;
+      for (let slot = 0; slot < slots; slot++) if (partitionOf[slot] === only) list[count++] = slot;
+    } else {
+      for (let slot = 0; slot < slots; slot++) if (partitions.has(partitionOf[slot] as number)) list[count++] = slot;
+    }
     let scores: Float32Array | Float64Array;
     if (kernel !== null) {
       kernel.query().set(query);
@@ -153,11 +161,17 @@ export class VectorIndex {
     const heap: Entry[] = [];
     const worse = (x: Entry, y: Entry) => x.score < y.score || (x.score === y.score && this.#after(x.slot, y.slot));
     for (let k = 0; k < count; k++) {
-      const entry = { slot: list[k] as number, score: scores[k] as number };
+      const score = scores[k] as number;
       if (heap.length < depth) {
-        heap.push(entry);
+        heap.push({ slot: list[k] as number, score });
         siftUp(heap, heap.length - 1, worse);
-      } else if (worse(heap[0] as Entry, entry)) {
+        continue;
+      }
+      // Below the worst kept score it cannot enter: no entry is made for it (most slots of a large partition).
+      const floor = (heap[0] as Entry).score;
+      if (score < floor) continue;
+      const entry = { slot: list[k] as number, score };
+      if (worse(heap[0] as Entry, entry)) {
         heap[0] = entry;
         siftDown(heap, 0, worse);
       }
