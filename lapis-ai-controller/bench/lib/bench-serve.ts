@@ -23,6 +23,8 @@ export type BenchServe = {
   connect(): Promise<ControllerClient>;
   /** What serve wrote to stderr (codes only, never secrets). */
   stderr(): string;
+  /** What serve wrote to stdout (its readiness line; V8's traces when profiling). */
+  stdout(): string;
   /** Resident set size of the serve process itself (not its agents), in MiB. */
   rssMiB(): number;
   /** CPU time (user + system, all its threads, not its agents) the serve process has used, in ms. */
@@ -75,7 +77,9 @@ export async function startBenchServe(options: { modelBaseUrl: string; runtime: 
   };
   const configPath = join(dir, "config.json");
   writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
-  const env: Record<string, string> = { ...home.env, PATH: process.env.PATH ?? "/usr/bin:/bin", [TOKEN_ENV]: TOKEN, NODE_OPTIONS: process.env.BENCH_SERVE_NODE_OPTIONS ?? "" };
+  const env: Record<string, string> = { ...home.env, PATH: process.env.PATH ?? "/usr/bin:/bin", [TOKEN_ENV]: TOKEN, NODE_OPTIONS: process.env.BENCH_SERVE_NODE_OPTIONS ?? "",
+    // Extra V8 flags for a Deno serve when profiling (e.g. --trace-gc); serve's own flags stay on its command line.
+    ...(process.env.BENCH_SERVE_DENO_V8_FLAGS === undefined ? {} : { DENO_V8_FLAGS: process.env.BENCH_SERVE_DENO_V8_FLAGS }) };
   const workspace = join(dir, "controller");
   let child: ServeChild | null = null;
   let ready: Record<string, unknown> = {};
@@ -94,6 +98,7 @@ export async function startBenchServe(options: { modelBaseUrl: string; runtime: 
     databasePath: join(workspace, "instances", "default", "controller.sqlite"),
     connect: () => ControllerClient.connect({ url: String(ready.url), credential: { type: "token", token: TOKEN }, maxReconnectAttempts: 0, requestTimeoutMs: 120_000 }),
     stderr: () => (child as ServeChild | null)?.stderr() ?? "",
+    stdout: () => (child as ServeChild | null)?.stdout() ?? "",
     rssMiB: () => rssMiBOf((child as ServeChild | null)?.child.pid ?? 0),
     cpuMs: () => cpuMsOf((child as ServeChild | null)?.child.pid ?? 0),
     restart: async (between) => { await stopChild(); between?.(); await launch(); },

@@ -22,9 +22,9 @@ export async function awaitTerminal(client: ControllerClient, turnId: string, de
   return { ...(await client.turns.wait(turnId, { timeoutMs: deadlineMs })) };
 }
 
-/** Creates a thread in `workspace` and subscribes to it. */
-export async function watchedThread(client: ControllerClient, workspace: string): Promise<WatchedThread> {
-  const threadId = String((await client.createThread({ workspace, provider: "codex" })).threadId);
+/** Creates a thread in `workspace` (with `create` added to its threads.create params) and subscribes to it. */
+export async function watchedThread(client: ControllerClient, workspace: string, create: Record<string, unknown> = {}): Promise<WatchedThread> {
+  const threadId = String((await client.createThread({ workspace, provider: "codex", ...create })).threadId);
   const seen: { at: number; delivery: ThreadEventDelivery }[] = [];
   const firstText = new Map<string, number>();
   await client.subscribe(threadId, {

@@ -1,8 +1,11 @@
 // The in-memory vector index: unit-length float32 vectors in one contiguous
 // array (rows padded to a multiple of four floats), scored by brute-force
-// cosine (a dot product of unit vectors). The partition filter builds the
-// list of slots to score before a single multiplication, so another
-// partition's vectors are never scored. The scoring runs in the WebAssembly
+// cosine (a dot product of unit vectors). Each partition's vectors lie in one
+// contiguous range of slots, so the partition filter is a list of whole
+// ranges, built before a single multiplication (another partition's vectors
+// are never scored), and the scoring streams through memory: a scattered
+// slot list (one partition's rows interleaved with another's) reads about
+// twice the memory time, the cache lines and pages between them included. The scoring runs in the WebAssembly
 // SIMD kernel (dot-kernel.ts) where the runtime has it, else in JavaScript.
 // Loaded from the stored vectors at open (no embedding call) and kept in step
 // by the profile.
@@ -57,6 +60,9 @@ export class VectorIndex {
   readonly #ids: string[] = [];
   readonly #updated: string[] = [];
   readonly #slotOf = new Map<number, number>();
+  /** Each partition's slots [start, end), the ranges adjacent in `#order` (a partition leaves when its last vector does). */
+  readonly #ranges = new Map<number, { start: number; end: number }>();
+  readonly #order: number[] = [];
 
   constructor(dims: number, capacity = 1_024, kernel: VectorKernel = "auto") {
     this.dims = dims;
@@ -102,37 +108,89 @@ export class VectorIndex {
   upsert(rowNo: number, partitionNo: number, id: string, updatedAt: string, unit: Float32Array): void {
     if (unit.length !== this.dims) throw new RangeError("vector dimension mismatch");
     let slot = this.#slotOf.get(rowNo);
-    if (slot === undefined) {
-      slot = this.#rowNos.length;
-      this.#ensure(slot + 1);
-      this.#rowNos.push(rowNo);
-      this.#ids.push(id);
-      this.#updated.push(updatedAt);
-      this.#slotOf.set(rowNo, slot);
-    } else {
-      this.#updated[slot] = updatedAt;
+    if (slot !== undefined && this.#partitions[slot] !== partitionNo) {
+      this.remove(rowNo);
+      slot = undefined;
     }
-    this.#partitions[slot] = partitionNo;
+    if (slot === undefined) {
+      slot = this.#open(partitionNo);
+      this.#rowNos[slot] = rowNo;
+      this.#ids[slot] = id;
+      this.#partitions[slot] = partitionNo;
+      this.#slotOf.set(rowNo, slot);
+    }
+    this.#updated[slot] = updatedAt;
     this.#data.set(unit, slot * this.stride);
   }
 
-  /** Drops a row's vector (the last slot moves into its place). */
+  /** Copies slot `from` (vector and facts) into slot `to`. */
+  #move(from: number, to: number): void {
+    this.#data.copyWithin(to * this.stride, from * this.stride, (from + 1) * this.stride);
+    const rowNo = this.#rowNos[from] as number;
+    this.#rowNos[to] = rowNo;
+    this.#partitions[to] = this.#partitions[from] as number;
+    this.#ids[to] = this.#ids[from] as string;
+    this.#updated[to] = this.#updated[from] as string;
+    this.#slotOf.set(rowNo, to);
+  }
+
+  /**
+   * A free slot at the end of the partition's range. The free slot starts at
+   * the array's end; each later partition hands its first slot to its end, so
+   * the free slot walks back to this partition: one row moved per partition
+   * after it, never the rows themselves shifted.
+   */
+  #open(partitionNo: number): number {
+    const n = this.#rowNos.length;
+    this.#ensure(n + 1);
+    this.#rowNos.push(0);
+    this.#ids.push("");
+    this.#updated.push("");
+    let range = this.#ranges.get(partitionNo);
+    if (range === undefined) {
+      range = { start: n, end: n };
+      this.#ranges.set(partitionNo, range);
+      this.#order.push(partitionNo);
+    }
+    let free = n;
+    for (let i = this.#order.length - 1; this.#order[i] !== partitionNo; i--) {
+      const later = this.#ranges.get(this.#order[i] as number) as { start: number; end: number };
+      if (later.start !== later.end) this.#move(later.start, free);
+      free = later.start;
+      later.start += 1;
+      later.end += 1;
+    }
+    range.end += 1;
+    return free;
+  }
+
+  /** Drops a row's vector: its partition's last slot fills the hole, and each later partition hands its last slot to its start. */
   remove(rowNo: number): void {
     const slot = this.#slotOf.get(rowNo);
     if (slot === undefined) return;
-    const last = this.#rowNos.length - 1;
-    if (slot !== last) {
-      this.#data.copyWithin(slot * this.stride, last * this.stride, (last + 1) * this.stride);
-      this.#rowNos[slot] = this.#rowNos[last] as number;
-      this.#partitions[slot] = this.#partitions[last] as number;
-      this.#ids[slot] = this.#ids[last] as string;
-      this.#updated[slot] = this.#updated[last] as string;
-      this.#slotOf.set(this.#rowNos[slot] as number, slot);
+    const partitionNo = this.#partitions[slot] as number;
+    const range = this.#ranges.get(partitionNo) as { start: number; end: number };
+    let free = range.end - 1;
+    if (slot !== free) this.#move(free, slot);
+    range.end -= 1;
+    const at = this.#order.indexOf(partitionNo);
+    for (let i = at + 1; i < this.#order.length; i++) {
+      const later = this.#ranges.get(this.#order[i] as number) as { start: number; end: number };
+      if (later.start !== later.end) {
+        this.#move(later.end - 1, free);
+        free = later.end - 1;
+      }
+      later.start -= 1;
+      later.end -= 1;
     }
+    this.#slotOf.delete(rowNo);
     this.#rowNos.pop();
     this.#ids.pop();
     this.#updated.pop();
-    this.#slotOf.delete(rowNo);
+    if (range.start === range.end) {
+      this.#ranges.delete(partitionNo);
+      this.#order.splice(at, 1);
+    }
   }
 
   /** The `depth` rows of `partitions` most similar to the unit query, best first (ties: newer, then smaller id). */
@@ -141,7 +199,10 @@ export class VectorIndex {
     const kernel = this.#kernel;
     const list = kernel === null ? this.#jsSlots : kernel.slots();
     let count = 0;
-    for (let slot = 0; slot < this.#rowNos.length; slot++) if (partitions.has(this.#partitions[slot] as number)) list[count++] = slot;
+    for (const partitionNo of partitions) {
+      const range = this.#ranges.get(partitionNo);
+      if (range !== undefined) for (let slot = range.start; slot < range.end; slot++) list[count++] = slot;
+    }
     let scores: Float32Array | Float64Array;
     if (kernel !== null) {
       kernel.query().set(query);
@@ -153,11 +214,17 @@ export class VectorIndex {
     const heap: Entry[] = [];
     const worse = (x: Entry, y: Entry) => x.score < y.score || (x.score === y.score && this.#after(x.slot, y.slot));
     for (let k = 0; k < count; k++) {
-      const entry = { slot: list[k] as number, score: scores[k] as number };
+      const score = scores[k] as number;
       if (heap.length < depth) {
-        heap.push(entry);
+        heap.push({ slot: list[k] as number, score });
         siftUp(heap, heap.length - 1, worse);
-      } else if (worse(heap[0] as Entry, entry)) {
+        continue;
+      }
+      // Below the worst kept score it cannot enter: no entry is made for it (most slots of a large partition).
+      const floor = (heap[0] as Entry).score;
+      if (score < floor) continue;
+      const entry = { slot: list[k] as number, score };
+      if (worse(heap[0] as Entry, entry)) {
         heap[0] = entry;
         siftDown(heap, 0, worse);
       }
