@@ -2,14 +2,27 @@
 // of the final-answer JSON object, decoded as far as complete escapes go.
 // Everything else stays hidden: reasoning (`<think>` blocks, or text before a
 // stray closer), tool calls printed as JSON or tags (a JSON object whose
-// first string value is not `markdown` never shows), prose outside the JSON
-// contract (shown only with the final answer), and `source_urls`.
+// first string value is not `markdown` never shows), and `source_urls`.
+// Prose outside the JSON contract streams too when the caller allows it (the
+// final check would take it as the answer: no web result was used): text that
+// starts like prose, up to the first sign of structure (`{`, a fence, a
+// tool-call tag or marker, `"markdown"`), after which it waits for the final
+// answer. A turn that ends as a tool call after some prose showed that prose
+// until her status line replaced it; never any of the call.
 
-/** The visible Markdown so far, or null while none of the answer's `markdown` has arrived. */
-export function partialMarkdown(content: string): string | null {
+// Where prose stops being shown: the final check could read JSON, a fenced block or a tool call from here on.
+const PROSE_END = /[{<]|```|\[TOOL_CALLS\]|"markdown"/;
+
+/** The visible Markdown so far, or null while none of the answer's `markdown` (or, with `prose`, none of a prose answer) has arrived. */
+export function partialMarkdown(content: string, prose = false): string | null {
   const body = visibleBody(content);
   if (body === null) return null;
   let i = skipSpace(body, 0);
+  if (prose && i < body.length && !/[{[<`]/.test(body[i] ?? "")) {
+    const text = body.slice(i);
+    const end = text.search(PROSE_END);
+    return end < 0 ? text : text.slice(0, end);
+  }
   if (body.startsWith("```", i)) {
     const newline = body.indexOf("\n", i);
     if (newline < 0 || !/^```(json)?[ \t\r]*$/i.test(body.slice(i, newline))) return null;

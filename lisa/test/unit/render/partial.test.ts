@@ -34,6 +34,27 @@ describe("LISA-STREAM-05: the answer's Markdown as far as it streamed", () => {
   });
 });
 
+describe("LISA-STREAM-17: a prose answer (outside the JSON contract) as far as it streamed, when allowed", () => {
+  test("prose grows; it stops at the first sign of structure; JSON, tags, fences and tool-call markers never start it", () => {
+    assert.equal(partialMarkdown("Sure, here is the answer", true), "Sure, here is the answer");
+    assert.equal(partialMarkdown("  \nThe sky is blue", true), "The sky is blue");
+    assert.equal(partialMarkdown("Let me look.\n<tool_call>\n{\"name\": \"web_search\"", true), "Let me look.\n");
+    assert.equal(partialMarkdown("Here it is: {\"markdown\": \"x", true), "Here it is: ");
+    assert.equal(partialMarkdown("Done [TOOL_CALLS][{\"name\"", true), "Done ");
+    assert.equal(partialMarkdown("As code: ```json\n{", true), "As code: ");
+    assert.equal(partialMarkdown("{\"name\": \"web_search\"", true), null);
+    assert.equal(partialMarkdown("<tool_call>{\"name\"", true), null);
+    assert.equal(partialMarkdown("[TOOL_CALLS][", true), null);
+    assert.equal(partialMarkdown("```\nplain", true), null);
+    assert.equal(partialMarkdown("<think>plan", true), null, "open reasoning never shows");
+    assert.equal(partialMarkdown("<think>plan</think>Answer in prose", true), "Answer in prose");
+    // The contract still streams its markdown only.
+    assert.equal(partialMarkdown("{\"markdown\": \"Hi", true), "Hi");
+    // Not allowed (the default): prose waits for the final answer.
+    assert.equal(partialMarkdown("Sure, here is the answer"), null);
+  });
+});
+
 describe("LISA-STREAM-05, LISA-STREAM-06: partial preview rules", () => {
   test("links become their text; bare URLs, autolinks, e-mail and domain-like words are left out", () => {
     assert.equal(partialPreview("See [the docs](https://evil.example/x) and <https://a.example> now "), "See the docs and now");
