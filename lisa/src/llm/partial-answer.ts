@@ -56,6 +56,8 @@ export function partialMarkdown(content: string, prose = false): string | null {
 
 // The content without reasoning; null while a reasoning block is still open.
 function visibleBody(content: string): string | null {
+  // No tag at all (the usual streamed answer): nothing to strip, and no regex over the whole text per chunk.
+  if (!content.includes("<")) return content;
   let text = content.replace(/<(think|thinking|reasoning)>[\s\S]*?<\/\1>/gi, "");
   const closers = [...text.matchAll(/<\/(think|thinking|reasoning)>/gi)];
   const last = closers[closers.length - 1];
@@ -76,14 +78,22 @@ const ESCAPES: Readonly<Record<string, string>> = { "\"": "\"", "\\": "\\", "/":
 function readString(text: string, from: number): { text: string; closed: boolean; end: number } | null {
   let out = "";
   let i = from;
+  // The next quote and backslash, each found again only once passed (one scan of the text per kind).
+  let quote = text.indexOf("\"", i);
+  let slash = text.indexOf("\\", i);
   while (i < text.length) {
-    const ch = text[i] ?? "";
-    if (ch === "\"") return { text: out, closed: true, end: i + 1 };
-    if (ch !== "\\") {
-      out += ch;
-      i += 1;
-      continue;
+    // Plain characters up to the next quote or backslash are taken as one slice (no string per character).
+    if (quote >= 0 && quote < i) quote = text.indexOf("\"", i);
+    if (slash >= 0 && slash < i) slash = text.indexOf("\\", i);
+    const stop = quote < 0 ? slash : slash < 0 ? quote : Math.min(quote, slash);
+    if (stop < 0) {
+      out += text.slice(i);
+      i = text.length;
+      break;
     }
+    if (stop > i) out += text.slice(i, stop);
+    i = stop;
+    if (text[i] === "\"") return { text: out, closed: true, end: i + 1 };
     const next = text[i + 1];
     if (next === undefined) break;
     if (next === "u") {

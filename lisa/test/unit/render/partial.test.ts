@@ -19,6 +19,9 @@ describe("LISA-STREAM-05: the answer's Markdown as far as it streamed", () => {
     assert.equal(partialMarkdown("{\"markdown\":\"Done.\",\"source_urls\":[\"https://x.example/\"]}"), "Done.");
     assert.equal(partialMarkdown("{\"markdown\": \"emoji \\ud83d"), "emoji ");
     assert.equal(partialMarkdown("{\"markdown\": \"emoji \\ud83d\\ude00!"), "emoji 😀!");
+    assert.equal(partialMarkdown("{\"markdown\": \"a\\\\b\\\"c\\\\"), "a\\b\"c\\", "escapes side by side");
+    assert.equal(partialMarkdown("{\"markdown\": \"cut at \\"), "cut at ", "a lone backslash at the end waits");
+    assert.equal(partialMarkdown("{\"markdown\": \"\\n\\t\", \"source_urls\": []}"), "\n\t");
   });
 
   test("tool calls as JSON or tags, prose, and reasoning never show", () => {
