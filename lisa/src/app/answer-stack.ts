@@ -70,7 +70,9 @@ export function createAnswerStack(
     ...(overrides.pandocExecutable === undefined ? {} : { pandoc: { executable: overrides.pandocExecutable } }),
   });
   const llm = createLlmClient({ llm: config.llm, log: log.child({ component: "llm" }), streamIdleMs: config.streaming.idle_timeout_seconds * 1000 });
-  const answer = createAnswerer({ llm: config.llm, persona: config.persona, log: log.child({ component: "orchestrator" }), complete: llm.complete });
+  const answer = createAnswerer({
+    llm: config.llm, persona: config.persona, log: log.child({ component: "orchestrator" }), complete: llm.complete, streamProse: config.streaming.prose,
+  });
 
   const respond: Responder = async (event, signal, progress) => {
     const context = await buildRoomContext({

@@ -173,6 +173,10 @@ async function runLoops(
     settings,
     log: log.child({ component: "worker" }),
     ...(config.streaming.enabled ? { streaming: streamingPolicy(config) } : {}),
+    statusTexts: {
+      searching: config.persona.status_searching, reading: config.persona.status_reading,
+      readingPage: config.persona.status_reading_page, working: config.persona.status_working,
+    },
   });
   const dispatcher = new RoomDispatcher({
     store, handler: worker, log: log.child({ component: "dispatcher" }), onFatal: (code) => failFatal(code, SERVICE_EXIT.failure),

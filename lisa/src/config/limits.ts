@@ -63,6 +63,8 @@ export const BOUNDS = {
 export const PERSONA_MAX_BYTES = 64 * 1024;
 /** Longest configured error string, in characters. */
 export const ERROR_TEXT_MAX_CHARS = 1_000;
+/** Longest status line a streaming reply shows while she uses a tool (`persona.status_*`). */
+export const STATUS_TEXT_MAX_CHARS = 200;
 /** Longest device display name, in characters. */
 export const DEVICE_DISPLAY_NAME_MAX_CHARS = 100;
 /** Longest mention alias, in characters. */

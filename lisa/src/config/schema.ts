@@ -1,7 +1,7 @@
 import * as v from "valibot";
 import { LOG_LEVELS } from "../log/logger.ts";
 import {
-  ALIAS_MAX_CHARS, BOUNDS, DEVICE_DISPLAY_NAME_MAX_CHARS, ERROR_TEXT_MAX_CHARS, MAX_ALIASES, MAX_ALLOWED_ROOMS,
+  ALIAS_MAX_CHARS, BOUNDS, DEVICE_DISPLAY_NAME_MAX_CHARS, ERROR_TEXT_MAX_CHARS, STATUS_TEXT_MAX_CHARS, MAX_ALIASES, MAX_ALLOWED_ROOMS,
   type Bound,
 } from "./limits.ts";
 
@@ -93,6 +93,12 @@ const personaSchema = v.strictObject({
   path: v.pipe(v.string(), v.minLength(1)),
   generic_error: v.optional(nonEmptyText(ERROR_TEXT_MAX_CHARS), "Sorry, my thoughts got tangled. Please try me again. [Error: {error_code}]"),
   overload_error: v.optional(nonEmptyText(ERROR_TEXT_MAX_CHARS), "I have too much to untangle at once. Try a narrower question."),
+  // Status lines of a streaming reply while she uses a tool, in the persona's language (LISA-STREAM-16).
+  status_searching: v.optional(nonEmptyText(STATUS_TEXT_MAX_CHARS), "searching the web…"),
+  /** `{host}` is the page's host name. */
+  status_reading: v.optional(nonEmptyText(STATUS_TEXT_MAX_CHARS), "reading {host}…"),
+  status_reading_page: v.optional(nonEmptyText(STATUS_TEXT_MAX_CHARS), "reading a page…"),
+  status_working: v.optional(nonEmptyText(STATUS_TEXT_MAX_CHARS), "working on it…"),
 });
 
 const contextSchema = v.strictObject({
@@ -156,6 +162,8 @@ const streamingSchema = v.strictObject({
   edit_interval_ms: bounded("streaming.edit_interval_ms"),
   min_new_characters: bounded("streaming.min_new_characters"),
   idle_timeout_seconds: bounded("streaming.idle_timeout_seconds"),
+  // Off by default: a server that leaves template-opened reasoning in `content` (no opener) would show it as prose.
+  prose: v.optional(v.boolean(), false),
 });
 
 /** The whole configuration file as written by the operator (before secrets resolve). Omitted tables get their defaults. */

@@ -40,6 +40,8 @@ export interface ReplyStreamDeps {
   readonly log: Logger;
   /** Milliseconds clock (monotonic in production). */
   readonly now: () => number;
+  /** The status lines (the defaults when absent). */
+  readonly statusTexts?: StatusTexts;
 }
 
 // How long one partial send may take.
@@ -57,20 +59,33 @@ export function finalTxnId(txnId: string): string {
   return `${txnId}-final`;
 }
 
+/** The status lines, in the persona's language (`persona.status_*`; `reading` has a `{host}` placeholder). */
+export interface StatusTexts {
+  readonly searching: string;
+  readonly reading: string;
+  readonly readingPage: string;
+  readonly working: string;
+}
+
+/** The configuration's defaults. */
+export const DEFAULT_STATUS_TEXTS: StatusTexts = {
+  searching: "searching the web…", reading: "reading {host}…", readingPage: "reading a page…", working: "working on it…",
+};
+
 /** What members see while she uses a tool. */
-export function toolStatus(name: string, url: string | null): string {
-  if (name === "web_search") return "searching the web…";
+export function toolStatus(name: string, url: string | null, texts: StatusTexts = DEFAULT_STATUS_TEXTS): string {
+  if (name === "web_search") return texts.searching;
   if (name === "fetch_web_page") {
     try {
       const host = url === null ? "" : new URL(url).hostname.replace(/^www\./, "");
-      if (host !== "" && host.length <= 100) return `reading ${host}…`;
+      if (host !== "" && host.length <= 100) return texts.reading.replaceAll("{host}", host);
     } catch {
       // An unusable URL: the generic line below.
     }
-    return "reading a page…";
+    return texts.readingPage;
   }
-  if (name === "html_to_markdown") return "reading the page…";
-  return "working on it…";
+  if (name === "html_to_markdown") return texts.readingPage;
+  return texts.working;
 }
 
 /** One invocation's streaming reply. */
@@ -114,7 +129,7 @@ export class ReplyStream {
       this.#status = null;
     } else {
       this.#markdown = "";
-      this.#status = toolStatus(progress.name, progress.url);
+      this.#status = toolStatus(progress.name, progress.url, this.#deps.statusTexts);
     }
     // A chunk that only adds a little text to what was sent cannot make an edit due (a pending timer sends the latest text).
     const grown = this.#markdown.length - this.#sentLength;

@@ -13,7 +13,7 @@ import { REPLY_MARKER_KEY, type SentReplyLookup } from "./sent-lookup.ts";
 import { TypingLease } from "./typing.ts";
 import type { AnswerProgress } from "../llm/types.ts";
 import type { EditPolicy } from "./edit-scheduler.ts";
-import { ReplyStream, type PartialView, type StreamStore } from "./reply-stream.ts";
+import { ReplyStream, type PartialView, type StatusTexts, type StreamStore } from "./reply-stream.ts";
 import { sendFinalEdit } from "./stream-final.ts";
 
 /** The ledger operations the worker needs. */
@@ -75,6 +75,8 @@ export interface WorkerDeps {
   readonly gate?: RoomGateCheck;
   /** Streaming replies' edit pace; streaming is off without it. */
   readonly streaming?: EditPolicy;
+  /** Streaming replies' status lines (`persona.status_*`; the defaults without it). */
+  readonly statusTexts?: StatusTexts;
 }
 
 /** Builds the handler that takes one leased work item to a durable state. */
@@ -180,6 +182,7 @@ function openStream(deps: WorkerDeps, row: InvocationRow, event: RawEvent, signa
   if (deps.streaming === undefined || partial === undefined) return null;
   return new ReplyStream({
     store: deps.store, room: deps.room, sentLookup: deps.sentLookup, policy: deps.streaming, log, now,
+    ...(deps.statusTexts === undefined ? {} : { statusTexts: deps.statusTexts }),
     render: (view) => partial.call(deps.render, view, event),
   }, row, signal);
 }

@@ -136,10 +136,11 @@ export function createLlmClient(options: LlmClientOptions): LlmClient {
       const started = performance.now();
       const input = { client: http, url, headers, body, maxResponseBytes, signal: request.signal, timeoutMs: Math.max(1, Math.min(requestTimeoutMs, remaining)) };
       const streamed = streaming && onContent !== undefined ? await attemptStream({ ...input, idleMs: streamIdleMs, onContent }) : await attempt(input);
-      if (streamed.kind === "stream_refused") {
+      if (streamed.kind === "stream_refused" || streamed.kind === "stream_interrupted") {
         // A server that cannot stream: today's single message, for this request and every later one.
-        rlog.warn("llm_stream_refused", { attempt: attemptNo });
-        streamRefused = true;
+        // A stream the server cut (llama-cpp-python's interrupt_requests): this request once more, as one message.
+        rlog.warn(streamed.kind === "stream_refused" ? "llm_stream_refused" : "llm_stream_interrupted", { attempt: attemptNo });
+        if (streamed.kind === "stream_refused") streamRefused = true;
         streaming = false;
         body = bodyFor(false);
         headers["accept"] = "application/json";

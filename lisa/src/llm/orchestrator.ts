@@ -34,6 +34,8 @@ export interface AnswererDeps {
   readonly log: Logger;
   /** The chat-completions port; by default a client with its own Agent (prefer passing one you close). */
   readonly complete?: CompletePort;
+  /** Streaming: a prose answer (outside the JSON contract) is shown as it grows too (`streaming.prose`). */
+  readonly streamProse?: boolean;
 }
 
 interface LoopState extends ToolBudget {
@@ -79,7 +81,10 @@ async function answer(deps: AnswererDeps, complete: CompletePort, request: Answe
     const offered = state.toolsWithdrawn || lastIteration ? [] : definitions;
     const result = await complete({
       messages, tools: offered, signal: request.signal, deadline: request.deadline, correlationId: request.correlationId,
-      ...(progress === undefined ? {} : { onContent: (content: string) => reportText(content, progress) }),
+      // Prose streams, when configured, only while the final check would take it as the answer (no web result used).
+      ...(progress === undefined ? {} : {
+        onContent: (content: string) => reportText(content, progress, deps.streamProse === true && !request.tools.sources.materialResultsUsed()),
+      }),
     });
     if (!result.ok) return fail(result.error);
     const turn: LlmTurn = result.value;
@@ -111,9 +116,9 @@ async function answer(deps: AnswererDeps, complete: CompletePort, request: Answe
   return fail(answerError("invocation_limit"));
 }
 
-// Only the final answer's `markdown` is reported, as far as it streamed.
-function reportText(content: string, progress: (progress: AnswerProgress) => void): void {
-  const markdown = partialMarkdown(content);
+// Only the final answer's `markdown` (or a prose answer) is reported, as far as it streamed.
+function reportText(content: string, progress: (progress: AnswerProgress) => void, prose: boolean): void {
+  const markdown = partialMarkdown(content, prose);
   if (markdown !== null) progress({ kind: "text", markdown });
 }
 

@@ -2,14 +2,27 @@
 // of the final-answer JSON object, decoded as far as complete escapes go.
 // Everything else stays hidden: reasoning (`<think>` blocks, or text before a
 // stray closer), tool calls printed as JSON or tags (a JSON object whose
-// first string value is not `markdown` never shows), prose outside the JSON
-// contract (shown only with the final answer), and `source_urls`.
+// first string value is not `markdown` never shows), and `source_urls`.
+// Prose outside the JSON contract streams too when the caller allows it (the
+// final check would take it as the answer: no web result was used): text that
+// starts like prose, up to the first sign of structure (`{`, a fence, a
+// tool-call tag or marker, `"markdown"`), after which it waits for the final
+// answer. A turn that ends as a tool call after some prose showed that prose
+// until her status line replaced it; never any of the call.
 
-/** The visible Markdown so far, or null while none of the answer's `markdown` has arrived. */
-export function partialMarkdown(content: string): string | null {
+// Where prose stops being shown: the final check could read JSON, a fenced block or a tool call from here on.
+const PROSE_END = /[{<]|```|\[TOOL_CALLS\]|"markdown"/;
+
+/** The visible Markdown so far, or null while none of the answer's `markdown` (or, with `prose`, none of a prose answer) has arrived. */
+export function partialMarkdown(content: string, prose = false): string | null {
   const body = visibleBody(content);
   if (body === null) return null;
   let i = skipSpace(body, 0);
+  if (prose && i < body.length && !/[{[<`]/.test(body[i] ?? "")) {
+    const text = body.slice(i);
+    const end = text.search(PROSE_END);
+    return end < 0 ? text : text.slice(0, end);
+  }
   if (body.startsWith("```", i)) {
     const newline = body.indexOf("\n", i);
     if (newline < 0 || !/^```(json)?[ \t\r]*$/i.test(body.slice(i, newline))) return null;
@@ -43,6 +56,8 @@ export function partialMarkdown(content: string): string | null {
 
 // The content without reasoning; null while a reasoning block is still open.
 function visibleBody(content: string): string | null {
+  // No tag at all (the usual streamed answer): nothing to strip, and no regex over the whole text per chunk.
+  if (!content.includes("<")) return content;
   let text = content.replace(/<(think|thinking|reasoning)>[\s\S]*?<\/\1>/gi, "");
   const closers = [...text.matchAll(/<\/(think|thinking|reasoning)>/gi)];
   const last = closers[closers.length - 1];
@@ -63,14 +78,22 @@ const ESCAPES: Readonly<Record<string, string>> = { "\"": "\"", "\\": "\\", "/":
 function readString(text: string, from: number): { text: string; closed: boolean; end: number } | null {
   let out = "";
   let i = from;
+  // The next quote and backslash, each found again only once passed (one scan of the text per kind).
+  let quote = text.indexOf("\"", i);
+  let slash = text.indexOf("\\", i);
   while (i < text.length) {
-    const ch = text[i] ?? "";
-    if (ch === "\"") return { text: out, closed: true, end: i + 1 };
-    if (ch !== "\\") {
-      out += ch;
-      i += 1;
-      continue;
+    // Plain characters up to the next quote or backslash are taken as one slice (no string per character).
+    if (quote >= 0 && quote < i) quote = text.indexOf("\"", i);
+    if (slash >= 0 && slash < i) slash = text.indexOf("\\", i);
+    const stop = quote < 0 ? slash : slash < 0 ? quote : Math.min(quote, slash);
+    if (stop < 0) {
+      out += text.slice(i);
+      i = text.length;
+      break;
     }
+    if (stop > i) out += text.slice(i, stop);
+    i = stop;
+    if (text[i] === "\"") return { text: out, closed: true, end: i + 1 };
     const next = text[i + 1];
     if (next === undefined) break;
     if (next === "u") {

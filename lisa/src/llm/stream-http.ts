@@ -24,8 +24,14 @@ export interface StreamAttemptInput extends AttemptInput {
   readonly onContent: (content: string) => void;
 }
 
-/** A streamed attempt's outcome; `stream_refused` asks the caller to repeat the request without streaming. */
-export type StreamOutcome = AttemptOutcome | { readonly kind: "stream_refused" };
+/**
+ * A streamed attempt's outcome; `stream_refused` asks the caller to repeat the
+ * request without streaming, `stream_interrupted` to repeat it without
+ * streaming once (the stream ended with `[DONE]` before any finish reason:
+ * llama-cpp-python's `interrupt_requests` cuts a stream so when another
+ * request waits, and a second stream would be cut the same way).
+ */
+export type StreamOutcome = AttemptOutcome | { readonly kind: "stream_refused" } | { readonly kind: "stream_interrupted" };
 
 // A refusal of the `stream` field itself (a proxy or server that cannot stream).
 const STREAM_REFUSED = /\bstream(ing)?\b/i;
@@ -40,7 +46,7 @@ export function attemptStream(input: StreamAttemptInput): Promise<StreamOutcome>
   }, (status, snippet) => ((status === 400 || status === 422) && STREAM_REFUSED.test(snippet) ? { kind: "stream_refused" } : null));
 }
 
-async function readEvents(input: StreamAttemptInput, body: ResponseBody, status: number, timedOut: () => boolean): Promise<AttemptOutcome> {
+async function readEvents(input: StreamAttemptInput, body: ResponseBody, status: number, timedOut: () => boolean): Promise<StreamOutcome> {
   const sse = new SseDecoder(input.maxResponseBytes);
   const chunks = new ChunkAccumulator();
   const text = new TextDecoder("utf-8");
@@ -83,5 +89,7 @@ async function readEvents(input: StreamAttemptInput, body: ResponseBody, status:
   if (state.problem === "error") return { kind: "transient", code: "llm_stream_error", status, retryAfterMs: null };
   // Cut off: neither [DONE] nor a finish reason arrived (a dying server, a proxy timeout).
   if (!state.done && !chunks.finished) return { kind: "transient", code: "llm_network", status, retryAfterMs: null };
+  // [DONE] without a finish reason: the server gave up on this stream, the answer is not whole.
+  if (!chunks.finished) return { kind: "stream_interrupted" };
   return { kind: "ok", status, json: chunks.completion() };
 }

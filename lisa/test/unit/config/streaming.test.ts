@@ -26,7 +26,7 @@ describe("LISA-STREAM-11: the streaming setting", () => {
   test("LISA-STREAM-11: off unless enabled, with the documented defaults", () => {
     const loaded = loadConfig(configWith(undefined), CANARY_ENV);
     assert.ok(loaded.ok);
-    assert.deepEqual({ ...loaded.value.streaming }, { enabled: false, edit_interval_ms: 1_000, min_new_characters: 40, idle_timeout_seconds: 90 });
+    assert.deepEqual({ ...loaded.value.streaming }, { enabled: false, edit_interval_ms: 1_000, min_new_characters: 40, idle_timeout_seconds: 90, prose: false });
     const on = loadConfig(configWith({ enabled: true }), CANARY_ENV);
     assert.ok(on.ok);
     assert.equal(on.value.streaming.enabled, true);

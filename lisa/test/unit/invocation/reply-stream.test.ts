@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { err, LisaError, ok, type Result } from "../../../src/errors.ts";
 import { REPLY_MARKER_KEY } from "../../../src/invocation/sent-lookup.ts";
+import { toolStatus } from "../../../src/invocation/reply-stream.ts";
 import { createInvocationWorker, type ReplyDraft, type Responder, type WorkerDeps } from "../../../src/invocation/worker.ts";
 import { MATRIX_CODES } from "../../../src/matrix/codes.ts";
 import { MatrixError } from "../../../src/matrix/errors.ts";
@@ -147,6 +148,18 @@ describe("LISA-STREAM-08, LISA-STREAM-09: streaming replies in the worker", () =
     assert.ok(statuses.length >= 1, JSON.stringify(room.sent.map((s) => s.content["body"])));
     assert.equal(newContent(room.sent.length - 1)?.["body"], "fallback: Oops. [Error: llm_unavailable]");
     assert.equal(store.invocation(EVENT.event_id)?.status, "sent");
+  });
+
+  test("LISA-STREAM-16: the status lines are the persona's configured texts ({host} filled in)", async () => {
+    const statusTexts = { searching: "suche im Netz…", reading: "lese {host}…", readingPage: "lese eine Seite…", working: "arbeite daran…" };
+    await worker(streaming(["Lass mich ", "nachsehen. ", "Gelesen ", "und fertig ", "mit mehr. "], "answer", [0, 2]), { statusTexts })(lease(), live);
+    const bodies = room.sent.map((s) => String((s.content["m.new_content"] as Record<string, unknown> | undefined)?.["body"] ?? s.content["body"]));
+    assert.ok(bodies.some((b) => b.includes("lese example.org…")), JSON.stringify(bodies));
+    assert.ok(bodies.every((b) => !b.includes("reading")), JSON.stringify(bodies));
+    assert.equal(toolStatus("web_search", null, statusTexts), "suche im Netz…");
+    assert.equal(toolStatus("fetch_web_page", "not a url", statusTexts), "lese eine Seite…");
+    assert.equal(toolStatus("something_else", null, statusTexts), "arbeite daran…");
+    assert.equal(toolStatus("web_search", null), "searching the web…", "the defaults without configuration");
   });
 
   test("a restart edits the same message on (no second message, edit numbers continue), then finishes it", async () => {

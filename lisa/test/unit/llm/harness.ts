@@ -33,6 +33,7 @@ export async function runAnswerer(
     llm?: Parameters<typeof llmConfig>[1];
     contextBlock?: string;
     request?: Partial<AnswerRequest>;
+    streamProse?: boolean;
   } = {},
 ): Promise<Run> {
   const server = await startScriptedLlm(script);
@@ -40,7 +41,7 @@ export async function runAnswerer(
   const llm = llmConfig(server.url, options.llm ?? {});
   const client = createLlmClient({ llm, log, retry: { baseDelayMs: 5, maxDelayMs: 20 } });
   cleanups.push(() => client.close(), () => server.close());
-  const answerer = createAnswerer({ llm, persona: PERSONA, log, complete: client.complete });
+  const answerer = createAnswerer({ llm, persona: PERSONA, log, complete: client.complete, ...(options.streamProse === undefined ? {} : { streamProse: options.streamProse }) });
   const session = options.session ?? fakeToolSession();
   const result = await answerer({
     contextBlock: options.contextBlock ?? CONTEXT_BLOCK,

@@ -31,6 +31,10 @@ export const PERSONA: PersonaConfig = {
   path: "/dev/null",
   generic_error: "Oops [Error: {error_code}]",
   overload_error: "Too much.",
+  status_searching: "searching the web…",
+  status_reading: "reading {host}…",
+  status_reading_page: "reading a page…",
+  status_working: "working on it…",
   text: "PERSONA-MARKER: You are Lisa, who says 'indeed' often.",
 };
 

@@ -73,7 +73,7 @@ describe("LISA-STREAM-02: streams recorded from the real llama-server", () => {
     const { result, seen } = await replay(fixture("answer-contract"));
     assert.ok(result.ok && result.value.kind === "text");
     const final = JSON.parse(result.value.kind === "text" ? result.value.text : "{}") as { markdown: string };
-    const partials = seen.map(partialMarkdown).filter((m): m is string => m !== null);
+    const partials = seen.map((content) => partialMarkdown(content)).filter((m): m is string => m !== null);
     assert.ok(partials.length >= 2, String(partials.length));
     for (const partial of partials) assert.ok(final.markdown.startsWith(partial), partial);
     assert.equal(partials.at(-1), final.markdown);

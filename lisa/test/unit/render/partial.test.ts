@@ -19,6 +19,9 @@ describe("LISA-STREAM-05: the answer's Markdown as far as it streamed", () => {
     assert.equal(partialMarkdown("{\"markdown\":\"Done.\",\"source_urls\":[\"https://x.example/\"]}"), "Done.");
     assert.equal(partialMarkdown("{\"markdown\": \"emoji \\ud83d"), "emoji ");
     assert.equal(partialMarkdown("{\"markdown\": \"emoji \\ud83d\\ude00!"), "emoji 😀!");
+    assert.equal(partialMarkdown("{\"markdown\": \"a\\\\b\\\"c\\\\"), "a\\b\"c\\", "escapes side by side");
+    assert.equal(partialMarkdown("{\"markdown\": \"cut at \\"), "cut at ", "a lone backslash at the end waits");
+    assert.equal(partialMarkdown("{\"markdown\": \"\\n\\t\", \"source_urls\": []}"), "\n\t");
   });
 
   test("tool calls as JSON or tags, prose, and reasoning never show", () => {
@@ -31,6 +34,27 @@ describe("LISA-STREAM-05: the answer's Markdown as far as it streamed", () => {
     // Templates that open the block themselves: reasoning, then a closer, then the answer.
     assert.equal(partialMarkdown("I should say hi {\"markdown\": \"no"), null);
     assert.equal(partialMarkdown("I should say hi</think>{\"markdown\": \"Hi"), "Hi");
+  });
+});
+
+describe("LISA-STREAM-17: a prose answer (outside the JSON contract) as far as it streamed, when allowed", () => {
+  test("prose grows; it stops at the first sign of structure; JSON, tags, fences and tool-call markers never start it", () => {
+    assert.equal(partialMarkdown("Sure, here is the answer", true), "Sure, here is the answer");
+    assert.equal(partialMarkdown("  \nThe sky is blue", true), "The sky is blue");
+    assert.equal(partialMarkdown("Let me look.\n<tool_call>\n{\"name\": \"web_search\"", true), "Let me look.\n");
+    assert.equal(partialMarkdown("Here it is: {\"markdown\": \"x", true), "Here it is: ");
+    assert.equal(partialMarkdown("Done [TOOL_CALLS][{\"name\"", true), "Done ");
+    assert.equal(partialMarkdown("As code: ```json\n{", true), "As code: ");
+    assert.equal(partialMarkdown("{\"name\": \"web_search\"", true), null);
+    assert.equal(partialMarkdown("<tool_call>{\"name\"", true), null);
+    assert.equal(partialMarkdown("[TOOL_CALLS][", true), null);
+    assert.equal(partialMarkdown("```\nplain", true), null);
+    assert.equal(partialMarkdown("<think>plan", true), null, "open reasoning never shows");
+    assert.equal(partialMarkdown("<think>plan</think>Answer in prose", true), "Answer in prose");
+    // The contract still streams its markdown only.
+    assert.equal(partialMarkdown("{\"markdown\": \"Hi", true), "Hi");
+    // Not allowed (the default): prose waits for the final answer.
+    assert.equal(partialMarkdown("Sure, here is the answer"), null);
   });
 });
 
