@@ -86,7 +86,7 @@ for (const kind of homeserversUnderTest()) {
       const latestBody = String((latest?.content["m.new_content"] as Record<string, unknown> | undefined)?.["body"] ?? message.content["body"]);
       console.log(`real-llm-stream[${kind}]: edits=${edits.length} model_markdown_chars=${markdown.length} request_ms=${final.durationMs}`);
       assert.ok(latestBody.endsWith(markdown.trim()), `the latest state is the model's answer.\nmodel: ${markdown}\nlatest: ${latestBody}`);
-      assert.ok(edits.length >= 1, "the answer was edited in at least once (the final edit)");
+      assert.ok(edits.length >= 1, `the answer was edited in at least once (the final edit).\nmodel: ${markdown}\nLisa: ${world.lisa.tail()}`);
     });
 
     test("Lisa shuts down cleanly, no secret in any output", async () => {
