@@ -87,10 +87,10 @@ const SECRET = "ghp_CANARYscriptedReasoningDeltas0123456";
 const THOUGHT = ["Thinking: the key ", SECRET.slice(0, 10), SECRET.slice(10, 25), SECRET.slice(25), " stays out of the reply."];
 const REPLY = ["The answer ", "is 42."];
 
-/** Two turns whose model streams reasoning deltas (raw, then summary) before the answer, 40 ms apart. */
+/** Two turns whose model streams reasoning deltas (raw, then summary) before the answer, 150 ms apart (wide enough that a loaded machine does not merge them into one read). */
 async function streamedDeltas(t: TestContext, executor: "acp" | "native"): Promise<void> {
   const native = { providers: { codex: { kind: "codex-app-server", envAllowlist: ["CODEX_HOME", FAKE_KEY_ENV], setupTimeoutMs: 60_000, killGraceMs: 3_000 } } };
-  const serve = await startAgentServe(t, [{ reasoning: THOUGHT, answer: REPLY, gapMs: 40 }, { reasoning: THOUGHT, summary: true, answer: REPLY, gapMs: 40 }], executor === "native" ? native : {});
+  const serve = await startAgentServe(t, [{ reasoning: THOUGHT, answer: REPLY, gapMs: 150 }, { reasoning: THOUGHT, summary: true, answer: REPLY, gapMs: 150 }], executor === "native" ? native : {});
   const c = await serve.client();
   const threadId = String((await c.createThread({ workspace: "ws", provider: "codex" })).threadId);
   const got: ThreadEventDelivery[] = [];
