@@ -59,6 +59,10 @@ export function transactor(db: DatabaseSync, limits: GroupCommitLimits = { maxBa
   let queue: Item[] = [];
   let scheduled = false;
   let afterOuter: Array<() => void> = [];
+  // Prepared once: every queued item runs under its own savepoint, so these run twice per agent event.
+  const savepoint = db.prepare("SAVEPOINT group_item");
+  const release = db.prepare("RELEASE group_item");
+  const rollbackTo = db.prepare("ROLLBACK TO group_item");
 
   const runAfter = (callbacks: ReadonlyArray<() => void>): void => {
     for (const callback of callbacks) {
@@ -90,14 +94,14 @@ export function transactor(db: DatabaseSync, limits: GroupCommitLimits = { maxBa
   const writeQueue = (batch: readonly Item[]): Array<() => void> => {
     const done: Array<() => void> = [];
     for (const item of batch) {
-      db.exec("SAVEPOINT group_item");
+      savepoint.run();
       try {
         item.work();
-        db.exec("RELEASE group_item");
+        release.run();
         done.push(item.committed);
       } catch (error) {
-        db.exec("ROLLBACK TO group_item");
-        db.exec("RELEASE group_item");
+        rollbackTo.run();
+        release.run();
         if (!(error instanceof ControllerFailure)) throw error;
       }
     }

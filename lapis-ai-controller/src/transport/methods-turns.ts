@@ -9,7 +9,7 @@ import { fail } from "../domain/protocol-ports.ts";
 import { toOutcome } from "../domain/turn-result.ts";
 import type { TurnService } from "../domain/turn-service.ts";
 import { hasOwnerAuthority } from "../auth/access.ts";
-import type { Handler, ProtocolDeps } from "./context.ts";
+import type { Conn, Handler, ProtocolDeps } from "./context.ts";
 import { commandReply } from "./idempotent.ts";
 import { loadThread } from "./methods-threads.ts";
 import { WAIT_HOLD_MAX_MS, type ParamsOf } from "../domain/contract/methods.ts";
@@ -23,22 +23,27 @@ function loadTurn(deps: ProtocolDeps, service: TurnService, access: AccessContex
 }
 
 /**
- * Resolves once `settled()` reads true or `ms` passed. It reads after each
- * journal commit of the thread, in a microtask: the writing transaction is
- * synchronous and has committed by then, so what it reads is durable (never
- * a state inside an open transaction).
+ * Resolves once `settled()` reads true, `ms` passed or the connection closed.
+ * It reads after each journal commit of the thread, in a microtask: the
+ * writing transaction is synchronous and has committed by then, so what it
+ * reads is durable (never a state inside an open transaction). A held wait
+ * counts as one of the connection's subscriptions (the same bound; a closing
+ * connection ends it); false when that bound is reached.
  */
-function whenSettled(deps: ProtocolDeps, threadId: string, settled: () => boolean, ms: number): Promise<void> {
-  if (settled()) return Promise.resolve();
+function whenSettled(deps: ProtocolDeps, conn: Conn, threadId: string, settled: () => boolean, ms: number): Promise<boolean> {
+  if (settled()) return Promise.resolve(true);
+  if (conn.subscriptions.size >= deps.limits.maxSubscriptionsPerConnection) return Promise.resolve(false);
   return new Promise((resolve) => {
     let queued = false;
-    const done = (): void => { clearTimeout(timer); unlisten(); resolve(); };
+    const id = `wait:${deps.newId()}`;
+    const done = (): void => { clearTimeout(timer); unlisten(); conn.subscriptions.delete(id); resolve(true); };
     const timer = setTimeout(done, ms);
     const unlisten = deps.hub.listen(threadId, () => {
       if (queued) return;
       queued = true;
       queueMicrotask(() => { queued = false; if (settled()) done(); });
     });
+    conn.subscriptions.set(id, { id, threadId, cursor: 0, stop: done });
   });
 }
 
@@ -89,10 +94,11 @@ export function turnMethods(service: TurnService, gate?: (thread: { threadId: st
     const { turnId, timeoutMs = WAIT_HOLD_MAX_MS } = raw as ParamsOf<"turns.wait">;
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
-    await whenSettled(deps, loaded.value.threadId, () => {
+    const held = await whenSettled(deps, conn, loaded.value.threadId, () => {
       const turn = service.store.getTurn(turnId);
       return turn === null || (SETTLED_TURN_STATES as readonly string[]).includes(turn.state);
     }, Math.min(timeoutMs, WAIT_HOLD_MAX_MS));
+    if (!held) return fail("subscription_limit");
     return get(deps, conn, access, { turnId });
   };
 

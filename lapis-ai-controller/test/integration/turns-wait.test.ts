@@ -77,3 +77,21 @@ test("P-PRF-03 a held turns.wait answers the unsettled turn when its hold passes
   assert.equal((await waiting).state, "cancelled");
   assert.ok((counts.get("turns.wait") ?? 0) >= 1 + 3, `turns.wait sent ${counts.get("turns.wait")} times`);
 });
+
+test("P-PRF-03 held waits count as the connection's subscriptions: past maxSubscriptionsPerConnection a wait is refused subscription_limit", { timeout: 60_000 }, async (t) => {
+  const dir = tempDir(t, "aic-wait-cap-");
+  const agent = scriptedAgent({ steps: [{ stall: true }] }, "scripted", dir);
+  const serve = engineServe(t, dir, [agent.provider], 1, {}, "node", { limits: { protocol: { maxSubscriptionsPerConnection: 2 } } });
+  await serve.start();
+  const c = await ControllerClient.connect({ url: serve.url, credential: { type: "token", token: ENGINE_TOKENS[0].value }, maxReconnectAttempts: 0 });
+  t.after(() => c.close());
+  const { threadId } = await c.threads.create({ workspace: "ws-1", provider: "scripted" });
+  const { turnId } = await c.turns.submit(threadId, { text: "stall" });
+  const held = [c.call("turns.wait", { turnId, timeoutMs: 3_000 }), c.call("turns.wait", { turnId, timeoutMs: 3_000 })];
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  await assert.rejects(c.call("turns.wait", { turnId, timeoutMs: 3_000 }), (e: unknown) => (e as { code?: string }).code === "subscription_limit");
+  await c.turns.cancel(turnId);
+  for (const answer of await Promise.all(held)) assert.equal((answer as { state: string }).state, "cancelled");
+  // The holds ended with the outcome: the bound is free again.
+  assert.equal((await c.turns.wait(turnId)).state, "cancelled");
+});

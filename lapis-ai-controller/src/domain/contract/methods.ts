@@ -171,10 +171,10 @@ export const METHODS = {
     errors: ["not_found"],
   }),
   "turns.wait": m({
-    scope: "threads:read", effect: "read", summary: "answers the turn as turns.get does once it is settled, right after its outcome is committed; or as it stands (not settled) when `timeoutMs` (default and at most 60,000) passes first",
+    scope: "threads:read", effect: "read", summary: "answers the turn as turns.get does once it is settled, right after its outcome is committed; or as it stands (not settled) when `timeoutMs` (default and at most 60,000) passes first; a held wait counts as one of the connection's subscriptions",
     params: obj({ turnId: id(), timeoutMs: int(1, WAIT_HOLD_MAX_MS, "how long the service holds the request before it answers the unsettled turn") }, ["turnId"]),
     result: TURN,
-    errors: ["not_found"],
+    errors: ["not_found", "subscription_limit"],
   }),
   "interactions.respond": m({
     scope: "interactions:write", effect: "command", summary: "answers an interaction with an offered option (else invalid_params), or cancels it",

@@ -27,6 +27,8 @@ function fixture(t: TestContext) {
       db.exec(sql);
     },
     get isTransaction() { return db.isTransaction; },
+    // Statements the runner prepares (its savepoints) run on the real connection too.
+    prepare: (sql: string) => db.prepare(sql),
   } as unknown as DatabaseSync;
   const insert = db.prepare("INSERT INTO rows (n) VALUES (?)");
   const committed = (): number[] => (reader.prepare("SELECT n FROM rows ORDER BY rowid").all() as Array<{ n: number }>).map((r) => Number(r.n));
