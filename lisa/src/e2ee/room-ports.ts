@@ -13,9 +13,7 @@ import type { EventPage, HistoryPort, RawEvent, RoomWritePort } from "../matrix/
 import { DecryptedMemo } from "./decrypted-memo.ts";
 import type { E2eeDevice } from "./device.ts";
 import { DECRYPTION_CODES, encryptionStateOf } from "./room-crypto.ts";
-import type { RoomFactsPort } from "./room-facts.ts";
-
-export type { RoomFactsPort } from "./room-facts.ts";
+import type { SendFacts } from "./room-facts.ts";
 
 /** What decrypting one event gave, as ingest reads it. */
 export type Opened =
@@ -56,15 +54,15 @@ export interface EventSendPort {
  * next message; nothing is ever sent in the clear into an encrypted room.
  */
 export function encryptingRoomPort(
-  base: RoomWritePort & EventSendPort, device: E2eeDevice, facts: RoomFactsPort, markerKey: string, memo: DecryptedMemo = new DecryptedMemo(),
+  base: RoomWritePort & EventSendPort, device: E2eeDevice, facts: SendFacts, markerKey: string, memo: DecryptedMemo = new DecryptedMemo(),
 ): RoomWritePort {
   return {
     sendMessage: async (roomId, txnId, content, signal) => {
       // Kept from sync: no homeserver read unless the room's state changed in a way sync cannot show.
-      const state = await facts.stateEvent(roomId, "m.room.encryption", "", signal);
+      const state = await facts.encryption(roomId, signal);
       if (!state.ok) return state;
       if (state.value === null) return base.sendMessage(roomId, txnId, content, signal);
-      const members = await facts.joinedMembers(roomId, signal);
+      const members = await facts.recipients(roomId, signal);
       if (!members.ok) return members;
       const encrypted = await device.encrypt(roomId, members.value, encryptionStateOf(state.value.content),
         { type: "m.room.message", content }, signal);

@@ -1,7 +1,8 @@
 // Held encrypted events (LISA-E2EE-02): after every committed sync batch
-// (whose device part may have brought room keys: to-device, forwarded, or the
-// answer to a key request) each held event is tried again. One that decrypts
-// now is judged by the plaintext candidate rules and, if it may address Lisa,
+// (whose device part may have brought room keys, a late one included; key
+// requests cannot help with the crypto library she runs: docs/architecture.md,
+// "Key requests") each held event is tried again. One that decrypts now is
+// judged by the plaintext candidate rules and, if it may address Lisa,
 // becomes a candidate in the same transaction that ends its hold, so it is
 // never answered twice; one whose window ended is given up as
 // `decryption_failed` and never answered from a guess.

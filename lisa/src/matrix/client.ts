@@ -8,7 +8,7 @@ import type { MatrixError } from "./errors.ts";
 import type {
   CryptoRequest, CryptoRequestPort, EventContext, EventPage, ForwardHistoryPort, HistoryPort, RawEvent, RoomInspectPort, RoomWritePort, StateEvent, SyncBatch, SyncPort, SyncRequest, WhoAmI,
 } from "./port.ts";
-import { normalizeDirectory, normalizeJoinedMembers, normalizeJoinedRooms, normalizeStateEvent, sectionRoomIds } from "./room-schemas.ts";
+import { normalizeDirectory, normalizeJoinedRooms, normalizeRoomMembers, normalizeStateEvent, type RoomMembers, sectionRoomIds } from "./room-schemas.ts";
 import { clampSetting, resolveRetryPolicy, type RetryOptions, type RetryPolicy, withRetry } from "./retry.ts";
 import {
   type DropReporter, normalizeContext, normalizeContextAfter, normalizeEvent, normalizeMessages, normalizeRelations, normalizeSync,
@@ -56,8 +56,8 @@ export interface MatrixClient extends SyncPort, HistoryPort, ForwardHistoryPort,
   authStats(): AuthStats;
   /** `PUT /rooms/{room}/send/{type}/{txnId}` with the same token discipline as `sendMessage` (encrypted rooms: `m.room.encrypted`). */
   sendRoomEvent(roomId: string, eventType: string, txnId: string, content: Readonly<Record<string, unknown>>, signal: AbortSignal): Promise<Result<string, MatrixError>>;
-  /** `GET /rooms/{room}/joined_members`: the joined members' user ids (encrypted rooms: whom the room key is shared with). */
-  joinedMembers(roomId: string, signal: AbortSignal): Promise<Result<readonly string[], MatrixError>>;
+  /** `GET /rooms/{room}/members?not_membership=leave`: joined and invited members' user ids (encrypted rooms: whom the room key is shared with). */
+  roomMembers(roomId: string, signal: AbortSignal): Promise<Result<RoomMembers, MatrixError>>;
   /** `POST /logout`: deletes this client's device and tokens (for `lisa check`'s own device; the service never logs out). */
   logout(signal: AbortSignal): Promise<Result<null, MatrixError>>;
   /** Aborts in-flight requests and closes the client's sockets. Never logs out. */
@@ -255,9 +255,9 @@ class HttpMatrixClient implements MatrixClient {
     return body.ok ? normalizeJoinedRooms(body.value) : body;
   }
 
-  async joinedMembers(roomId: string, signal: AbortSignal): Promise<Result<readonly string[], MatrixError>> {
-    const body = await this.#call("joined_members", this.#get(`${V3}/rooms${segments(roomId, "joined_members")}`, signal));
-    return body.ok ? normalizeJoinedMembers(body.value) : body;
+  async roomMembers(roomId: string, signal: AbortSignal): Promise<Result<RoomMembers, MatrixError>> {
+    const body = await this.#call("members", this.#get(`${V3}/rooms${segments(roomId, "members")}`, signal, { not_membership: "leave" }));
+    return body.ok ? normalizeRoomMembers(body.value) : body;
   }
 
   async stateEvent(roomId: string, type: string, stateKey: string, signal: AbortSignal): Promise<Result<StateEvent | null, MatrixError>> {

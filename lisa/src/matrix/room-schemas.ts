@@ -25,13 +25,29 @@ export function normalizeJoinedRooms(body: unknown): Result<readonly string[], M
   return parsed.ok ? ok(parsed.value.joined_rooms) : parsed;
 }
 
-/** `GET /rooms/{room}/joined_members`: the member ids are the keys of `joined`. */
-export const joinedMembersSchema = v.object({ joined: v.record(id, v.unknown()) });
+/** A room's joined and invited members. */
+export interface RoomMembers {
+  readonly joined: readonly string[];
+  readonly invited: readonly string[];
+}
 
-/** Normalises `/joined_members` to the joined user ids. */
-export function normalizeJoinedMembers(body: unknown): Result<readonly string[], MatrixError> {
-  const parsed = parseBody(joinedMembersSchema, body);
-  return parsed.ok ? ok(Object.keys(parsed.value.joined)) : parsed;
+/** `GET /rooms/{room}/members`: the member events (`state_key` the user, `content.membership`); odd entries are skipped. */
+export const roomMembersSchema = v.object({ chunk: v.array(v.unknown()) });
+const memberEventSchema = v.object({ state_key: id, content: v.object({ membership: v.string() }) });
+
+/** Normalises `/members` to the joined and the invited user ids. */
+export function normalizeRoomMembers(body: unknown): Result<RoomMembers, MatrixError> {
+  const parsed = parseBody(roomMembersSchema, body);
+  if (!parsed.ok) return parsed;
+  const joined: string[] = [];
+  const invited: string[] = [];
+  for (const entry of parsed.value.chunk) {
+    const member = v.safeParse(memberEventSchema, entry);
+    if (!member.success) continue;
+    if (member.output.content.membership === "join") joined.push(member.output.state_key);
+    else if (member.output.content.membership === "invite") invited.push(member.output.state_key);
+  }
+  return ok({ joined, invited });
 }
 
 /** Normalises a directory lookup. */

@@ -98,6 +98,30 @@ describe("LISA-E2EE: encrypted rooms against the fake homeserver, Lisa in proces
     assert.equal(lisa.store.heldEvents(10).length, 0);
   });
 
+  test("LISA-E2EE-14: an invited member's device gets her room key where the history visibility allows it, not where it is joined-only", async () => {
+    const DAVE = "@dave:localhost";
+    world.hs.addUser(DAVE, "dave-password");
+    const dave = await FakeE2eePeer.start(world.hs, DAVE, "DAVEDEV");
+    try {
+      world.hs.sendState(ROOM1, ALICE, "m.room.member", DAVE, { membership: "invite" });
+      const asked = await alice.send(ROOM1, MEMBERS, { msgtype: "m.text", body: "Lisa, is Dave invited?" });
+      await replyTo(asked.eventId);
+      await dave.sync();
+      const reply = world.hs.eventsBy(LISA, ROOM1).at(-1) as unknown as { content: Record<string, unknown> } & Record<string, unknown>;
+      assert.notEqual(await dave.decrypt(reply, ROOM1), null, "invited (history visibility shared by default): Dave's device has the key");
+
+      world.hs.sendState(ROOM1, ALICE, "m.room.history_visibility", "", { history_visibility: "joined" });
+      const again = await alice.send(ROOM1, MEMBERS, { msgtype: "m.text", body: "Lisa, and now that history is joined-only?" });
+      await replyTo(again.eventId);
+      await dave.sync();
+      const second = world.hs.eventsBy(LISA, ROOM1).at(-1) as unknown as { content: Record<string, unknown> } & Record<string, unknown>;
+      assert.notEqual(second.content["session_id"], reply.content["session_id"], "the room key rotated when Dave was left out");
+      assert.equal(await dave.decrypt(second, ROOM1), null, "joined-only history: an invited member gets no key");
+    } finally {
+      dave.close();
+    }
+  });
+
   test("LISA-E2EE-09: the plaintext room beside it is answered in plaintext", async () => {
     const asked = world.hs.sendText(ROOM2, ALICE, "Lisa, in the clear?");
     await until(() => lisaReplies(world, ROOM2).some((e) => repliedTo(e) === asked), 30_000, "the plaintext reply");

@@ -21,8 +21,12 @@ const silent: Logger = {
   getChild: () => silent,
 };
 
-// Parts of the library log through its global (loglevel) logger rather than the client's.
-(sdkLogger as unknown as { setLevel(level: string): void }).setLevel("silent");
+// Parts of the library log through its global (loglevel) logger rather than the client's; its child loggers
+// (MatrixRTC sessions, one per room) set their own level but copy the parent's method factory, so that is silenced.
+const globalLogger = sdkLogger as unknown as { setLevel(level: string): void; methodFactory: unknown; rebuild(): void };
+globalLogger.setLevel("silent");
+globalLogger.methodFactory = () => () => undefined;
+globalLogger.rebuild();
 
 /** What the member's client makes of one event: its cleartext body, or why it could not decrypt it. */
 export interface ElementView {

@@ -203,6 +203,8 @@ export class HttpFrontend {
         return this.parts.directory.resolve(a);
       case "joined_members":
         return writes.joinedMembers(session, a);
+      case "members":
+        return writes.members(session, a, info.query);
       case "keys_upload":
         return this.parts.keys.upload(session, body);
       case "keys_query":

@@ -33,6 +33,7 @@ const ROUTES: readonly Route[] = [
   { endpoint: "directory", methods: ["GET"], pattern: new RegExp(`${CLIENT}/directory/room/${SEGMENT}$`) },
   { endpoint: "typing", methods: ["PUT"], pattern: new RegExp(`${CLIENT}/rooms/${SEGMENT}/typing/${SEGMENT}$`) },
   { endpoint: "joined_members", methods: ["GET"], pattern: new RegExp(`${CLIENT}/rooms/${SEGMENT}/joined_members$`) },
+  { endpoint: "members", methods: ["GET"], pattern: new RegExp(`${CLIENT}/rooms/${SEGMENT}/members$`) },
   { endpoint: "keys_upload", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/upload$`) },
   { endpoint: "keys_query", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/query$`) },
   { endpoint: "keys_claim", methods: ["POST"], pattern: new RegExp(`${CLIENT}/keys/claim$`) },

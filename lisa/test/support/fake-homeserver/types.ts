@@ -46,6 +46,7 @@ export type EndpointName =
   | "state"
   | "directory"
   | "joined_members"
+  | "members"
   | "keys_upload"
   | "keys_query"
   | "keys_claim"

@@ -141,6 +141,21 @@ export class WriteEndpoints {
     return okReply({ joined_rooms: this.store.joinedRooms(session.userId) });
   }
 
+  /** `GET /rooms/{room}/members`: for a member, each user's current member event, filtered by `membership` / `not_membership`. */
+  members(session: Session, roomId: string, query: Readonly<Record<string, string>>): Reply {
+    if (this.store.membershipAt(roomId, session.userId) !== "join") return errorReply(403, "M_FORBIDDEN", "You are not in this room");
+    const latest = new Map<string, { type: string; state_key: string; sender: string; content: Readonly<Record<string, unknown>> }>();
+    for (const event of this.store.events(roomId)) {
+      if (event.type !== "m.room.member" || event.stateKey === undefined) continue;
+      latest.set(event.stateKey, { type: event.type, state_key: event.stateKey, sender: event.sender, content: event.content });
+    }
+    const chunk = [...latest.values()].filter((event) => {
+      const membership = event.content["membership"];
+      return (query["membership"] === undefined || membership === query["membership"]) && (query["not_membership"] === undefined || membership !== query["not_membership"]);
+    });
+    return okReply({ chunk });
+  }
+
   /** `GET /rooms/{room}/joined_members`: for a member, every joined member (display names left out). */
   joinedMembers(session: Session, roomId: string): Reply {
     if (this.store.membershipAt(roomId, session.userId) !== "join") return errorReply(403, "M_FORBIDDEN", "You are not in this room");

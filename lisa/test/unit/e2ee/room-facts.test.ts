@@ -11,19 +11,29 @@ const ROOM = "!room:localhost";
 const MEGOLM = { algorithm: "m.megolm.v1.aes-sha2" };
 const signal = new AbortController().signal;
 
+interface FakeHs extends RoomFactsPort {
+  encryption: StateEvent | null;
+  visibility: string | null;
+  members: string[];
+  invited: string[];
+  reads: string[];
+  hold: Promise<void> | null;
+}
+
 /** A homeserver whose room state the test sets; each read counted, a read optionally held open. */
-function homeserver(): RoomFactsPort & { encryption: StateEvent | null; members: string[]; reads: string[]; hold: Promise<void> | null } {
-  const hs = {
-    encryption: null as StateEvent | null, members: ["@lisa:localhost", "@alice:localhost"], reads: [] as string[], hold: null as Promise<void> | null,
-    async stateEvent(roomId: string, type: string) {
+function homeserver(): FakeHs {
+  const hs: FakeHs = {
+    encryption: null, visibility: null, members: ["@lisa:localhost", "@alice:localhost"], invited: [], reads: [], hold: null,
+    async stateEvent(_roomId: string, type: string) {
       hs.reads.push(`state ${type}`);
-      const value = hs.encryption;
+      const value = type === "m.room.encryption" ? hs.encryption
+        : hs.visibility === null ? null : { sender: "@alice:localhost", content: { history_visibility: hs.visibility } };
       if (hs.hold !== null) await hs.hold;
       return ok(value);
     },
-    async joinedMembers() {
+    async roomMembers() {
       hs.reads.push("members");
-      const value = [...hs.members];
+      const value = { joined: [...hs.members], invited: [...hs.invited] };
       if (hs.hold !== null) await hs.hold;
       return ok(value);
     },
@@ -42,8 +52,8 @@ function batch(room: Partial<SyncRoom>, extra: Partial<SyncBatch> = {}): SyncBat
 }
 
 async function facts(kept: SyncedRoomFacts): Promise<{ encrypted: boolean; members: readonly string[] }> {
-  const state = await kept.stateEvent(ROOM, "m.room.encryption", "", signal);
-  const members = await kept.joinedMembers(ROOM, signal);
+  const state = await kept.encryption(ROOM, signal);
+  const members = await kept.recipients(ROOM, signal);
   assert.ok(state.ok && members.ok);
   return { encrypted: state.value !== null, members: [...members.value].sort() };
 }
@@ -66,7 +76,7 @@ describe("LISA-E2EE-14: room facts kept from sync", () => {
     assert.equal((await facts(kept)).encrypted, false);
     const before = hs.reads.length;
     kept.observe(batch({ events: [stateEvent("m.room.encryption", "", MEGOLM)] }));
-    const state = await kept.stateEvent(ROOM, "m.room.encryption", "", signal);
+    const state = await kept.encryption(ROOM, signal);
     assert.ok(state.ok);
     assert.deepEqual(state.value?.content, MEGOLM);
     assert.equal(hs.reads.length, before);
@@ -103,8 +113,8 @@ describe("LISA-E2EE-14: room facts kept from sync", () => {
     hs.hold = new Promise((resolve) => {
       release = resolve;
     });
-    const reading = kept.joinedMembers(ROOM, signal);
-    const stateReading = kept.stateEvent(ROOM, "m.room.encryption", "", signal);
+    const reading = kept.recipients(ROOM, signal);
+    const stateReading = kept.encryption(ROOM, signal);
     // While both reads are in flight a batch shows Carol joining and encryption turned on.
     kept.observe(batch({ events: [stateEvent("m.room.member", "@carol:localhost", { membership: "join" }), stateEvent("m.room.encryption", "", MEGOLM)] }));
     release();
@@ -112,19 +122,34 @@ describe("LISA-E2EE-14: room facts kept from sync", () => {
     const [members, state] = await Promise.all([reading, stateReading]);
     assert.ok(members.ok && state.ok);
     assert.equal(state.value, null, "the stale read is what that call gets");
-    const now = await kept.stateEvent(ROOM, "m.room.encryption", "", signal);
+    const now = await kept.encryption(ROOM, signal);
     assert.ok(now.ok);
     assert.deepEqual(now.value?.content, MEGOLM, "the batch's event is kept, not the stale read");
-    const again = await kept.joinedMembers(ROOM, signal);
+    const again = await kept.recipients(ROOM, signal);
     assert.ok(again.ok);
     assert.equal(hs.reads.filter((r) => r === "members").length, 2, "the overtaken member read was not kept");
   });
 
-  test("other state events are read through, never kept", async () => {
+  test("invited members get the key unless the history visibility is joined; both facts kept from sync", async () => {
     const hs = homeserver();
+    hs.encryption = { sender: "@alice:localhost", content: MEGOLM };
+    hs.invited = ["@carol:localhost"];
     const kept = new SyncedRoomFacts(hs);
-    await kept.stateEvent(ROOM, "m.room.power_levels", "", signal);
-    await kept.stateEvent(ROOM, "m.room.power_levels", "", signal);
-    assert.deepEqual(hs.reads, ["state m.room.power_levels", "state m.room.power_levels"]);
+    assert.deepEqual((await facts(kept)).members, ["@alice:localhost", "@carol:localhost", "@lisa:localhost"], "default visibility (shared)");
+    kept.observe(batch({ events: [stateEvent("m.room.history_visibility", "", { history_visibility: "joined" })] }));
+    assert.deepEqual((await facts(kept)).members, ["@alice:localhost", "@lisa:localhost"], "joined: invited members read nothing sent before they join");
+    kept.observe(batch({ events: [stateEvent("m.room.member", "@dave:localhost", { membership: "invite" }), stateEvent("m.room.history_visibility", "", { history_visibility: "invited" })] }));
+    assert.deepEqual((await facts(kept)).members, ["@alice:localhost", "@carol:localhost", "@dave:localhost", "@lisa:localhost"]);
+    kept.observe(batch({ events: [stateEvent("m.room.member", "@carol:localhost", { membership: "join" }), stateEvent("m.room.member", "@dave:localhost", { membership: "leave" })] }));
+    assert.deepEqual((await facts(kept)).members, ["@alice:localhost", "@carol:localhost", "@lisa:localhost"]);
+    assert.deepEqual(hs.reads, ["state m.room.encryption", "members", "state m.room.history_visibility"]);
+  });
+
+  test("with nobody invited the history visibility is never read", async () => {
+    const hs = homeserver();
+    hs.encryption = { sender: "@alice:localhost", content: MEGOLM };
+    const kept = new SyncedRoomFacts(hs);
+    await facts(kept);
+    assert.deepEqual(hs.reads, ["state m.room.encryption", "members"]);
   });
 });
