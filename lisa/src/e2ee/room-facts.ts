@@ -9,8 +9,13 @@
 // candidates are committed); a member event moves the member; a gappy
 // timeline (lazy-loaded members hide who changed in the gap) or a room Lisa
 // left forgets the members, so the next send reads them again. A read that a
-// change overtook while in flight is used once and not kept. Device changes
-// need nothing here: the crypto machine follows `device_lists`.
+// change overtook while in flight is used once and not kept. "Not encrypted"
+// is never kept: encryption, once on, stays on (the spec has no way back), so
+// a kept `m.room.encryption` is final, but a room that turned it on after the
+// last batch Lisa saw must not get a plaintext reply, so a send into a room
+// believed plaintext asks the homeserver again (one state read; its members
+// are never read). Device changes need nothing here: the crypto machine
+// follows `device_lists`.
 
 import { ok, type Result } from "../errors.ts";
 import type { MatrixError } from "../matrix/errors.ts";
@@ -101,12 +106,14 @@ export class SyncedRoomFacts implements SendFacts {
 
   async #stateEvent(roomId: string, type: string, signal: AbortSignal): Promise<Result<StateEvent | null, MatrixError>> {
     const known = this.#state.get(roomId)?.get(type);
-    if (known !== undefined) return ok(known);
+    // A kept absence of encryption is not trusted (see the file comment); every other kept fact is.
+    if (known !== undefined && (known !== null || type !== ENCRYPTION)) return ok(known);
     const version = this.#versionOf(roomId);
     this.#readCount += 1;
     const read = await this.#reads.stateEvent(roomId, type, "", signal);
     // Kept unless a batch changed the room meanwhile (then the batch's event is newer, or the read may be stale).
-    if (read.ok && this.#versionOf(roomId) === version && !this.#stateOf(roomId).has(type)) this.#stateOf(roomId).set(type, read.value);
+    const kept = this.#stateOf(roomId).get(type);
+    if (read.ok && this.#versionOf(roomId) === version && (kept === undefined || kept === null)) this.#stateOf(roomId).set(type, read.value);
     return read;
   }
 

@@ -82,15 +82,34 @@ describe("LISA-E2EE-14: room facts kept from sync", () => {
     assert.equal(hs.reads.length, before);
   });
 
+  test("a room believed plaintext is asked again before every send, so a room that turned encryption on after the last batch never gets a plaintext reply", async () => {
+    const hs = homeserver();
+    const kept = new SyncedRoomFacts(hs);
+    const first = await kept.encryption(ROOM, signal);
+    assert.ok(first.ok);
+    assert.equal(first.value, null);
+    // Encryption turned on at the homeserver; the batch that shows it has not arrived yet.
+    hs.encryption = { sender: "@alice:localhost", content: MEGOLM };
+    const second = await kept.encryption(ROOM, signal);
+    assert.ok(second.ok);
+    assert.deepEqual(second.value?.content, MEGOLM);
+    assert.deepEqual(hs.reads, ["state m.room.encryption", "state m.room.encryption"]);
+    // Once seen, it is kept: encryption cannot be turned off.
+    for (let i = 0; i < 3; i += 1) await kept.encryption(ROOM, signal);
+    assert.equal(hs.reads.length, 2);
+  });
+
   test("member events in state or timeline keep the members without a read", async () => {
     const hs = homeserver();
     const kept = new SyncedRoomFacts(hs);
     await facts(kept);
-    const before = hs.reads.length;
+    const memberReads = () => hs.reads.filter((r) => r === "members").length;
+    const before = memberReads();
     kept.observe(batch({ events: [stateEvent("m.room.member", "@carol:localhost", { membership: "join" })] }));
     kept.observe(batch({ state: [stateEvent("m.room.member", "@alice:localhost", { membership: "leave" })] }));
     assert.deepEqual((await facts(kept)).members, ["@carol:localhost", "@lisa:localhost"]);
-    assert.equal(hs.reads.length, before);
+    // (This room is plaintext, so its encryption state is asked again; the members are not.)
+    assert.equal(memberReads(), before);
   });
 
   test("a gappy timeline or a room left forgets the members: the next send reads them again", async () => {
