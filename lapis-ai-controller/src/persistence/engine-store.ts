@@ -14,6 +14,7 @@ import { journalFromRow } from "./journal-store.ts";
 import { METADATA_MAX_STRING } from "./journal-rules.ts";
 import type { Row } from "./rows.ts";
 import type { SqliteStore } from "./sqlite-store.ts";
+import { statementCache } from "./statement-cache.ts";
 
 function must<T>(r: Result<T>): T {
   if (!r.ok) throw new ControllerFailure(r.error);
@@ -73,9 +74,10 @@ const SETTLED: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"
 export function engineStore(store: SqliteStore, onTranscript: (threadId: string) => void = () => {}, redactor?: EntryRedactor): EngineStore {
   const { db, clock, volatile } = store.handle;
   const configs = new Map<string, PreparedConfig>();
+  const statement = statementCache(db);
   const now = (): number => clock.now();
   const journalRows = (where: string[], params: (string | number)[]): JournalEntry[] => {
-    const rows = db.prepare(`SELECT * FROM journal WHERE ${where.join(" AND ")} ORDER BY journal_id`).all(...params) as Row[];
+    const rows = statement(`SELECT * FROM journal WHERE ${where.join(" AND ")} ORDER BY journal_id`).all(...params) as Row[];
     return rows.map((row) => {
       const r = journalFromRow(row, true);
       let payload: Json | null = r.payload;

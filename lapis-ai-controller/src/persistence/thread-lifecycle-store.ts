@@ -13,6 +13,7 @@ import { auditStore } from "./audit.ts";
 import { commandStore } from "./command-store.ts";
 import type { StoreHandle } from "./handle.ts";
 import { int, text, textOrNull, type Row } from "./rows.ts";
+import { statementCache } from "./statement-cache.ts";
 
 /** States in which a thread counts as active in a list (queued or in flight). */
 const ACTIVE = ["queued", "preparing", "dispatched", "running", "waiting", "cancelling"];
@@ -64,6 +65,7 @@ export function lifecycleStore(handle: StoreHandle): LifecycleStore {
   const idle = db.prepare(`${LIST_SQL.replace("WHERE th.principal = ? AND th.application = ?", "WHERE th.application = ?")} WHERE last_at < ? AND active = 0 ORDER BY last_at LIMIT ?`);
   const eraseTurns = db.prepare("DELETE FROM turns WHERE thread_id = ?");
   const eraseThread = db.prepare("DELETE FROM threads WHERE thread_id = ?");
+  const statement = statementCache(db);
   return {
     transact: handle.transact,
     commands,
@@ -79,7 +81,7 @@ export function lifecycleStore(handle: StoreHandle): LifecycleStore {
       if (q.after !== undefined) { where.push("(last_at < ? OR (last_at = ? AND thread_id < ?))"); args.push(q.after.at, q.after.at, q.after.threadId); }
       const sql = `${LIST_SQL}${where.length > 0 ? ` WHERE ${where.join(" AND ")}` : ""} ORDER BY last_at DESC, thread_id DESC LIMIT ?`;
       args.push(q.limit);
-      return (db.prepare(sql).all(...args) as Row[]).map((row) => {
+      return (statement(sql).all(...args) as Row[]).map((row) => {
         const threadId = text(row, "thread_id");
         const config = JSON.parse(text(row, "config")) as { title?: unknown };
         const title = typeof config.title === "string" && config.title.trim() !== "" ? config.title : null;

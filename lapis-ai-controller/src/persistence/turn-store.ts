@@ -7,6 +7,7 @@ import type { TurnRecord, TurnState } from "../domain/records.ts";
 import { canTransition } from "../domain/turn-state.ts";
 import type { StoreHandle } from "./handle.ts";
 import { int, primaryCode, SQLITE_CONSTRAINT, text, textOrNull, type Row } from "./rows.ts";
+import { statementCache } from "./statement-cache.ts";
 
 /** Maps a validated `turns` row to its record. */
 export function turnFromRow(row: Row): TurnRecord {
@@ -37,6 +38,7 @@ export function turnStore(handle: StoreHandle): TurnStore {
   const select = db.prepare("SELECT * FROM turns WHERE turn_id = ?");
   const byThread = db.prepare("SELECT * FROM turns WHERE thread_id = ? ORDER BY created_at, rowid");
   const update = db.prepare("UPDATE turns SET state = ?, error_code = ?, updated_at = ? WHERE turn_id = ?");
+  const statement = statementCache(db);
   const get = (turnId: string): TurnRecord | undefined => {
     const row = select.get(turnId) as Row | undefined;
     return row === undefined ? undefined : turnFromRow(row);
@@ -56,7 +58,7 @@ export function turnStore(handle: StoreHandle): TurnStore {
     listByThread: (threadId) => (byThread.all(threadId) as Row[]).map(turnFromRow),
     listByState(states): readonly TurnRecord[] {
       if (states.length === 0) return [];
-      const rows = db.prepare(`SELECT * FROM turns WHERE state IN (${states.map(() => "?").join(", ")}) ORDER BY created_at, rowid`).all(...states);
+      const rows = statement(`SELECT * FROM turns WHERE state IN (${states.map(() => "?").join(", ")}) ORDER BY created_at, rowid`).all(...states);
       return (rows as Row[]).map(turnFromRow);
     },
     setState(turnId, state, at, errorCode): Result<TurnRecord> {
