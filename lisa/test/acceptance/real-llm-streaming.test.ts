@@ -71,6 +71,9 @@ for (const kind of homeserversUnderTest()) {
       const from = tap.completions().length;
       const invoking = await world.alice.sendMention(roomId, LISA_ID, "Lisa", "tell me about the sea and the sky, please");
       await pollUntil(async () => world.lisa.count("invocation_sent") >= 1, ANSWER_TIMEOUT_MS, () => `Lisa's reply\n${world.lisa.tail()}`, 500);
+      // Lisa is done at the stream's `[DONE]`; the tap records the body when the upstream's response ends, which
+      // llama-server may send a little later (under load, after her reply went out): wait for the record.
+      await pollUntil(async () => tap.completions().slice(from).every((e) => e.durationMs !== null), 30_000, () => "the tap's record of the exchange", 50);
       const exchanges = tap.completions().slice(from);
       const final = exchanges.filter((e) => e.status === 200).at(-1);
       assert.ok(final !== undefined, "a 200 completion");
