@@ -56,20 +56,21 @@ export async function startLlamaTap(upstreamOrigin: string): Promise<LlamaTap> {
     };
     exchanges.push(exchange);
     const headers = { ...req.headers, host: upstream.host };
+    const passed: Buffer[] = [];
     const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: exchange.method, path: exchange.path, headers }, (answer) => {
       exchange.status = answer.statusCode ?? null;
       res.writeHead(answer.statusCode ?? 502, answer.headers);
-      const chunks: Buffer[] = [];
       answer.on("data", (chunk: Buffer) => {
-        chunks.push(chunk);
+        passed.push(chunk);
         res.write(chunk);
       });
       answer.on("end", () => {
-        exchange.responseBody = Buffer.concat(chunks).toString("utf8");
+        exchange.responseBody = Buffer.concat(passed).toString("utf8");
         exchange.durationMs = Date.now() - exchange.startedAt;
         res.end();
       });
       answer.on("error", (error) => {
+        exchange.responseBody = Buffer.concat(passed).toString("utf8");
         exchange.upstreamError = error.message;
         exchange.durationMs = Date.now() - exchange.startedAt;
         res.destroy();
@@ -80,9 +81,13 @@ export async function startLlamaTap(upstreamOrigin: string): Promise<LlamaTap> {
       exchange.durationMs = Date.now() - exchange.startedAt;
       res.destroy();
     });
-    // Lisa gave up (timeout, shutdown): let the server see the disconnect too.
+    // Lisa gave up (timeout, shutdown) or closed once she had the stream's `[DONE]`: let the server see the
+    // disconnect too, and keep what passed through as the exchange's body.
     res.on("close", () => {
-      if (!res.writableFinished) out.destroy();
+      if (res.writableFinished) return;
+      exchange.responseBody = Buffer.concat(passed).toString("utf8");
+      exchange.durationMs ??= Date.now() - exchange.startedAt;
+      out.destroy();
     });
     out.end(body);
   };
