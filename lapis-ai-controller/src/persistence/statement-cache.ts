@@ -7,23 +7,13 @@
 // The cache is bounded (least recently used goes first), since the texts of
 // some callers (an IN list per request) are many.
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { keptPerKey } from "../domain/keyed-once.ts";
 
 /** Most statements one cache keeps. */
 export const STATEMENT_CACHE_MAX = 64;
 
 /** A prepare-once lookup over `db`: the same SQL text answers the same statement. */
 export function statementCache(db: DatabaseSync, max = STATEMENT_CACHE_MAX): (sql: string) => StatementSync {
-  const cache = new Map<string, StatementSync>();
-  return (sql) => {
-    const hit = cache.get(sql);
-    if (hit !== undefined) {
-      cache.delete(sql);
-      cache.set(sql, hit);
-      return hit;
-    }
-    const prepared = db.prepare(sql);
-    cache.set(sql, prepared);
-    if (cache.size > max) cache.delete(cache.keys().next().value as string);
-    return prepared;
-  };
+  const kept = keptPerKey((sql) => db.prepare(sql), max);
+  return (sql) => kept.get(sql);
 }

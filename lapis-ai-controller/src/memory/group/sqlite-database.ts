@@ -3,6 +3,7 @@
 // and cached, so a query on the search path costs no re-parse.
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import type { GroupDatabase, SqlRow, SqlValue } from "./database-port.ts";
+import { keptPerKey } from "../../domain/keyed-once.ts";
 
 /** How to open a group memory database. */
 export type SqliteGroupOptions = {
@@ -33,19 +34,8 @@ export function openSqliteGroupDatabase(options: SqliteGroupOptions): GroupDatab
   if (options.path !== ":memory:") db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = FULL");
   db.exec("PRAGMA foreign_keys = ON");
-  const cache = new Map<string, StatementSync>();
-  const statement = (sql: string): StatementSync => {
-    const hit = cache.get(sql);
-    if (hit !== undefined) {
-      cache.delete(sql);
-      cache.set(sql, hit);
-      return hit;
-    }
-    const prepared = db.prepare(sql);
-    cache.set(sql, prepared);
-    if (cache.size > cacheSize) cache.delete(cache.keys().next().value as string);
-    return prepared;
-  };
+  const cache = keptPerKey((sql): StatementSync => db.prepare(sql), cacheSize);
+  const statement = (sql: string): StatementSync => cache.get(sql);
   return {
     exec: (sql) => db.exec(sql),
     run: (sql, params = []) => ({ changes: Number(statement(sql).run(...params).changes) }),
