@@ -2,13 +2,17 @@
 // turn through the controller with provider `codex` on the native executor
 // (`kind: "codex-app-server"`), against the same turn driven directly over
 // `codex app-server` by a minimal client. Both keep one warm thread and
-// alternate turn by turn; the first turn of each is a warm-up. A third side,
-// the controller on the ACP executor, runs in the same loop so the two
-// executors are compared under the same load (the demo's default follows it).
+// alternate turn by turn, the order rotating every turn; the first turn of
+// each is a warm-up. A third side, the controller on the ACP executor, runs
+// in the same loop so the two executors are compared under the same load
+// (the demo's default follows it), and a fourth, the relay floor on the
+// app-server (bench/children/relay-floor.ts: the direct client behind a
+// second process with a durable journal, nothing of the controller's).
 import { startBenchServe } from "../lib/bench-serve.ts";
 import { type BenchContext, FIXED_ANSWER, startFixedModel } from "../lib/context.ts";
 import { watchedThread } from "../lib/controller-turns.ts";
 import { durableCommitProbe, floorRows, hopProbe, middleHalf } from "../lib/floor.ts";
+import { relayRows, startRelayFloor } from "../lib/relay-floor.ts";
 import { startDirectAppServer } from "../../test/support/direct-app-server-client.ts";
 import { type BenchRow, report, summary } from "../lib/stats.ts";
 
@@ -18,7 +22,9 @@ export async function nativeRows(ctx: BenchContext): Promise<BenchRow[]> {
   const model = await startFixedModel();
   const native = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, executor: "native" });
   const acp = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, executor: "acp" });
-  const direct = await startDirectAppServer({ env: { ...native.home.env, PATH: process.env.PATH ?? "" }, cwd: native.home.workspace });
+  const agentEnv = { ...native.home.env, PATH: process.env.PATH ?? "" };
+  const direct = await startDirectAppServer({ env: agentEnv, cwd: native.home.workspace });
+  const relay = await startRelayFloor({ runtime: ctx.runtime, executor: "native", env: agentEnv, cwd: native.home.workspace, dir: native.dir }).catch(async (error: unknown) => { await direct.close(); await native.stop(); await acp.stop(); await model.close(); throw error; });
   const nativeClient = await native.connect();
   const acpClient = await acp.connect();
   const commit = durableCommitProbe(native.dir);
@@ -29,25 +35,43 @@ export async function nativeRows(ctx: BenchContext): Promise<BenchRow[]> {
     const ctl = { first: [] as number[], done: [] as number[] };
     const dir = { first: [] as number[], done: [] as number[] };
     const viaAcp = { first: [] as number[], done: [] as number[] };
-    let cpu0 = 0, acpCpu0 = 0;
+    const rel = { first: [] as number[], done: [] as number[] };
+    let cpu0 = 0, acpCpu0 = 0, relayCpu0 = 0, relay0 = { commits: 0, events: 0 };
     for (let i = 0; i <= turns; i++) {
-      if (i === 1) { cpu0 = native.cpuMs(); acpCpu0 = acp.cpuMs(); }
-      model.push({ text: [...FIXED_ANSWER] });
-      const c = await nThread.run(`Say hello (${i}).`);
-      if (c.state !== "completed") throw new Error(`native controller turn ended ${c.state}`);
-      model.push({ text: [...FIXED_ANSWER] });
-      const d = await direct.turn(`Say hello (${i}).`);
-      if (d.status !== "completed") throw new Error(`direct turn ended ${d.status}`);
-      model.push({ text: [...FIXED_ANSWER] });
-      const a = await aThread.run(`Say hello (${i}).`);
-      if (a.state !== "completed") throw new Error(`acp controller turn ended ${a.state}`);
+      if (i === 1) { cpu0 = native.cpuMs(); acpCpu0 = acp.cpuMs(); relayCpu0 = relay.cpuMs(); relay0 = await relay.stats(); }
+      const sides = [
+        async () => {
+          model.push({ text: [...FIXED_ANSWER] });
+          const c = await nThread.run(`Say hello (${i}).`);
+          if (c.state !== "completed") throw new Error(`native controller turn ended ${c.state}`);
+          if (i > 0) { ctl.first.push(c.firstTextMs); ctl.done.push(c.doneMs); }
+        },
+        async () => {
+          model.push({ text: [...FIXED_ANSWER] });
+          const d = await direct.turn(`Say hello (${i}).`);
+          if (d.status !== "completed") throw new Error(`direct turn ended ${d.status}`);
+          if (i > 0) { dir.first.push(d.firstTextMs); dir.done.push(d.doneMs); }
+        },
+        async () => {
+          model.push({ text: [...FIXED_ANSWER] });
+          const r = await relay.run(`Say hello (${i}).`);
+          if (r.state !== "completed") throw new Error(`relay turn ended ${r.state}`);
+          if (i > 0) { rel.first.push(r.firstTextMs); rel.done.push(r.doneMs); }
+        },
+        async () => {
+          model.push({ text: [...FIXED_ANSWER] });
+          const a = await aThread.run(`Say hello (${i}).`);
+          if (a.state !== "completed") throw new Error(`acp controller turn ended ${a.state}`);
+          if (i > 0) { viaAcp.first.push(a.firstTextMs); viaAcp.done.push(a.doneMs); }
+        },
+      ];
+      for (let k = 0; k < sides.length; k++) await (sides[(i + k) % sides.length] as () => Promise<void>)();
       if (i === 0) continue;
       commit.sample();
       await hop.sample();
-      ctl.first.push(c.firstTextMs); ctl.done.push(c.doneMs);
-      dir.first.push(d.firstTextMs); dir.done.push(d.doneMs);
-      viaAcp.first.push(a.firstTextMs); viaAcp.done.push(a.doneMs);
     }
+    const relayCpuPerTurn = (relay.cpuMs() - relayCpu0) / turns;
+    const relay1 = await relay.stats();
     const cpuPerTurn = (native.cpuMs() - cpu0) / turns, acpCpuPerTurn = (acp.cpuMs() - acpCpu0) / turns;
     const cf = summary(ctl.first), df = summary(dir.first), cd = summary(ctl.done), dd = summary(dir.done), af = summary(viaAcp.first), ad = summary(viaAcp.done);
     return [
@@ -57,12 +81,15 @@ export async function nativeRows(ctx: BenchContext): Promise<BenchRow[]> {
       report({ row: "native vs acp first", figure: "controller first text, native vs ACP", value: cf.median, baseline: af.median, unit: "ms", goal: "<= 1.0x (demo default)", met: cf.median <= af.median }),
       report({ row: "native vs acp completed", figure: "controller completed, native vs ACP", value: cd.median, baseline: ad.median, unit: "ms", goal: "<= 1.0x (demo default)", met: cd.median <= ad.median, note: `serve CPU native ${cpuPerTurn.toFixed(1)}, ACP ${acpCpuPerTurn.toFixed(1)} ms/turn` }),
       ...floorRows(commit.samples, hop.samples, cd.median - dd.median, dd.median, "native completed"),
+      ...relayRows({ what: "native", direct: dir.done, relay: rel.done, directFirst: dir.first, relayFirst: rel.first, controller: ctl.done, relayCpuPerTurn,
+        commitsPerTurn: (relay1.commits - relay0.commits) / turns, eventsPerTurn: (relay1.events - relay0.events) / turns }),
     ];
   } finally {
     hop.close();
     commit.close();
     nativeClient.close();
     acpClient.close();
+    await relay.close();
     await direct.close();
     await native.stop();
     await acp.stop();

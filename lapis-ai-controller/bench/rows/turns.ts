@@ -1,11 +1,16 @@
 // Rows 1-2: submit -> first agent text, and submit -> completed, for one text
 // turn through the controller against the same turn driven directly over ACP.
-// Both sides keep one warm agent session and alternate turn by turn, so load
-// on the shared machine hits both alike; the first turn of each is a warm-up.
+// A third side, the relay floor (bench/children/relay-floor.ts: the direct
+// client behind a second process with a durable journal, nothing of the
+// controller's), runs in the same loop. The sides keep one warm agent session
+// each and alternate turn by turn, the order rotating every turn, so load on
+// the shared machine and the wake of the side before hit all alike; the first
+// turn of each is a warm-up.
 import { startBenchServe } from "../lib/bench-serve.ts";
 import { type BenchContext, FIXED_ANSWER, startFixedModel } from "../lib/context.ts";
 import { watchedThread } from "../lib/controller-turns.ts";
 import { durableCommitProbe, floorRows, hopProbe, middleHalf } from "../lib/floor.ts";
+import { relayRows, startRelayFloor } from "../lib/relay-floor.ts";
 import { startDirectAgent } from "../../test/support/direct-acp-client.ts";
 import { type BenchRow, report, summary } from "../lib/stats.ts";
 
@@ -14,7 +19,9 @@ export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
   const turns = ctx.quick ? 3 : 30;
   const model = await startFixedModel();
   const serve = await startBenchServe({ modelBaseUrl: model.baseUrl, runtime: ctx.runtime, groupCommitMax: ctx.groupCommitMax });
-  const direct = await startDirectAgent({ env: { ...serve.home.env, PATH: process.env.PATH ?? "" }, cwd: serve.home.workspace, modeId: "read-only" });
+  const agentEnv = { ...serve.home.env, PATH: process.env.PATH ?? "" };
+  const direct = await startDirectAgent({ env: agentEnv, cwd: serve.home.workspace, modeId: "read-only" });
+  const relay = await startRelayFloor({ runtime: ctx.runtime, executor: "acp", env: agentEnv, cwd: serve.home.workspace, dir: serve.dir }).catch(async (error: unknown) => { await direct.close(); await serve.stop(); await model.close(); throw error; });
   const client = await serve.connect();
   const commit = durableCommitProbe(serve.dir);
   const hop = await hopProbe(ctx.runtime);
@@ -22,33 +29,52 @@ export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
     const thread = await watchedThread(client, "ws0");
     const ctl = { first: [] as number[], done: [] as number[] };
     const dir = { first: [] as number[], done: [] as number[] };
-    let cpu0 = 0;
+    const rel = { first: [] as number[], done: [] as number[] };
+    let cpu0 = 0, relayCpu0 = 0, relay0 = { commits: 0, events: 0 };
     for (let i = 0; i <= turns; i++) {
-      if (i === 1) cpu0 = serve.cpuMs();
-      model.push({ text: [...FIXED_ANSWER] });
-      const c = await thread.run(`Say hello (${i}).`);
-      if (c.state !== "completed") throw new Error(`controller turn ended ${c.state}`);
-      model.push({ text: [...FIXED_ANSWER] });
-      const d = await direct.prompt(`Say hello (${i}).`);
-      if (d.stopReason !== "end_turn") throw new Error(`direct turn stopped ${d.stopReason}`);
+      if (i === 1) { cpu0 = serve.cpuMs(); relayCpu0 = relay.cpuMs(); relay0 = await relay.stats(); }
+      const sides = [
+        async () => {
+          model.push({ text: [...FIXED_ANSWER] });
+          const c = await thread.run(`Say hello (${i}).`);
+          if (c.state !== "completed") throw new Error(`controller turn ended ${c.state}`);
+          if (i > 0) { ctl.first.push(c.firstTextMs); ctl.done.push(c.doneMs); }
+        },
+        async () => {
+          model.push({ text: [...FIXED_ANSWER] });
+          const d = await direct.prompt(`Say hello (${i}).`);
+          if (d.stopReason !== "end_turn") throw new Error(`direct turn stopped ${d.stopReason}`);
+          if (i > 0) { dir.first.push(d.firstTextMs); dir.done.push(d.doneMs); }
+        },
+        async () => {
+          model.push({ text: [...FIXED_ANSWER] });
+          const r = await relay.run(`Say hello (${i}).`);
+          if (r.state !== "completed") throw new Error(`relay turn ended ${r.state}`);
+          if (i > 0) { rel.first.push(r.firstTextMs); rel.done.push(r.doneMs); }
+        },
+      ];
+      for (let k = 0; k < sides.length; k++) await (sides[(i + k) % sides.length] as () => Promise<void>)();
       if (i === 0) continue;
       commit.sample();
       await hop.sample();
-      ctl.first.push(c.firstTextMs); ctl.done.push(c.doneMs);
-      dir.first.push(d.firstTextMs); dir.done.push(d.doneMs);
     }
     const cpuPerTurn = (serve.cpuMs() - cpu0) / turns;
+    const relayCpuPerTurn = (relay.cpuMs() - relayCpu0) / turns;
+    const relay1 = await relay.stats();
     const cf = summary(ctl.first), df = summary(dir.first), cd = summary(ctl.done), dd = summary(dir.done);
     return [
       report({ row: "first-event median", figure: `submit -> first agent text (n=${cf.n})`, value: cf.median, baseline: df.median, unit: "ms", goal: "<= baseline + 20 ms", met: cf.median <= df.median + 20 }),
       report({ row: "first-event p95", figure: "submit -> first agent text", value: cf.p95, baseline: df.p95, unit: "ms", goal: "<= 1.2x", met: cf.p95 <= 1.2 * df.p95 }),
       report({ row: "completed median", figure: `submit -> completed, text turn (n=${cd.n})`, value: cd.median, baseline: dd.median, unit: "ms", goal: "<= 1.05x", met: cd.median <= 1.05 * dd.median, note: `gap ${(cd.median - dd.median).toFixed(1)} ms; direct p25-p75 ${middleHalf(dir.done)}; serve CPU ${cpuPerTurn.toFixed(1)} ms/turn` }),
       ...floorRows(commit.samples, hop.samples, cd.median - dd.median, dd.median, "completed"),
+      ...relayRows({ what: "ACP", direct: dir.done, relay: rel.done, directFirst: dir.first, relayFirst: rel.first, controller: ctl.done, relayCpuPerTurn,
+        commitsPerTurn: (relay1.commits - relay0.commits) / turns, eventsPerTurn: (relay1.events - relay0.events) / turns }),
     ];
   } finally {
     hop.close();
     commit.close();
     client.close();
+    await relay.close();
     await direct.close();
     await serve.stop();
     await model.close();

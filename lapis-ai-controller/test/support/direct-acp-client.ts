@@ -23,8 +23,12 @@ export type DirectAgent = {
   close(): Promise<void>;
 };
 
-/** Launches codex-acp, initializes, opens a session in `cwd` and selects `modeId`. */
-export async function startDirectAgent(options: { env: Record<string, string>; cwd: string; modeId: string }): Promise<DirectAgent> {
+/**
+ * Launches codex-acp, initializes, opens a session in `cwd` and selects `modeId`.
+ * `onUpdate` (optional) sees every `session/update` notification's params as
+ * it arrives (the bench's relay floor journals and forwards them).
+ */
+export async function startDirectAgent(options: { env: Record<string, string>; cwd: string; modeId: string; onUpdate?: (params: unknown) => void }): Promise<DirectAgent> {
   const resolved = resolveLaunch({ agent: "codex" }, currentLaunchHost());
   if (!resolved.ok) throw new Error(`codex launch: ${resolved.code}`);
   const child: ChildProcess = spawn(resolved.launch.command, resolved.launch.args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
@@ -56,6 +60,7 @@ export async function startDirectAgent(options: { env: Record<string, string>; c
     .onNotification(acp.methods.client.session.update, ({ params }) => {
       const update = params.update as { sessionUpdate: string };
       if (update.sessionUpdate === "agent_message_chunk" && firstText === null) firstText = now();
+      options.onUpdate?.(params);
     })
     .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
       const choose = agent.onPermission;

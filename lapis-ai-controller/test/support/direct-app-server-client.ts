@@ -21,8 +21,12 @@ export type DirectAppServer = {
 
 type Message = { id?: number | string; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: unknown };
 
-/** Launches the app-server, initializes and starts one thread in `cwd`. */
-export async function startDirectAppServer(options: { env: Record<string, string>; cwd: string; timeoutMs?: number }): Promise<DirectAppServer> {
+/**
+ * Launches the app-server, initializes and starts one thread in `cwd`.
+ * `onNotification` (optional) sees every notification as it arrives (the
+ * bench's relay floor journals and forwards them).
+ */
+export async function startDirectAppServer(options: { env: Record<string, string>; cwd: string; timeoutMs?: number; onNotification?: (method: string, params: unknown) => void }): Promise<DirectAppServer> {
   const resolved = resolveCodexLaunch({}, currentLaunchHost());
   if (!resolved.ok) throw new Error(`codex launch: ${resolved.code}`);
   const child: ChildProcess = spawn(resolved.launch.command, resolved.launch.args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
@@ -38,7 +42,10 @@ export async function startDirectAppServer(options: { env: Record<string, string
     const m = JSON.parse(line) as Message;
     if (m.method === undefined && typeof m.id === "number") replies.get(m.id)?.(m);
     else if (m.method !== undefined && m.id !== undefined) stdin.write(`${JSON.stringify({ id: m.id, error: { code: -32601, message: "not handled" } })}\n`);
-    else onNote(m);
+    else {
+      if (m.method !== undefined) options.onNotification?.(m.method, m.params);
+      onNote(m);
+    }
   });
   const request = (method: string, params: unknown): Promise<Message> => {
     const id = nextId++;
