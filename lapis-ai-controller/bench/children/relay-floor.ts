@@ -11,8 +11,10 @@
 // one WebSocket client (`ws`, as serve's transport) and, per turn, does what
 // the durable-before-acknowledged rule makes mandatory and no more:
 //
-// 1. `turns.submit`: the receipt (the turn and its prompt) committed, then
-//    the acknowledgement (accepted work is recorded before it is answered);
+// 1. `turns.submit`: the receipt (the turn, its command id, unique, by which
+//    a client resolves a lost acknowledgement, and its prompt) committed,
+//    then the acknowledgement (accepted work is recorded before it is
+//    answered);
 // 2. the dispatch boundary committed before the agent hears the prompt
 //    (a crash after it leaves the turn "submission unknown", never re-run);
 // 3. every agent notification journaled as it arrives, the rows of one
@@ -45,9 +47,9 @@ if ((executor !== "acp" && executor !== "native") || databasePath === undefined 
 const db = new DatabaseSync(databasePath);
 db.exec("PRAGMA journal_mode = WAL");
 db.exec("PRAGMA synchronous = FULL");
-db.exec(`CREATE TABLE IF NOT EXISTS turns (turn_id INTEGER PRIMARY KEY, prompt TEXT NOT NULL, state TEXT NOT NULL, updated_at INTEGER NOT NULL) STRICT;
+db.exec(`CREATE TABLE IF NOT EXISTS turns (turn_id INTEGER PRIMARY KEY, command_id TEXT NOT NULL UNIQUE, prompt TEXT NOT NULL, state TEXT NOT NULL, updated_at INTEGER NOT NULL) STRICT;
   CREATE TABLE IF NOT EXISTS journal (seq INTEGER PRIMARY KEY, turn_id INTEGER REFERENCES turns (turn_id), payload TEXT NOT NULL, created_at INTEGER NOT NULL) STRICT`);
-const insertTurn = db.prepare("INSERT INTO turns (turn_id, prompt, state, updated_at) VALUES (?, ?, 'accepted', ?)");
+const insertTurn = db.prepare("INSERT INTO turns (turn_id, command_id, prompt, state, updated_at) VALUES (?, ?, ?, 'accepted', ?)");
 const setState = db.prepare("UPDATE turns SET state = ?, updated_at = ? WHERE turn_id = ?");
 const append = db.prepare("INSERT INTO journal (turn_id, payload, created_at) VALUES (?, ?, ?)");
 
@@ -130,11 +132,11 @@ const server = new WebSocketServer({ host: "127.0.0.1", port: 0, perMessageDefla
 server.on("connection", (socket) => {
   client = socket;
   socket.on("message", (data) => {
-    const m = JSON.parse(String(data)) as { id: unknown; method: string; params: { text?: string; turnId?: number } };
+    const m = JSON.parse(String(data)) as { id: unknown; method: string; params: { commandId?: string; text?: string; turnId?: number } };
     if (m.method === "turns.submit") {
       const turnId = ++nextTurn;
       const text = String(m.params.text);
-      transact(() => insertTurn.run(turnId, text, Date.now()));
+      transact(() => insertTurn.run(turnId, String(m.params.commandId), text, Date.now()));
       reply(socket, m.id, { turnId });
       void runTurn(turnId, text);
     } else if (m.method === "turns.wait") {

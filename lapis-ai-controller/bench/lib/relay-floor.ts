@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { denoV8Args, nodeV8Args } from "../../src/cli/v8-flags.ts";
 import { DENO_FLAGS } from "../../test/support/processes.ts";
 import { cpuMsOf } from "./bench-serve.ts";
-import { now, report, summary, type BenchRow } from "./stats.ts";
+import { now, quantile, report, summary, type BenchRow } from "./stats.ts";
 
 /** A running relay floor with its one client connection. */
 export type RelayFloor = {
@@ -58,7 +58,7 @@ export async function startRelayFloor(options: { runtime: "node" | "deno"; execu
       let first: number | null = null;
       onText = () => { if (first === null) first = now(); };
       const t0 = now();
-      const { turnId } = await request("turns.submit", { text });
+      const { turnId } = await request("turns.submit", { commandId: crypto.randomUUID(), text });
       const outcome = await request("turns.wait", { turnId });
       const done = now();
       onText = null;
@@ -110,6 +110,11 @@ export type RelaySample = {
   readonly eventsPerTurn: number;
 };
 
+/** The median of the per-turn differences `a[i] - b[i]` (the sides ran next to each other in turn i), in ms. */
+export function pairedGap(a: readonly number[], b: readonly number[]): number {
+  return quantile(a.slice(0, b.length).map((x, i) => x - (b[i] as number)), 0.5);
+}
+
 /** The goal of the completed rows, as a ratio over the direct client. */
 export const COMPLETED_GOAL = 1.05;
 
@@ -127,8 +132,8 @@ export function relayRows(s: RelaySample): BenchRow[] {
   const verdict = below ? `the ${COMPLETED_GOAL}x goal is BELOW the relay floor in this run` : `the ${COMPLETED_GOAL}x goal is above the relay floor in this run`;
   return [
     report({ row: `relay floor: ${s.what}`, figure: `relay submit -> completed (n=${r.n})`, value: r.median, baseline: d.median, unit: "ms", goal: "reported", met: true,
-      note: `${verdict}; gap ${(r.median - d.median).toFixed(1)} ms; relay first text ${rf.median.toFixed(1)} vs ${df.median.toFixed(1)} ms; relay CPU ${s.relayCpuPerTurn.toFixed(1)} ms/turn, ${s.commitsPerTurn.toFixed(1)} commits and ${s.eventsPerTurn.toFixed(1)} events/turn; baseline: the direct client` }),
+      note: `${verdict}; gap ${(r.median - d.median).toFixed(1)} ms (paired per turn ${pairedGap(s.relay, s.direct).toFixed(1)}); relay first text ${rf.median.toFixed(1)} vs ${df.median.toFixed(1)} ms; relay CPU ${s.relayCpuPerTurn.toFixed(1)} ms/turn, ${s.commitsPerTurn.toFixed(1)} commits and ${s.eventsPerTurn.toFixed(1)} events/turn; baseline: the direct client` }),
     report({ row: `ctl over relay: ${s.what}`, figure: "controller / relay, completed median", value: c.median, baseline: r.median, unit: "ms", goal: "reported", met: true,
-      note: `controller/direct ${(c.median / d.median).toFixed(2)}, relay/direct ${floorRatio.toFixed(2)}; the controller adds ${(c.median - r.median).toFixed(1)} ms over the floor; ${verdict}` }),
+      note: `controller/direct ${(c.median / d.median).toFixed(2)}, relay/direct ${floorRatio.toFixed(2)}; the controller adds ${(c.median - r.median).toFixed(1)} ms over the floor (paired per turn ${pairedGap(s.controller, s.relay).toFixed(1)}); ${verdict}` }),
   ];
 }
