@@ -53,8 +53,8 @@ const insertTurn = db.prepare("INSERT INTO turns (turn_id, command_id, prompt, s
 const setState = db.prepare("UPDATE turns SET state = ?, updated_at = ? WHERE turn_id = ?");
 const append = db.prepare("INSERT INTO journal (turn_id, payload, created_at) VALUES (?, ?, ?)");
 
-/** Counts of this process's work, answered on `relay.stats`. */
-const stats = { commits: 0, events: 0 };
+/** Counts of this process's work, answered on `relay.stats`: commits, events journaled, ms spent in COMMIT (the event loop blocked on the disk). */
+const stats = { commits: 0, events: 0, commitMs: 0 };
 
 // The journal queue: agent events wait here for the next group commit; a
 // frame leaves for the client only once its row is committed.
@@ -75,7 +75,9 @@ function transact(work: () => void = () => {}): void {
       frames.push(`{"jsonrpc":"2.0","method":"event","params":{"turnId":${item.turnId},"seq":${seq},"event":${item.payload}}}`);
     }
     work();
+    const t0 = performance.now();
     db.exec("COMMIT");
+    stats.commitMs += performance.now() - t0;
   } catch (error) {
     db.exec("ROLLBACK");
     throw error;

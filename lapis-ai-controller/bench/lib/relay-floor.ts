@@ -11,14 +11,22 @@ import { DENO_FLAGS } from "../../test/support/processes.ts";
 import { cpuMsOf } from "./bench-serve.ts";
 import { now, quantile, report, summary, type BenchRow } from "./stats.ts";
 
+/** The relay's own counts (bench/children/relay-floor.ts `stats`). */
+export type RelayStats = { commits: number; events: number; commitMs: number };
+
+/** The relay's counts per turn between two `stats()` answers. */
+export function perTurn(from: RelayStats, to: RelayStats, turns: number): RelayStats {
+  return { commits: (to.commits - from.commits) / turns, events: (to.events - from.events) / turns, commitMs: (to.commitMs - from.commitMs) / turns };
+}
+
 /** A running relay floor with its one client connection. */
 export type RelayFloor = {
   /** Submits `text`, waits for the outcome; ms since submit. */
   run(text: string): Promise<{ firstTextMs: number; doneMs: number; state: string }>;
   /** CPU time (user + system, not its agent) of the relay process, in ms. */
   cpuMs(): number;
-  /** The relay's own counts: durable commits and journaled events so far. */
-  stats(): Promise<{ commits: number; events: number }>;
+  /** The relay's own counts: durable commits, journaled events and ms spent in COMMIT so far. */
+  stats(): Promise<RelayStats>;
   close(): Promise<void>;
 };
 
@@ -30,7 +38,9 @@ export async function startRelayFloor(options: { runtime: "node" | "deno"; execu
   const pkg = resolve(import.meta.dirname, "../..");
   const script = join(pkg, "bench/children/relay-floor.ts");
   const main = [script, options.executor, join(options.dir, "relay-floor.sqlite"), options.cwd];
-  const args = options.runtime === "node" ? [...nodeV8Args(), ...main] : ["run", ...DENO_FLAGS, "--allow-run", ...denoV8Args(), ...main];
+  // BENCH_RELAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) reaches a Node relay's command line, for profiling it.
+  const extra = (process.env.BENCH_RELAY_NODE_ARGS ?? "").split(" ").filter((a) => a.length > 0);
+  const args = options.runtime === "node" ? [...extra, ...nodeV8Args(), ...main] : ["run", ...DENO_FLAGS, "--allow-run", ...denoV8Args(), ...main];
   const child: ChildProcess = spawn(join(pkg, "node_modules/.bin", options.runtime), args, { cwd: options.dir, env: options.env, stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   const socket = await connectRelay(child, exited).catch(async (error: unknown) => {
@@ -67,7 +77,7 @@ export async function startRelayFloor(options: { runtime: "node" | "deno"; execu
     cpuMs: () => cpuMsOf(child.pid ?? 0),
     stats: async () => {
       const s = await request("relay.stats", {});
-      return { commits: Number(s.commits), events: Number(s.events) };
+      return { commits: Number(s.commits), events: Number(s.events), commitMs: Number(s.commitMs) };
     },
     close: async () => {
       socket.close();
@@ -106,8 +116,8 @@ export type RelaySample = {
   readonly directFirst: readonly number[];
   readonly controller: readonly number[];
   readonly relayCpuPerTurn: number;
-  readonly commitsPerTurn: number;
-  readonly eventsPerTurn: number;
+  /** The relay's commits, events and ms in COMMIT, per turn. */
+  readonly relayPerTurn: RelayStats;
 };
 
 /** The median of the per-turn differences `a[i] - b[i]` (the sides ran next to each other in turn i), in ms. */
@@ -132,7 +142,7 @@ export function relayRows(s: RelaySample): BenchRow[] {
   const verdict = below ? `the ${COMPLETED_GOAL}x goal is BELOW the relay floor in this run` : `the ${COMPLETED_GOAL}x goal is above the relay floor in this run`;
   return [
     report({ row: `relay floor: ${s.what}`, figure: `relay submit -> completed (n=${r.n})`, value: r.median, baseline: d.median, unit: "ms", goal: "reported", met: true,
-      note: `${verdict}; gap ${(r.median - d.median).toFixed(1)} ms (paired per turn ${pairedGap(s.relay, s.direct).toFixed(1)}); relay first text ${rf.median.toFixed(1)} vs ${df.median.toFixed(1)} ms; relay CPU ${s.relayCpuPerTurn.toFixed(1)} ms/turn, ${s.commitsPerTurn.toFixed(1)} commits and ${s.eventsPerTurn.toFixed(1)} events/turn; baseline: the direct client` }),
+      note: `${verdict}; gap ${(r.median - d.median).toFixed(1)} ms (paired per turn ${pairedGap(s.relay, s.direct).toFixed(1)}); relay first text ${rf.median.toFixed(1)} vs ${df.median.toFixed(1)} ms; relay CPU ${s.relayCpuPerTurn.toFixed(1)} ms/turn, ${s.relayPerTurn.commits.toFixed(1)} commits (${s.relayPerTurn.commitMs.toFixed(1)} ms in COMMIT) and ${s.relayPerTurn.events.toFixed(1)} events/turn; baseline: the direct client` }),
     report({ row: `ctl over relay: ${s.what}`, figure: "controller / relay, completed median", value: c.median, baseline: r.median, unit: "ms", goal: "reported", met: true,
       note: `controller/direct ${(c.median / d.median).toFixed(2)}, relay/direct ${floorRatio.toFixed(2)}; the controller adds ${(c.median - r.median).toFixed(1)} ms over the floor (paired per turn ${pairedGap(s.controller, s.relay).toFixed(1)}); ${verdict}` }),
   ];

@@ -12,7 +12,7 @@ import { startBenchServe } from "../lib/bench-serve.ts";
 import { type BenchContext, FIXED_ANSWER, startFixedModel } from "../lib/context.ts";
 import { watchedThread } from "../lib/controller-turns.ts";
 import { durableCommitProbe, floorRows, hopProbe, middleHalf } from "../lib/floor.ts";
-import { relayRows, startRelayFloor } from "../lib/relay-floor.ts";
+import { perTurn, type RelayStats, relayRows, startRelayFloor } from "../lib/relay-floor.ts";
 import { startDirectAppServer } from "../../test/support/direct-app-server-client.ts";
 import { type BenchRow, report, summary } from "../lib/stats.ts";
 
@@ -36,7 +36,7 @@ export async function nativeRows(ctx: BenchContext): Promise<BenchRow[]> {
     const dir = { first: [] as number[], done: [] as number[] };
     const viaAcp = { first: [] as number[], done: [] as number[] };
     const rel = { first: [] as number[], done: [] as number[] };
-    let cpu0 = 0, acpCpu0 = 0, relayCpu0 = 0, relay0 = { commits: 0, events: 0 };
+    let cpu0 = 0, acpCpu0 = 0, relayCpu0 = 0, relay0: RelayStats = { commits: 0, events: 0, commitMs: 0 };
     for (let i = 0; i <= turns; i++) {
       if (i === 1) { cpu0 = native.cpuMs(); acpCpu0 = acp.cpuMs(); relayCpu0 = relay.cpuMs(); relay0 = await relay.stats(); }
       const sides = [
@@ -82,7 +82,7 @@ export async function nativeRows(ctx: BenchContext): Promise<BenchRow[]> {
       report({ row: "native vs acp completed", figure: "controller completed, native vs ACP", value: cd.median, baseline: ad.median, unit: "ms", goal: "<= 1.0x (demo default)", met: cd.median <= ad.median, note: `serve CPU native ${cpuPerTurn.toFixed(1)}, ACP ${acpCpuPerTurn.toFixed(1)} ms/turn` }),
       ...floorRows(commit.samples, hop.samples, cd.median - dd.median, dd.median, "native completed"),
       ...relayRows({ what: "native", direct: dir.done, relay: rel.done, directFirst: dir.first, relayFirst: rel.first, controller: ctl.done, relayCpuPerTurn,
-        commitsPerTurn: (relay1.commits - relay0.commits) / turns, eventsPerTurn: (relay1.events - relay0.events) / turns }),
+        relayPerTurn: perTurn(relay0, relay1, turns) }),
     ];
   } finally {
     hop.close();

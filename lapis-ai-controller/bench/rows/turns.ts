@@ -10,7 +10,7 @@ import { startBenchServe } from "../lib/bench-serve.ts";
 import { type BenchContext, FIXED_ANSWER, startFixedModel } from "../lib/context.ts";
 import { watchedThread } from "../lib/controller-turns.ts";
 import { durableCommitProbe, floorRows, hopProbe, middleHalf } from "../lib/floor.ts";
-import { relayRows, startRelayFloor } from "../lib/relay-floor.ts";
+import { perTurn, type RelayStats, relayRows, startRelayFloor } from "../lib/relay-floor.ts";
 import { startDirectAgent } from "../../test/support/direct-acp-client.ts";
 import { type BenchRow, report, summary } from "../lib/stats.ts";
 
@@ -30,7 +30,7 @@ export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
     const ctl = { first: [] as number[], done: [] as number[] };
     const dir = { first: [] as number[], done: [] as number[] };
     const rel = { first: [] as number[], done: [] as number[] };
-    let cpu0 = 0, relayCpu0 = 0, relay0 = { commits: 0, events: 0 };
+    let cpu0 = 0, relayCpu0 = 0, relay0: RelayStats = { commits: 0, events: 0, commitMs: 0 };
     for (let i = 0; i <= turns; i++) {
       if (i === 1) { cpu0 = serve.cpuMs(); relayCpu0 = relay.cpuMs(); relay0 = await relay.stats(); }
       const sides = [
@@ -68,7 +68,7 @@ export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
       report({ row: "completed median", figure: `submit -> completed, text turn (n=${cd.n})`, value: cd.median, baseline: dd.median, unit: "ms", goal: "<= 1.05x", met: cd.median <= 1.05 * dd.median, note: `gap ${(cd.median - dd.median).toFixed(1)} ms; direct p25-p75 ${middleHalf(dir.done)}; serve CPU ${cpuPerTurn.toFixed(1)} ms/turn` }),
       ...floorRows(commit.samples, hop.samples, cd.median - dd.median, dd.median, "completed"),
       ...relayRows({ what: "ACP", direct: dir.done, relay: rel.done, directFirst: dir.first, relayFirst: rel.first, controller: ctl.done, relayCpuPerTurn,
-        commitsPerTurn: (relay1.commits - relay0.commits) / turns, eventsPerTurn: (relay1.events - relay0.events) / turns }),
+        relayPerTurn: perTurn(relay0, relay1, turns) }),
     ];
   } finally {
     hop.close();
