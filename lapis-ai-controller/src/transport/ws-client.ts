@@ -43,6 +43,11 @@ export function runsOnDeno(agent: unknown = (globalThis as { navigator?: { userA
   return typeof agent === "string" && agent.startsWith("Deno/");
 }
 
+/** What this file uses of the `ws` package. */
+type WsModule = { readonly WebSocket: new (url: string, options: { perMessageDeflate: boolean }) => unknown };
+
+const loadWs = (): Promise<WsModule> => import("ws") as Promise<WsModule>;
+
 /**
  * The `ws` package's client socket, which speaks the same WHATWG surface. Deno's
  * own WebSocket client leaves Nagle's algorithm on (TCP_NODELAY 0) and writes a
@@ -50,10 +55,18 @@ export function runsOnDeno(agent: unknown = (globalThis as { navigator?: { userA
  * waits for the controller's delayed ACK of the header, 40 ms on Linux, on every
  * such frame (a recall's or a context endpoint's answer). `ws` over Deno's
  * node:net sets TCP_NODELAY and hands a frame to the kernel in one writev.
+ * Where `ws` cannot be loaded (Deno resolves bare names only for code inside a
+ * package or config that declares them), the runtime's own WebSocket serves:
+ * slower on large frames, never unable to connect.
  */
-export async function nodeNetSocket(url: string): Promise<SocketLike> {
-  const { WebSocket: NodeNetWebSocket } = await import("ws");
-  return new NodeNetWebSocket(url, { perMessageDeflate: false }) as unknown as SocketLike;
+export async function nodeNetSocket(url: string, load: () => Promise<WsModule> = loadWs): Promise<SocketLike> {
+  let ws: WsModule;
+  try {
+    ws = await load();
+  } catch {
+    return new WebSocket(url) as unknown as SocketLike;
+  }
+  return new ws.WebSocket(url, { perMessageDeflate: false }) as unknown as SocketLike;
 }
 
 /** Default socket factory: the runtime's WHATWG WebSocket, or on Deno the `ws` package's (nodeNetSocket). */

@@ -4,7 +4,7 @@
 // factory seam (a factory that loads its socket first) keeps its deadline.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { RpcPeer, runsOnDeno, type SocketLike } from "../../../src/transport/ws-client.ts";
+import { nodeNetSocket, RpcPeer, runsOnDeno, type SocketLike } from "../../../src/transport/ws-client.ts";
 import { readsPerLargeAnswer } from "../../support/frame-reads-check.ts";
 import { startFrameReadServer } from "../../support/frame-reads.ts";
 
@@ -35,6 +35,22 @@ test("P-DNO-01 a factory that loads its socket first: opened, refused, or past t
     release(late);
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(closed, 1, "a socket that arrives after the deadline is closed");
+  } finally {
+    await server.close();
+  }
+});
+
+test("P-DNO-01 where `ws` cannot be loaded, the Deno socket falls back to the runtime's WebSocket and still connects and answers", async () => {
+  const server = await startFrameReadServer();
+  try {
+    let loads = 0;
+    const failing = () => { loads += 1; return Promise.reject(new TypeError('Import "ws" not a dependency')); };
+    const peer = await RpcPeer.open(server.url, (url) => nodeNetSocket(url, failing), { request: () => Promise.resolve({ ok: true, value: { text: "ok" }, raw: "" }) }, 5_000);
+    assert.ok(peer instanceof RpcPeer, JSON.stringify(peer));
+    const answer = await server.ask(JSON.stringify({ jsonrpc: "2.0", id: "s1", method: "memory.recall", params: {} }));
+    assert.equal((JSON.parse(answer.text) as { result: { text: string } }).result.text, "ok");
+    assert.equal(loads, 1);
+    peer.close();
   } finally {
     await server.close();
   }
