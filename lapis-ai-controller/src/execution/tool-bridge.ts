@@ -13,12 +13,43 @@ import { hostAllowed } from "../domain/loopback-host.ts";
 import { CONTROLLER_VERSION } from "../domain/protocol.ts";
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Schema } from "../domain/contract/schema.ts";
 import { checkToolArguments } from "../domain/contract/tools.ts";
 import { BRIDGE_MCP_NAME } from "../domain/contract/mcp-servers.ts";
+
+/** The MCP SDK's server modules. */
+type McpModules = {
+  readonly Server: typeof import("@modelcontextprotocol/sdk/server/index.js").Server;
+  readonly StreamableHTTPServerTransport: typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js").StreamableHTTPServerTransport;
+  readonly CallToolRequestSchema: typeof import("@modelcontextprotocol/sdk/types.js").CallToolRequestSchema;
+  readonly ListToolsRequestSchema: typeof import("@modelcontextprotocol/sdk/types.js").ListToolsRequestSchema;
+};
+let mcpModules: Promise<McpModules> | null = null;
+
+/**
+ * The MCP SDK's server modules, loaded at the bridge's first request rather
+ * than at serve's start: a serve whose agents never reach the bridge (no
+ * application tools, no memory tools) never holds them (about 6-7 MiB of a
+ * Deno serve's resident set, docs/performance.md). A failed load is retried
+ * at the next request.
+ */
+function loadMcp(): Promise<McpModules> {
+  mcpModules ??= Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]).then(([index, http, types]) => ({
+    Server: index.Server,
+    StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+    CallToolRequestSchema: types.CallToolRequestSchema,
+    ListToolsRequestSchema: types.ListToolsRequestSchema,
+  }), (error: unknown) => {
+    mcpModules = null;
+    throw error;
+  });
+  return mcpModules;
+}
 
 /** Whom a bridge grant serves: server-derived, never a client's claim. */
 export type ToolBinding = { readonly principal: string; readonly application: string; readonly threadId: string };
@@ -105,6 +136,8 @@ export class ToolBridge {
 
   grant(binding: ToolBinding): ToolGrant | null {
     if (this.#grants.size >= this.#limits.maxGrants) return null;
+    // The agent's first request follows its launch: load the SDK meanwhile.
+    void loadMcp().catch(() => {});
     const bearer = randomBytes(32).toString("base64url");
     const key = digest(bearer);
     this.#grants.set(key, { ...binding });
@@ -130,8 +163,10 @@ export class ToolBridge {
     if (req.method !== "POST") return deny(res, 405);
     const body = await readBody(req, this.#limits.maxBodyBytes);
     if (body === undefined) return deny(res, 400);
-    const server = this.#mcpServer(binding);
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    let mcp: McpModules;
+    try { mcp = await loadMcp(); } catch { return deny(res, 500); }
+    const server = this.#mcpServer(mcp, binding);
+    const transport = new mcp.StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on("close", () => { void transport.close(); void server.close(); });
     try {
       await server.connect(transport);
@@ -141,9 +176,9 @@ export class ToolBridge {
     }
   }
 
-  #mcpServer(binding: ToolBinding): Server {
-    const server = new Server({ name: BRIDGE_SERVER_NAME, version: CONTROLLER_VERSION }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
+  #mcpServer(mcp: McpModules, binding: ToolBinding): Server {
+    const server = new mcp.Server({ name: BRIDGE_SERVER_NAME, version: CONTROLLER_VERSION }, { capabilities: { tools: {} } });
+    server.setRequestHandler(mcp.ListToolsRequestSchema, () => ({
       tools: this.#host.list(binding).map((t) => ({
         name: t.name,
         description: t.description,
@@ -151,7 +186,7 @@ export class ToolBridge {
         annotations: { readOnlyHint: !t.mutating },
       })),
     }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    server.setRequestHandler(mcp.CallToolRequestSchema, async (request) => {
       // A revoked grant answers nothing, even on a connection opened before.
       if (![...this.#grants.values()].includes(binding)) return { isError: true, content: [{ type: "text" as const, text: "endpoint_revoked" }] };
       const args = request.params.arguments ?? {};

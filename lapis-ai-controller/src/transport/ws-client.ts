@@ -1,5 +1,7 @@
 // A JSON-RPC peer over a WHATWG WebSocket: browser-safe (no Node globals),
-// imports only frames.ts. Used by the SDK client (client.ts).
+// imports only frames.ts. Used by the SDK client (client.ts). On Deno alone the
+// default socket is the `ws` package's, loaded when first needed (see
+// defaultSocketFactory); a browser or Node never loads it.
 import type { FrameId } from "./frames.ts";
 import { decodeFrame, encodeError, encodeRequest, encodeResult, rpcError } from "./frames.ts";
 
@@ -11,8 +13,8 @@ export interface SocketLike {
   addEventListener(type: "open" | "message" | "close" | "error", listener: (event: any) => void): void;
 }
 
-/** Creates a socket for a URL; the default is the global WebSocket. */
-export type SocketFactory = (url: string) => SocketLike;
+/** Creates a socket for a URL (or a promise of one, for a factory that loads its implementation first). */
+export type SocketFactory = (url: string) => SocketLike | Promise<SocketLike>;
 
 /** A failure as the client sees it: a stable code and whether a retry may succeed. */
 export interface RpcFailure {
@@ -36,11 +38,50 @@ export interface PeerHandlers {
 
 const OPEN = 1;
 
-/** Default socket factory: the runtime's WHATWG WebSocket. */
-export const defaultSocketFactory: SocketFactory = (url) => new WebSocket(url) as unknown as SocketLike;
+/** True on Deno, told by its user agent (`Deno/2.x`); a browser or Node says otherwise. */
+export function runsOnDeno(agent: unknown = (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent): boolean {
+  return typeof agent === "string" && agent.startsWith("Deno/");
+}
+
+/** What this file uses of the `ws` package. */
+type WsModule = { readonly WebSocket: new (url: string, options: { perMessageDeflate: boolean }) => unknown };
+
+const loadWs = (): Promise<WsModule> => import("ws") as Promise<WsModule>;
+
+/**
+ * The `ws` package's client socket, which speaks the same WHATWG surface. Deno's
+ * own WebSocket client leaves Nagle's algorithm on (TCP_NODELAY 0) and writes a
+ * frame of about 1 KiB or more as two segments, header then payload: the payload
+ * waits for the controller's delayed ACK of the header, 40 ms on Linux, on every
+ * such frame (a recall's or a context endpoint's answer). `ws` over Deno's
+ * node:net sets TCP_NODELAY and hands a frame to the kernel in one writev.
+ * Where `ws` cannot be loaded (Deno resolves bare names only for code inside a
+ * package or config that declares them), the runtime's own WebSocket serves:
+ * slower on large frames, never unable to connect.
+ */
+export async function nodeNetSocket(url: string, load: () => Promise<WsModule> = loadWs): Promise<SocketLike> {
+  let ws: WsModule;
+  try {
+    ws = await load();
+  } catch {
+    return new WebSocket(url) as unknown as SocketLike;
+  }
+  return new ws.WebSocket(url, { perMessageDeflate: false }) as unknown as SocketLike;
+}
+
+/** Default socket factory: the runtime's WHATWG WebSocket, or on Deno the `ws` package's (nodeNetSocket). */
+export const defaultSocketFactory: SocketFactory = (url) => runsOnDeno() ? nodeNetSocket(url) : new WebSocket(url) as unknown as SocketLike;
 
 function failure(code: string, retryable: boolean): RpcOutcome {
   return { ok: false, error: { code, retryable } };
+}
+
+function closeQuietly(socket: SocketLike): void {
+  try {
+    socket.close();
+  } catch {
+    // already closed
+  }
 }
 
 /** Extracts the exact result text of a response frame without re-serializing it. */
@@ -64,34 +105,33 @@ export class RpcPeer {
     socket.addEventListener("close", (event: { code?: number; reason?: string }) => this.#onClose(event.code ?? 1006, event.reason ?? ""));
   }
 
-  /** Opens a socket and waits for it, at most `timeoutMs`. */
+  /** Opens a socket and waits for it (and for the factory, where it loads first), at most `timeoutMs`. */
   static open(url: string, factory: SocketFactory, handlers: PeerHandlers, timeoutMs: number): Promise<RpcPeer | RpcFailure> {
     return new Promise((resolve) => {
-      let socket: SocketLike;
-      try {
-        socket = factory(url);
-      } catch {
-        resolve({ code: "connect_failed", retryable: true });
-        return;
-      }
+      let socket: SocketLike | null = null;
       let settled = false;
-      const timer = setTimeout(() => finish({ code: "connect_timeout", retryable: true }), timeoutMs);
       const finish = (value: RpcPeer | RpcFailure) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        if (!(value instanceof RpcPeer)) {
-          try {
-            socket.close();
-          } catch {
-            // already closed
-          }
-        }
+        if (!(value instanceof RpcPeer) && socket !== null) closeQuietly(socket);
         resolve(value);
       };
-      socket.addEventListener("open", () => finish(new RpcPeer(socket, handlers)));
-      socket.addEventListener("error", () => finish({ code: "connect_failed", retryable: true }));
-      socket.addEventListener("close", () => finish({ code: "connect_failed", retryable: true }));
+      const timer = setTimeout(() => finish({ code: "connect_timeout", retryable: true }), timeoutMs);
+      const watch = (made: SocketLike) => {
+        socket = made;
+        if (settled) return closeQuietly(made); // the deadline passed while the factory loaded
+        made.addEventListener("open", () => finish(new RpcPeer(made, handlers)));
+        made.addEventListener("error", () => finish({ code: "connect_failed", retryable: true }));
+        made.addEventListener("close", () => finish({ code: "connect_failed", retryable: true }));
+      };
+      try {
+        const made = factory(url);
+        if (made instanceof Promise) made.then(watch, () => finish({ code: "connect_failed", retryable: true }));
+        else watch(made);
+      } catch {
+        finish({ code: "connect_failed", retryable: true });
+      }
     });
   }
 

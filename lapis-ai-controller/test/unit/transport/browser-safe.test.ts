@@ -24,3 +24,13 @@ test("AIC-SDK-01 the SDK sources are browser-safe: no node: imports, Buffer, pro
     }
   }
 });
+
+test("AIC-SDK-01 P-DNO-01 the one place the SDK reaches for `ws` is a dynamic import in ws-client.ts's Deno-only socket, never a static import", () => {
+  for (const file of SDK_FILES) {
+    const code = readFileSync(resolve(ROOT, file), "utf8");
+    const dynamic = [...code.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)].map((m) => m[1]);
+    assert.deepEqual(dynamic, file === "src/transport/ws-client.ts" ? ["ws"] : [], file);
+  }
+  const wsClient = readFileSync(resolve(ROOT, "src/transport/ws-client.ts"), "utf8");
+  assert.match(wsClient, /runsOnDeno\(\) \? nodeNetSocket\(url\) : new WebSocket\(url\)/);
+});
