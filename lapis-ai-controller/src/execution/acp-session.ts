@@ -87,7 +87,10 @@ export class AcpSession implements PreparedSession {
   /** Opens the SDK connection with our handlers. */
   connect(): void {
     const app = acp.client({ name: "lapis-ai-controller" })
-      .onNotification(acp.methods.client.session.update, ({ params }) => {
+      // Parsed once, not twice: the session router `acp.client()` installs ahead of every app handler already parses
+      // each session/update with the SDK's own schema (zSessionNotification) and a refused one never reaches this
+      // handler (test/unit/execution/acp-update-validation.test.ts), so the handler's own copy of that parse is skipped.
+      .onNotification(acp.methods.client.session.update, (params: unknown) => params as acp.SessionNotification, ({ params }) => {
         // Updates for another session (a lying agent) are dropped.
         if (params.sessionId !== this.nativeSessionId || !this.#sink || !this.#translator) return;
         for (const e of this.#translator.translate(params.update as { sessionUpdate: string })) this.#sink.event(e);

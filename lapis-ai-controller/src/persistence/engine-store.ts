@@ -54,6 +54,34 @@ function redactedEntry(e: Omit<JournalEntry, "seq">, redactor: EntryRedactor | u
   return d.changed ? { ...e, type: d.type, data: d.data } : e;
 }
 
+/** Longest text (UTF-16 units) one joined row of streamed pieces grows to. */
+export const JOINED_TEXT_MAX = 16 * 1024;
+
+/** A grouped append waiting for its commit; `position` is its place in the group queue (1-based). */
+type Queued = { entry: JournalAppend; written: boolean; position: number };
+
+/** The text of a streamed piece (`text` or `reasoning`, payload `{text}` only), else null. */
+function streamedText(e: JournalAppend): string | null {
+  if ((e.kind !== "text" && e.kind !== "reasoning") || e.visibility !== "transcript" || e.payload === undefined) return null;
+  const p = e.payload;
+  if (p === null || typeof p !== "object" || Array.isArray(p)) return null;
+  const text = (p as { readonly [key: string]: Json }).text;
+  return Object.keys(p).length === 1 && typeof text === "string" ? text : null;
+}
+
+/** `into` with `next`'s text appended when both are pieces of one block (same turn, kind and metadata) and the row stays bounded, else null. */
+function joinPiece(into: JournalAppend, next: JournalAppend): JournalAppend | null {
+  const a = streamedText(into);
+  const b = streamedText(next);
+  if (a === null || b === null || a.length + b.length > JOINED_TEXT_MAX) return null;
+  if (into.threadId !== next.threadId || into.turnId !== next.turnId || into.kind !== next.kind || into.messageId !== next.messageId) return null;
+  const ma = into.metadata ?? {};
+  const mb = next.metadata ?? {};
+  const keys = Object.keys(ma);
+  if (keys.length !== Object.keys(mb).length || keys.some((k) => !Object.hasOwn(mb, k) || ma[k] !== mb[k])) return null;
+  return { ...into, payload: { text: a + b } };
+}
+
 /** A stored history cut, or undefined for none or an unknown shape (then nothing is cut). */
 function readCut(v: unknown): HistoryCut | undefined {
   if (v === null || typeof v !== "object") return undefined;
@@ -106,12 +134,28 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     if (entry.visibility === "transcript") onTranscript(entry.threadId);
     return id;
   };
+  // The streamed piece queued last, while nothing has been queued after it and its row is not written yet.
+  let tail: Queued | null = null;
   const appendGrouped = (raw: Omit<JournalEntry, "seq">): void => {
     const entry = journalAppend(raw);
+    // A piece of the same block arriving before the next group commit joins that row: one row and one event, no delay.
+    if (tail !== null && !tail.written && store.handle.pending() === tail.position) {
+      const joined = joinPiece(tail.entry, entry);
+      if (joined !== null) {
+        tail.entry = joined;
+        return;
+      }
+    }
+    const item: Queued = { entry, written: false, position: 0 };
     // Subscribers hear of it only after its group's COMMIT (persistence/group-commit.ts).
-    store.handle.group(() => void must(store.journal.append(entry)), () => {
+    store.handle.group(() => {
+      item.written = true;
+      must(store.journal.append(item.entry));
+    }, () => {
       if (entry.visibility === "transcript") onTranscript(entry.threadId);
     });
+    item.position = store.handle.pending();
+    tail = streamedText(entry) === null ? null : item;
   };
   // The cache holds live turns only: a settled turn read later (turns.get, turns.wait) is rebuilt, not kept forever.
   const configOf = (turnId: string, providerId: string, live: boolean): PreparedConfig => {

@@ -26,4 +26,6 @@ export interface StoreHandle {
   group(work: () => void, committed: () => void): void;
   /** Commits the group queue now: a barrier before anything that depends on queued writes leaves the process. */
   flush(): void;
+  /** Items in the group queue, not yet committed (it only grows until their commit). */
+  pending(): number;
 }

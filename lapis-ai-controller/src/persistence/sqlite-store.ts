@@ -138,6 +138,7 @@ export function openSqliteStore(options: StoreOptions): Result<SqliteStore> {
       transact,
       group: runner.group,
       flush: runner.flush,
+      pending: () => runner.pending,
     };
     return ok(assemble(options.path, handle, lock.value));
   } catch (caught) {

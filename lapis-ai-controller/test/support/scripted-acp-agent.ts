@@ -20,6 +20,8 @@ export type AgentStep =
   | { crash: number }
   | { unknownRequest: string }
   | { foreignSessionUpdate: string }
+  /** Sends `update` as this session's session/update as is, valid or not (what a faulty or hostile agent may send). */
+  | { rawUpdate: Record<string, unknown> }
   | { sayEnv: string[] }
   | { stderr: string }
   /** Plays an MCP client of the session's first HTTP MCP server (the controller's tool bridge): lists its tools, then makes the calls; each result is logged. */
@@ -161,6 +163,8 @@ async function runTurn(client: acp.AgentContext, sessionId: string, steps: Agent
       catch (e) { log({ event: "unknown_error", code: (e as { code?: number }).code ?? null }); }
     } else if ("foreignSessionUpdate" in step) {
       await client.notify(acp.methods.client.session.update, { sessionId: "foreign-session", update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: step.foreignSessionUpdate } } });
+    } else if ("rawUpdate" in step) {
+      await client.notify(acp.methods.client.session.update, { sessionId, update: step.rawUpdate as unknown as acp.SessionUpdate });
     } else if ("stderr" in step) {
       process.stderr.write(`${step.stderr}\n`);
     } else if ("mcp" in step) {
