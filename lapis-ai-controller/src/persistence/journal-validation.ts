@@ -1,9 +1,10 @@
 // The journal's startup validation at SQLite's speed. The journal is the one
 // table that grows with use (1M rows in a long-lived install), and reading
 // every row into a JS object costs ~40x a `quick_check`. So one pass of SQLite
-// proves rows valid and linked (their thread and turn exist) with a predicate
-// whose every clause implies its JS check (anything unusual, e.g. a NUL or a
-// long string, simply fails it); the short text facts of an unusual row (kind,
+// proves rows valid and their turn linked with a predicate whose every clause
+// implies its JS check (anything unusual, e.g. a NUL or a long string, simply
+// fails it, and so does a clause that meets a NULL: the pass keeps the rows
+// whose predicate IS NOT TRUE); the short text facts of an unusual row (kind,
 // message id, metadata) are judged by the JS rules themselves through one SQL
 // function that remembers the last verdict. Only the rows not proven are read
 // and judged by the JS validator, which stays the one definition of valid.
@@ -11,9 +12,11 @@
 // What the pass leaves out is proven elsewhere, never assumed: the column
 // types and NOT NULLs by the STRICT table and `quick_check` (which reports a
 // wrong type or a NULL in a STRICT table, CHECKs off or not), the ids by the
-// rows they link to (validated in their own tables first), and the ranges of
-// journal_id and seq through the rowid and the UNIQUE (thread_id, seq) index,
-// a few seeks per thread (journalSequencesConsistent).
+// rows they link to (validated in their own tables first), the threads the
+// rows name by the distinct thread ids of the UNIQUE (thread_id, seq) index (a
+// seek per thread, journalThreadsLinked), and the ranges of journal_id and seq
+// through the rowid and that index, a few seeks per thread
+// (journalSequencesConsistent).
 import type { DatabaseSync } from "node:sqlite";
 import { EVENT_KINDS } from "../domain/contract/events.ts";
 import { validKind, validMetadata } from "./journal-rules.ts";
@@ -28,21 +31,25 @@ const CHUNK_KINDS = ["text", "reasoning"];
 /**
  * The row facts of most journal rows proven in SQL, without a call into JS
  * (which costs more than the rest of the pass): a contract event kind (each
- * matches KIND_PATTERN), a message id of 1..256 UTF-8 bytes (so 1..256 UTF-16
- * units, within shortTextOrNull and METADATA_MAX_STRING; a TEXT by the STRICT
- * table), and metadata that is `{}` or exactly `{"messageId": <that id>}` as
- * SQLite encodes it (a streamed chunk's; valid by validMetadata). Any other
- * row asks the JS rules.
+ * matches KIND_PATTERN), and either metadata exactly `{"messageId": <the
+ * row's message id>}` as SQLite encodes it (a streamed chunk's; valid by
+ * validMetadata) whose 17..272 bytes bound the id to 1..256 UTF-8 bytes (the
+ * encoding adds 16 bytes and never shortens the id; a NULL id encodes as
+ * `null`), or metadata `{}` beside a NULL id or one of 1..256 bytes. 1..256
+ * bytes are 1..256 UTF-16 units, within shortTextOrNull and
+ * METADATA_MAX_STRING; a TEXT by the STRICT table. Any other row asks the JS
+ * rules.
  */
 const COMMON_FACTS = `((kind = 'text' OR kind = 'reasoning' OR kind IN (${list(Object.keys(EVENT_KINDS).filter((k) => validKind(k) && !CHUNK_KINDS.includes(k)))}))
-    AND (message_id IS NULL OR octet_length(message_id) BETWEEN 1 AND 256)
-    AND (metadata = '{}' OR metadata = json_object('messageId', message_id)))`;
+    AND (metadata = json_object('messageId', message_id) AND octet_length(metadata) BETWEEN 17 AND 272
+      OR metadata = '{}' AND (message_id IS NULL OR octet_length(message_id) BETWEEN 1 AND 256)))`;
 
 /**
  * A stored payload JSON.parse accepts: valid JSON (json_valid) with no NUL
  * (json_valid stops at the first NUL; JSON.parse does not). A text whose
  * character count equals its byte count is ASCII without a NUL (length()
- * counts up to the first NUL), which spares most rows the search for one.
+ * counts up to the first NUL), which spares most rows the search for one. A
+ * NULL payload makes the clause NULL: not proven.
  */
 const PAYLOAD_PARSES = `(length(payload) = octet_length(payload) OR instr(payload, char(0)) = 0) AND json_valid(payload)`;
 
@@ -51,6 +58,8 @@ const PAYLOAD_PARSES = `(length(payload) = octet_length(payload) OR instr(payloa
  * record-validation.ts. Payload placement follows the thread's retention (a
  * transcript row of a metadata-only thread stores no payload; one of a full
  * thread keeps it in the database); a retention no thread has needs no lookup.
+ * created_at shifted right by 53 bits is 0 exactly for 0..2^53-1 (the shift
+ * keeps the sign).
  */
 function surelyValid(retentions: ReadonlySet<string>): string {
   const notIn = (retention: string) => retentions.has(retention)
@@ -59,18 +68,17 @@ function surelyValid(retentions: ReadonlySet<string>): string {
     // visibility, and transcript rows exactly the sequenced ones
     `(visibility = 'transcript' AND seq IS NOT NULL OR visibility = 'owner' AND seq IS NULL)`,
     // payload_state, a payload exactly when stored, a stored payload that parses, each where its thread's retention puts it
-    `(payload_state = 'stored' AND payload IS NOT NULL AND ${PAYLOAD_PARSES}${notIn("metadata-only")}
+    `(payload_state = 'stored' AND ${PAYLOAD_PARSES}${notIn("metadata-only")}
       OR payload_state = 'volatile' AND payload IS NULL${notIn("full")}
       OR payload_state = 'none' AND payload IS NULL)`,
-    `created_at >= 0 AND created_at <= ${MAX_SAFE}`,
+    `(created_at >> 53) = 0`,
     // kind (KIND_PATTERN), message_id (shortTextOrNull) and metadata (validMetadata): the JS rules themselves, which
     // see the whole text (node:sqlite hands a function the full value, NULs included) and check its type.
     `(${COMMON_FACTS} OR aic_row_facts(kind, message_id, metadata) = 1)`,
+    // the row's turn exists (its thread: journalThreadsLinked)
+    `(turn_id IS NULL OR turn_id IN (SELECT turn_id FROM turns))`,
   ].join("\n  AND ");
 }
-
-/** The row's thread and turn exist (the journal's foreign keys, proven in the pass instead of a second scan). */
-const LINKED = `thread_id IN (SELECT thread_id FROM threads) AND (turn_id IS NULL OR turn_id IN (SELECT turn_id FROM turns))`;
 
 /**
  * Judges a row's kind, message id and metadata with the JS rules. Consecutive
@@ -115,31 +123,50 @@ export function journalColumnsAre(db: DatabaseSync, expected: readonly string[])
     typeof table?.sql === "string" && !/collate/i.test(table.sql);
 }
 
-/** A journal row the pass could not prove, with whether its thread and turn exist (`linked`, not a column). */
-export interface UnprovenRow {
-  readonly row: Row;
-  readonly linked: boolean;
-}
-
-/** Journal rows SQLite could not prove valid and linked, in one pass over the table; the caller judges each with the JS rules and `journalPlacement`. */
-export function* journalRowsToCheck(db: DatabaseSync): Iterable<UnprovenRow> {
+/**
+ * Journal rows SQLite could not prove valid with their turn linked, in one
+ * pass over the table; the caller judges each with the JS rules,
+ * `journalPlacement` and `journalTurnLinked`.
+ */
+export function* journalRowsToCheck(db: DatabaseSync): Iterable<Row> {
   db.function("aic_row_facts", { deterministic: true }, rowFactsJudge());
   const retentions = new Set((db.prepare("SELECT DISTINCT retention AS r FROM threads").all() as Row[]).map((r) => String(r.r)));
-  const statement = db.prepare(`SELECT *, (${LINKED}) AS aic_linked FROM journal WHERE NOT (${surelyValid(retentions)}\n  AND ${LINKED})`);
-  for (const found of statement.iterate() as Iterable<Row>) {
-    const { aic_linked: linked, ...row } = found;
-    yield { row, linked: linked === 1 };
-  }
+  // seq and created_at beyond a safe integer read as -1 (invalid either way): node:sqlite throws on reading one into a number.
+  yield* db.prepare(`SELECT journal_id, thread_id, turn_id, CASE WHEN seq >> 53 <> 0 THEN -1 ELSE seq END AS seq, visibility, kind, message_id,
+      payload_state, payload, metadata, CASE WHEN created_at >> 53 <> 0 THEN -1 ELSE created_at END AS created_at
+    FROM journal WHERE (${surelyValid(retentions)}) IS NOT TRUE`).iterate() as Iterable<Row>;
 }
 
-/** The JS form of the placement clause for the rows the pass could not prove: true when the row's payload sits where its thread's retention puts it. */
+/** The JS form of the placement clause for the rows the pass could not prove: true when the row's payload sits where its thread's retention puts it. The threads are read at the first row asked about. */
 export function journalPlacement(db: DatabaseSync): (row: Row) => boolean {
-  const retention = new Map((db.prepare("SELECT thread_id, retention FROM threads").all() as Row[]).map((r) => [r.thread_id, r.retention]));
+  let retention: Map<unknown, unknown> | undefined;
   return (row) => {
     if (row.seq === null || row.payload_state === "none") return true;
+    retention ??= new Map((db.prepare("SELECT thread_id, retention FROM threads").all() as Row[]).map((r) => [r.thread_id, r.retention]));
     const kept = retention.get(row.thread_id);
     return row.payload_state === "stored" ? kept !== "metadata-only" : row.payload_state === "volatile" ? kept !== "full" : false;
   };
+}
+
+/** The JS form of the pass's turn clause, for the rows it could not prove: the row names no turn or an existing one. */
+export function journalTurnLinked(db: DatabaseSync): (row: Row) => boolean {
+  const turn = db.prepare("SELECT 1 AS present FROM turns WHERE turn_id = ?");
+  return (row) => row.turn_id === null || (typeof row.turn_id === "string" && turn.get(row.turn_id) !== undefined);
+}
+
+/**
+ * The first thread id the journal names that no thread row has, or undefined
+ * when every one exists: the distinct thread ids read from the UNIQUE
+ * (thread_id, seq) index one seek at a time (each the least id above the
+ * last), a seek per thread instead of one per row. Without that index the
+ * journal is refused before this is asked (journalSequencesConsistent).
+ */
+export function journalThreadMissing(db: DatabaseSync): { readonly threadId: unknown } | undefined {
+  const missing = db.prepare(`WITH RECURSIVE ids(id) AS (
+      SELECT (SELECT min(thread_id) FROM journal)
+      UNION ALL SELECT (SELECT min(thread_id) FROM journal WHERE thread_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
+    SELECT id FROM ids WHERE id IS NOT NULL AND id NOT IN (SELECT thread_id FROM threads) LIMIT 1`).get() as Row | undefined;
+  return missing === undefined ? undefined : { threadId: missing.id };
 }
 
 /** Every journal_id is a positive safe integer: the rowid's least and greatest, two seeks. */
@@ -151,7 +178,7 @@ export function journalIdsInRange(db: DatabaseSync): boolean {
 }
 
 /** The journal's UNIQUE (thread_id, seq) constraint is in force: a unique, non-partial index on exactly those columns. */
-function uniqueSequenceIndex(db: DatabaseSync): boolean {
+export function uniqueSequenceIndex(db: DatabaseSync): boolean {
   const indexes = db.prepare("SELECT name FROM pragma_index_list('journal') WHERE \"unique\" = 1 AND partial = 0").all() as Row[];
   return indexes.some((index) => {
     const columns = (db.prepare("SELECT name FROM pragma_index_info(?) ORDER BY seqno").all(String(index.name)) as Row[]).map((r) => r.name);
@@ -167,8 +194,8 @@ function uniqueSequenceIndex(db: DatabaseSync): boolean {
  * exactly when its seqs are 1..hi_t; so the sum of hi_t equals the number of
  * sequenced rows exactly when every thread's are contiguous. That number is
  * the journal's row count less its unsequenced rows (a range of the index per
- * thread); every row's thread exists (the pass proved it), so the threads'
- * rows are all the rows.
+ * thread); every row's thread exists (journalThreadMissing proved it), so the
+ * threads' rows are all the rows.
  */
 export function journalSequencesConsistent(db: DatabaseSync): boolean {
   if (!uniqueSequenceIndex(db)) return false;

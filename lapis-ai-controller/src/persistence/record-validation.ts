@@ -9,7 +9,10 @@ import {
   RETENTION_PROFILES, TURN_STATES,
 } from "../domain/records.ts";
 import { validKind, validMetadata, validReceipt } from "./journal-rules.ts";
-import { journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent } from "./journal-validation.ts";
+import {
+  journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
+  journalTurnLinked, uniqueSequenceIndex,
+} from "./journal-validation.ts";
 import { validPreparationMarkerRow } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
 import { TABLES, type TableName } from "./schema.ts";
@@ -90,11 +93,11 @@ export function validateAllRecords(db: DatabaseSync): Result<void> {
 }
 
 function validateInSnapshot(db: DatabaseSync): Result<void> {
-  const present = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Row[]).map((r) => String(r.name)));
+  // Every table of schema v1 present and STRICT, read in one statement.
+  const strict = new Map((db.prepare("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND type = 'table'").all() as Row[])
+    .map((r) => [String(r.name), r.strict === 1]));
   for (const table of TABLES) {
-    if (!present.has(table)) return err(controllerError("storage_record_invalid", { where: table }));
-    const strict = db.prepare("SELECT strict FROM pragma_table_list WHERE name = ?").get(table) as Row | undefined;
-    if (strict?.strict !== 1) return err(controllerError("storage_record_invalid", { where: table }));
+    if (strict.get(table) !== true) return err(controllerError("storage_record_invalid", { where: table }));
     if (table === "journal") {
       const journal = validateJournal(db);
       if (!journal.ok) return journal;
@@ -114,19 +117,25 @@ function validateInSnapshot(db: DatabaseSync): Result<void> {
 }
 
 /**
- * The journal grows with use: SQLite proves most of its rows valid and linked
- * in one pass, the rest are read and judged here (journal-validation.ts). A
- * row that passes the JS rules but links to no thread or turn is a foreign
- * key failure, as `foreign_key_check` would name it.
+ * The journal grows with use: SQLite proves most of its rows valid and their
+ * turn linked in one pass, the rest are read and judged here
+ * (journal-validation.ts); the threads the rows name are proven to exist from
+ * the distinct thread ids of the (thread_id, seq) index. A row that passes
+ * the JS rules but links to no thread or turn is a foreign key failure, as
+ * `foreign_key_check` would name it; a missing thread whose id is not even an
+ * id is an invalid row.
  */
 function validateJournal(db: DatabaseSync): Result<void> {
   const invalid = (where: string) => err(controllerError("storage_record_invalid", { where }));
-  if (!journalColumnsAre(db, Object.keys(SHAPES.journal)) || !journalIdsInRange(db)) return invalid("journal");
+  if (!journalColumnsAre(db, Object.keys(SHAPES.journal)) || !journalIdsInRange(db) || !uniqueSequenceIndex(db)) return invalid("journal");
   const placed = journalPlacement(db);
-  for (const { row, linked } of journalRowsToCheck(db)) {
+  const turnLinked = journalTurnLinked(db);
+  for (const row of journalRowsToCheck(db)) {
     if (!validRow("journal", row) || !placed(row)) return invalid("journal");
-    if (!linked) return invalid("foreign_keys");
+    if (!turnLinked(row)) return invalid("foreign_keys");
   }
+  const missing = journalThreadMissing(db);
+  if (missing !== undefined) return invalid(id(missing.threadId) ? "foreign_keys" : "journal");
   return ok(undefined);
 }
 

@@ -63,6 +63,19 @@ const CASES: ReadonlyArray<readonly [string, string, string]> = [
     rebuildJournal(V1_COLUMNS.replace("visibility TEXT NOT NULL", "visibility TEXT NOT NULL COLLATE NOCASE")) + `UPDATE journal SET visibility = 'TRANSCRIPT' WHERE seq = 1`],
   ["a journal whose metadata column allows NULL", "journal",
     rebuildJournal(V1_COLUMNS.replace("metadata TEXT NOT NULL", "metadata TEXT"))],
+  // The threads the rows name, proven from the distinct ids of the (thread_id, seq) index after the pass.
+  ["a transcript row's thread id is well formed but names no thread", "foreign_keys", `UPDATE journal SET thread_id = 'thread-${CANARY}' WHERE seq = 1`],
+  ["a row's thread id is not an id and names no thread", "journal", `UPDATE journal SET thread_id = 'bad id ${CANARY}' WHERE seq IS NULL`],
+  // A row the pass cannot prove (metadata beyond a chunk's) judged in JS, its turn looked up there.
+  ["a row judged in JS whose turn id is well formed but names no turn", "foreign_keys",
+    `UPDATE journal SET turn_id = 'turn-${CANARY}', metadata = '{"messageId":"m","tool":"x"}' WHERE seq = 1`],
+  // The bounds of the pass's chunk proof: the metadata's bytes bound the message id, the shift bounds created_at.
+  ["a chunk's message id of 257 bytes in its metadata", "journal",
+    `UPDATE journal SET kind = 'text', message_id = printf('%.257c', 'm'), metadata = json_object('messageId', printf('%.257c', 'm')) WHERE seq = 1`],
+  ["a chunk's metadata naming a message id other than its own beyond 256 characters", "journal",
+    `UPDATE journal SET kind = 'text', message_id = 'm', metadata = json_object('messageId', printf('%.300c', 'm')) WHERE seq = 1`],
+  ["created_at 2^53", "journal", `UPDATE journal SET created_at = 9007199254740992 WHERE seq = 1`],
+  ["a stored payload NULL (the clause meets a NULL)", "journal", `UPDATE journal SET payload = NULL WHERE seq = 1`],
 ];
 
 for (const [name, where, sql] of CASES) {
@@ -81,12 +94,12 @@ test("P-STO-06 journal: a value of the wrong type in a STRICT column (written ar
   const db = new DatabaseSync(path, { readOnly: true });
   const strictSql = String((db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'journal'").get() as { sql: string }).sql);
   db.close();
-  // The row's facts match the pass's SQL proof of a chunk (metadata is json_object('messageId', message_id)); only its type is wrong.
+  // The row's facts match the pass's SQL proof of a chunk (metadata is json_object('messageId', message_id), 17..272 bytes); only its type is wrong.
   // The table declared loosely for one write (message_id BLOB keeps an integer an integer), then STRICT again.
   const loose = strictSql.replace(/\) STRICT$/, ")").replace("message_id TEXT", "message_id BLOB");
   assert.notEqual(loose, strictSql);
   corrupt(path, `PRAGMA writable_schema = ON; ${table(loose)}; PRAGMA writable_schema = RESET;`);
-  corrupt(path, `UPDATE journal SET kind = 'text', message_id = 42, metadata = json_object('messageId', 42) WHERE seq = 1`);
+  corrupt(path, `UPDATE journal SET kind = 'text', message_id = 123456789, metadata = json_object('messageId', 123456789) WHERE seq = 1`);
   corrupt(path, `PRAGMA writable_schema = ON; ${table(strictSql)}; PRAGMA writable_schema = RESET;`);
   assert.deepEqual(openedError(path), { code: "storage_record_invalid", retryable: false, where: "integrity" });
 });
@@ -101,5 +114,16 @@ test("P-STO-05 journal: non-ASCII payloads and message ids, owner rows and a sec
       ('thread-2', NULL, 1, 'transcript', 'text', 'm-2', 'stored', '{"text":"two"}', '{"messageId":"m-2"}', 1000),
       ('thread-2', NULL, NULL, 'owner', 'policy_prepared', NULL, 'none', NULL, '{}', 1000),
       ('thread-2', NULL, 2, 'transcript', 'reasoning', NULL, 'stored', '"plain"', '{}', 1000)`);
+  assert.equal(openedError(path), null);
+});
+
+test("P-STO-05 journal: the edges of the pass's proofs pass validation (NULL message id in a chunk's metadata, 256-byte id, created_at 2^53-1, a row judged in JS)", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  corrupt(path, `INSERT INTO journal (thread_id, turn_id, seq, visibility, kind, message_id, payload_state, payload, metadata, created_at) VALUES
+      ('thread-1', 'turn-1', 3, 'transcript', 'text', NULL, 'stored', '{"text":"a"}', json_object('messageId', NULL), 1000),
+      ('thread-1', 'turn-1', 4, 'transcript', 'text', printf('%.256c', 'm'), 'stored', '{"text":"b"}', json_object('messageId', printf('%.256c', 'm')), 1000),
+      ('thread-1', 'turn-1', 5, 'transcript', 'reasoning', 'm-5', 'stored', '{"text":"c"}', '{"messageId":"m-5"}', 9007199254740991),
+      ('thread-1', 'turn-1', 6, 'transcript', 'tool_begin', 'm-6', 'stored', '{"tool":"x"}', '{"messageId":"m-6","tool":"shell"}', 1000)`);
   assert.equal(openedError(path), null);
 });
