@@ -195,10 +195,10 @@ export function uniqueSequenceIndex(db: DatabaseSync): boolean {
  * sequenced rows exactly when every thread's are contiguous. That number is
  * the journal's row count less its unsequenced rows (a range of the index per
  * thread); every row's thread exists (journalThreadMissing proved it), so the
- * threads' rows are all the rows.
+ * threads' rows are all the rows. The caller has proven the index itself
+ * (uniqueSequenceIndex, before the journal's pass).
  */
 export function journalSequencesConsistent(db: DatabaseSync): boolean {
-  if (!uniqueSequenceIndex(db)) return false;
   const total = Number((db.prepare("SELECT count(*) AS n FROM journal").get() as Row).n);
   // Compared in SQL: a seq beyond a safe integer is never read into JS.
   const sums = db.prepare(`SELECT count(*) FILTER (WHERE lo < 1 OR hi > :total) AS bad,
