@@ -14,7 +14,7 @@
 // wrong type or a NULL in a STRICT table, CHECKs off or not), the ids by the
 // rows they link to (validated in their own tables first), the threads the
 // rows name by the distinct thread ids of the UNIQUE (thread_id, seq) index (a
-// seek per thread, journalThreadsLinked), and the ranges of journal_id and seq
+// seek per thread, journalThreadMissing), and the ranges of journal_id and seq
 // through the rowid and that index, a few seeks per thread
 // (journalSequencesConsistent).
 import type { DatabaseSync } from "node:sqlite";
@@ -75,7 +75,7 @@ function surelyValid(retentions: ReadonlySet<string>): string {
     // kind (KIND_PATTERN), message_id (shortTextOrNull) and metadata (validMetadata): the JS rules themselves, which
     // see the whole text (node:sqlite hands a function the full value, NULs included) and check its type.
     `(${COMMON_FACTS} OR aic_row_facts(kind, message_id, metadata) = 1)`,
-    // the row's turn exists (its thread: journalThreadsLinked)
+    // the row's turn exists (its thread: journalThreadMissing)
     `(turn_id IS NULL OR turn_id IN (SELECT turn_id FROM turns))`,
   ].join("\n  AND ");
 }
@@ -148,10 +148,11 @@ export function journalPlacement(db: DatabaseSync): (row: Row) => boolean {
   };
 }
 
-/** The JS form of the pass's turn clause, for the rows it could not prove: the row names no turn or an existing one. */
+/** The JS form of the pass's turn clause, for the rows it could not prove: the row names no turn or an existing one. Prepared at the first row asked about. */
 export function journalTurnLinked(db: DatabaseSync): (row: Row) => boolean {
-  const turn = db.prepare("SELECT 1 AS present FROM turns WHERE turn_id = ?");
-  return (row) => row.turn_id === null || (typeof row.turn_id === "string" && turn.get(row.turn_id) !== undefined);
+  let turn: ReturnType<DatabaseSync["prepare"]> | undefined;
+  return (row) => row.turn_id === null ||
+    (typeof row.turn_id === "string" && (turn ??= db.prepare("SELECT 1 AS present FROM turns WHERE turn_id = ?")).get(row.turn_id) !== undefined);
 }
 
 /**
@@ -159,7 +160,7 @@ export function journalTurnLinked(db: DatabaseSync): (row: Row) => boolean {
  * when every one exists: the distinct thread ids read from the UNIQUE
  * (thread_id, seq) index one seek at a time (each the least id above the
  * last), a seek per thread instead of one per row. Without that index the
- * journal is refused before this is asked (journalSequencesConsistent).
+ * journal is refused before this is asked (uniqueSequenceIndex).
  */
 export function journalThreadMissing(db: DatabaseSync): { readonly threadId: unknown } | undefined {
   const missing = db.prepare(`WITH RECURSIVE ids(id) AS (
@@ -195,10 +196,10 @@ export function uniqueSequenceIndex(db: DatabaseSync): boolean {
  * sequenced rows exactly when every thread's are contiguous. That number is
  * the journal's row count less its unsequenced rows (a range of the index per
  * thread); every row's thread exists (journalThreadMissing proved it), so the
- * threads' rows are all the rows.
+ * threads' rows are all the rows. The caller has proven the index itself
+ * (uniqueSequenceIndex, before the journal's pass).
  */
 export function journalSequencesConsistent(db: DatabaseSync): boolean {
-  if (!uniqueSequenceIndex(db)) return false;
   const total = Number((db.prepare("SELECT count(*) AS n FROM journal").get() as Row).n);
   // Compared in SQL: a seq beyond a safe integer is never read into JS.
   const sums = db.prepare(`SELECT count(*) FILTER (WHERE lo < 1 OR hi > :total) AS bad,

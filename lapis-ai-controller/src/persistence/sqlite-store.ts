@@ -156,22 +156,43 @@ function fail(db: DatabaseSync | undefined, lock: InstanceLock, error: ReturnTyp
   return err(error);
 }
 
+/** A value made at its first use and kept. */
+function once<T>(make: () => T): () => T {
+  let made: { readonly value: T } | undefined;
+  return () => (made ??= { value: make() }).value;
+}
+
+/**
+ * The store over a validated handle. Each accessor prepares its statements
+ * (about 30 in all) when it is first used rather than at open: preparing
+ * them is no part of startup validation, and a process that opens the store
+ * for a few tables (the CLI) never pays for the rest.
+ */
 function assemble(path: string, handle: StoreHandle, lock: InstanceLock): SqliteStore {
   let closed = false;
+  const threads = once(() => threadStore(handle));
+  const turns = once(() => turnStore(handle));
+  const commands = once(() => commandStore(handle));
+  const journal = once(() => journalStore(handle));
+  const interactions = once(() => interactionStore(handle));
+  const leases = once(() => leaseStore(handle));
+  const providerSessions = once(() => providerSessionStore(handle));
+  const audit = once(() => auditStore(handle));
+  const preparationMarkers = once(() => preparationMarkerStore(handle));
   return {
     path,
     handle,
     retention: handle.retention,
     transact: handle.transact,
-    threads: threadStore(handle),
-    turns: turnStore(handle),
-    commands: commandStore(handle),
-    journal: journalStore(handle),
-    interactions: interactionStore(handle),
-    leases: leaseStore(handle),
-    providerSessions: providerSessionStore(handle),
-    audit: auditStore(handle),
-    preparationMarkers: preparationMarkerStore(handle),
+    get threads() { return threads(); },
+    get turns() { return turns(); },
+    get commands() { return commands(); },
+    get journal() { return journal(); },
+    get interactions() { return interactions(); },
+    get leases() { return leases(); },
+    get providerSessions() { return providerSessions(); },
+    get audit() { return audit(); },
+    get preparationMarkers() { return preparationMarkers(); },
     pragmas: () => readPragmas(handle.db),
     close(): void {
       if (closed) return;

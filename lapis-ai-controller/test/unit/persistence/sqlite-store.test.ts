@@ -40,3 +40,24 @@ test("P-STO-09 the database, its -wal and its lock file are created owner-only (
   t.after(() => opened.value.close());
   for (const file of [path, `${path}-wal`, `${path}.lock`]) assert.equal(statSync(file).mode & 0o777, 0o600, file);
 });
+
+test("P-STO-05 an accessor prepares its statements at its first use, once: opening the store prepares none of them", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  const opened = openSqliteStore({ path });
+  assert.ok(opened.ok);
+  const store = opened.value;
+  t.after(() => store.close());
+  let prepares = 0;
+  const db = store.handle.db;
+  const prepare = db.prepare.bind(db);
+  Object.defineProperty(db, "prepare", { value: (sql: string) => { prepares += 1; return prepare(sql); }, configurable: true });
+  const threads = store.threads;
+  assert.ok(prepares > 0, "the first use of the accessor prepared its statements");
+  const afterFirst = prepares;
+  assert.equal(store.threads, threads, "the same accessor every time");
+  assert.equal(store.threads.get("thread-none"), undefined);
+  assert.equal(prepares, afterFirst, "no statement prepared again");
+  const turns = store.turns;
+  assert.ok(prepares > afterFirst, "another accessor prepares its own at its first use");
+  assert.equal(store.turns, turns);
+});
