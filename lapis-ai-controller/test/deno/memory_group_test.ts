@@ -75,3 +75,26 @@ test("P-GRP-01 on Deno's SQLite the pruned lexical path answers exactly what the
   }
   assert.ok(plans.filter((sql) => sql.includes("+rowid IN")).length > 30, "the pruned path ran");
 });
+
+test("P-GRP-02 on Deno the coarse int8 pass runs and answers exactly what scoring every vector answers", async () => {
+  const { VectorIndex, normalize } = await import("../../src/memory/group/vectors.ts");
+  const dims = 64;
+  let seed = 3;
+  const next = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+  const random = () => {
+    const v = Float32Array.from({ length: dims }, () => next() * 2 - 1);
+    normalize(v);
+    return v;
+  };
+  const auto = new VectorIndex(dims, 1, "auto");
+  const exact = new VectorIndex(dims, 1, "exact");
+  for (let i = 0; i < 4_000; i++) {
+    const v = random();
+    for (const index of [auto, exact]) index.upsert(i, i % 4 === 3 ? 2 : 1, `id${i}`, "2026-01-01", v);
+  }
+  for (let round = 0; round < 10; round++) {
+    const q = random();
+    assert.deepEqual(auto.top(q, new Set([1]), 20), exact.top(q, new Set([1]), 20));
+    assert.ok(auto.scored < exact.scored && exact.scored === 3_000);
+  }
+});
