@@ -8,7 +8,7 @@
 // of its rare terms, where that provably gives the same answer
 // (lexical-bound.ts).
 import { compareRecency, tokenize } from "../ranking.ts";
-import type { GroupDatabase, SqlRow } from "./database-port.ts";
+import { inList, type GroupDatabase, type SqlRow } from "./database-port.ts";
 import { prunedHolds, prunePlan, quoted, type PruneOptions } from "./lexical-bound.ts";
 
 /** A lexical hit: the record row, id, update time and BM25 score (higher is better). */
@@ -78,8 +78,8 @@ export function lexicalSearch(db: GroupDatabase, partitionNos: readonly number[]
     } else scored = scored.filter((r) => Number(r.score) <= cut);
   }
   if (scored.length === 0) return [];
-  const marks = scored.map(() => "?").join(", ");
-  const meta = new Map(db.all(`SELECT no, id, updated_at FROM group_records WHERE no IN (${marks})`, scored.map((r) => r.no as number)).map((r) => [Number(r.no), r]));
+  const list = inList(scored.map((r) => r.no as number));
+  const meta = new Map(db.all(`SELECT no, id, updated_at FROM group_records WHERE no IN (${list.marks})`, list.params).map((r) => [Number(r.no), r]));
   const hits: LexicalHit[] = [];
   for (const r of scored) {
     const m = meta.get(Number(r.no));

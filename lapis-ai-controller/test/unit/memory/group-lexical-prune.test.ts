@@ -7,7 +7,7 @@
 // bm25() for the bound's inputs, and through the real search facade.
 import assert from "node:assert/strict";
 import { test, type TestContext } from "node:test";
-import type { GroupDatabase } from "../../../src/memory/group/database-port.ts";
+import { inList, type GroupDatabase } from "../../../src/memory/group/database-port.ts";
 import { documentCount, idfBound, indexRowsBound, prunePlan } from "../../../src/memory/group/lexical-bound.ts";
 import { lexicalSearch, queryTerms } from "../../../src/memory/group/lexical.ts";
 import { openGroupMemory, type GroupMemory } from "../../../src/memory/group/profile.ts";
@@ -171,4 +171,14 @@ test("P-GRP-01 the search facade answers alike with pruning on a skewed corpus, 
   assert.ok(sql.some((s) => s.includes("+rowid IN")), "the facade takes the pruned path");
   const full = lexicalSearch(db, [partitionNo(db, "main")], "zeta w1 w2", 3, FULL);
   assert.deepEqual(r.value.hits.map((h) => [h.record.id, h.score]), full.map((h) => [h.id, h.score]));
+});
+
+test("P-GRP-01 IN lists are padded to a power of two with NULLs, so a few statement texts serve every length", () => {
+  assert.deepEqual(inList([1, 2]), { marks: "?, ?, ?, ?, ?, ?, ?, ?", params: [1, 2, null, null, null, null, null, null] });
+  assert.equal(inList(Array.from({ length: 9 }, (_, i) => i)).params.length, 16);
+  assert.equal(inList(Array.from({ length: 512 }, (_, i) => i)).params.length, 512);
+  const db = openSqliteGroupDatabase({ path: ":memory:" });
+  const list = inList([2, 3]);
+  assert.deepEqual(db.all(`SELECT value FROM (SELECT 1 AS value UNION ALL SELECT 2 UNION ALL SELECT 3) WHERE value IN (${list.marks}) ORDER BY value`, list.params).map((r) => r.value), [2, 3]);
+  db.close();
 });
