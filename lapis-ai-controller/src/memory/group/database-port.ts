@@ -37,3 +37,16 @@ export function inTransaction<T>(db: GroupDatabase, work: () => T): T {
   db.exec("COMMIT");
   return result;
 }
+
+/**
+ * Placeholders for an `IN (…)` list of `values`, padded with NULLs (which
+ * match nothing) to the next power of two: a few statement texts serve every
+ * list length, so a statement cache keeps them prepared.
+ */
+export function inList(values: readonly SqlValue[]): { marks: string; params: SqlValue[] } {
+  let size = 8;
+  while (size < values.length) size *= 2;
+  const params: SqlValue[] = [...values];
+  while (params.length < size) params.push(null);
+  return { marks: params.map(() => "?").join(", "), params };
+}

@@ -5,22 +5,22 @@
 // over a memory the index owns. Where WebAssembly SIMD is missing the index
 // keeps its JavaScript loop.
 
-const I32 = 0x7f;
-const V128 = 0x7b;
-const op = {
+export const I32 = 0x7f;
+export const V128 = 0x7b;
+export const op = {
   block: 0x02, loop: 0x03, end: 0x0b, br: 0x0c, brIf: 0x0d, void: 0x40,
   localGet: 0x20, localSet: 0x21, localTee: 0x22,
   i32Load: 0x28, f32Store: 0x38, i32Const: 0x41,
   i32GeU: 0x4f, i32LtU: 0x49, i32Add: 0x6a, i32Mul: 0x6c, i32Shl: 0x74, f32Add: 0x92,
 } as const;
-const simd = (code: number): number[] => [0xfd, ...uleb(code)];
+export const simd = (code: number): number[] => [0xfd, ...uleb(code)];
 const V128_LOAD = (align: number) => [...simd(0x00), align, 0];
-const V128_ZERO = [...simd(0x0c), ...new Array<number>(16).fill(0)];
+export const V128_ZERO = [...simd(0x0c), ...new Array<number>(16).fill(0)];
 const F32X4_ADD = simd(0xe4);
 const F32X4_MUL = simd(0xe6);
 const lane = (n: number) => [...simd(0x1f), n];
 
-function uleb(n: number): number[] {
+export function uleb(n: number): number[] {
   const out: number[] = [];
   do {
     let byte = n & 0x7f;
@@ -31,8 +31,8 @@ function uleb(n: number): number[] {
   return out;
 }
 
-const name = (s: string) => [...uleb(s.length), ...new TextEncoder().encode(s)];
-const section = (id: number, body: number[]) => [id, ...uleb(body.length), ...body];
+export const name = (s: string) => [...uleb(s.length), ...new TextEncoder().encode(s)];
+export const section = (id: number, body: number[]) => [id, ...uleb(body.length), ...body];
 
 // Parameters: 0 base (vectors), 1 query, 2 slot list, 3 count, 4 stride (floats, a multiple of 4), 5 out.
 // Locals: 6 k, 7 row address, 8 byte offset in the row, 9 row bytes, 10 accumulator.
@@ -84,15 +84,15 @@ export const DOT_KERNEL_BYTES = new Uint8Array([
 type ScoresFn = (base: number, query: number, slots: number, count: number, stride: number, out: number) => void;
 
 /** The slice of the WebAssembly API used here (the package's TypeScript libs do not declare it). */
-type WasmMemory = { readonly buffer: ArrayBuffer; grow(pages: number): number };
-type WasmApi = {
+export type WasmMemory = { readonly buffer: ArrayBuffer; grow(pages: number): number };
+export type WasmApi = {
   validate(bytes: Uint8Array): boolean;
   Memory: new (descriptor: { initial: number }) => WasmMemory;
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
 };
 
-const PAGE = 65_536;
+export const PAGE = 65_536;
 const align16 = (n: number) => Math.ceil(n / 16) * 16;
 
 /** Vectors and scratch in one WebAssembly memory: [query][vectors…][slot list][scores]. */

@@ -9,7 +9,7 @@
 // the scanner is not asked again, and only an explicit recovery restarts it.
 import type { EntryRedactor } from "../../domain/redaction-port.ts";
 import type { EmbeddingProvider } from "../ports.ts";
-import { inTransaction, type GroupDatabase } from "./database-port.ts";
+import { inList, inTransaction, type GroupDatabase } from "./database-port.ts";
 import type { GroupLimits } from "./records.ts";
 import { normalize, type VectorIndex } from "./vectors.ts";
 
@@ -165,8 +165,8 @@ export class EmbeddingDrain {
     const { db, provider, limits } = this.#o;
     while (!this.#closed && this.#halted === null && this.#queue.size > 0) {
       const batch = this.#take();
-      const marks = batch.map(() => "?").join(", ");
-      const rows = db.all(`SELECT no, id, partition_no, text, updated_at FROM group_records WHERE no IN (${marks}) AND status = 'active' AND embed_state = 'pending' ORDER BY no`, batch);
+      const list = inList(batch);
+      const rows = db.all(`SELECT no, id, partition_no, text, updated_at FROM group_records WHERE no IN (${list.marks}) AND status = 'active' AND embed_state = 'pending' ORDER BY no`, list.params);
       if (rows.length === 0) continue;
       const outcome = await embedSafely(provider, rows.map((r) => String(r.text)), limits.embedTimeoutMs, this.#stop.signal);
       if (this.#closed) return;

@@ -5,7 +5,7 @@
 // embeds anything: its query text, once (a live vector query).
 import { memoryErr, memoryOk, type EmbeddingProvider, type MemoryResult } from "../ports.ts";
 import { fuseRrf } from "../ranking.ts";
-import type { GroupDatabase } from "./database-port.ts";
+import { inList, type GroupDatabase } from "./database-port.ts";
 import { embedSafely } from "./drain.ts";
 import { lexicalSearch } from "./lexical.ts";
 import { validPartition, type GroupLimits, type GroupRecord } from "./records.ts";
@@ -43,8 +43,8 @@ type Ranked = { readonly rowNo: number; readonly id: string; readonly updatedAt:
 
 function records(db: GroupDatabase, partitionOf: Map<number, string>, ranked: readonly { item: Ranked; score: number }[]): GroupHit[] {
   if (ranked.length === 0) return [];
-  const marks = ranked.map(() => "?").join(", ");
-  const rows = new Map(db.all(`SELECT * FROM group_records WHERE no IN (${marks})`, ranked.map((r) => r.item.rowNo)).map((row) => [Number(row.no), row]));
+  const list = inList(ranked.map((r) => r.item.rowNo));
+  const rows = new Map(db.all(`SELECT * FROM group_records WHERE no IN (${list.marks})`, list.params).map((row) => [Number(row.no), row]));
   const hits: GroupHit[] = [];
   for (const { item, score } of ranked) {
     const row = rows.get(item.rowNo);

@@ -7,15 +7,22 @@
 // slot list (one partition's rows interleaved with another's) reads about
 // twice the memory time, the cache lines and pages between them included. The scoring runs in the WebAssembly
 // SIMD kernel (dot-kernel.ts) where the runtime has it, else in JavaScript.
+// With the kernel, a large search first runs a coarse int8 pass
+// (vector-prefilter.ts) that proves which vectors cannot be in the answer;
+// the kernel scores the rest, so the answer is the same to the last bit.
 // Loaded from the stored vectors at open (no embedding call) and kept in step
 // by the profile.
 import { DotKernel } from "./dot-kernel.ts";
+import { VectorPrefilter } from "./vector-prefilter.ts";
 
 /** One scored vector: its record row, id and update time. */
 export type VectorHit = { readonly rowNo: number; readonly id: string; readonly updatedAt: string; readonly score: number };
 
-/** Which scoring loop to use: the SIMD kernel when available (default), or always JavaScript. */
-export type VectorKernel = "auto" | "js";
+/** Which scoring loop to use: the SIMD kernel with the coarse pass when available (default), the kernel alone, or always JavaScript. */
+export type VectorKernel = "auto" | "exact" | "js";
+
+/** Vectors a search must list before the coarse pass runs (below it, or for a deep search, the kernel scores all). */
+export const PREFILTER_FROM = 2_048;
 
 /** Scales `v` to unit length in place; false when it has no length or holds a non-finite number. */
 export function normalize(v: Float32Array): boolean {
@@ -51,6 +58,8 @@ export class VectorIndex {
   readonly dims: number;
   readonly stride: number;
   readonly #kernel: DotKernel | null;
+  readonly #prefilter: VectorPrefilter | null;
+  #scored = 0;
   #data: Float32Array;
   #capacity = 0;
   #partitions = new Int32Array(0);
@@ -67,7 +76,8 @@ export class VectorIndex {
   constructor(dims: number, capacity = 1_024, kernel: VectorKernel = "auto") {
     this.dims = dims;
     this.stride = Math.ceil(dims / 4) * 4;
-    this.#kernel = kernel === "auto" ? DotKernel.create(dims) : null;
+    this.#kernel = kernel === "js" ? null : DotKernel.create(dims);
+    this.#prefilter = kernel === "auto" && this.#kernel !== null ? VectorPrefilter.create(dims) : null;
     this.#data = new Float32Array(0);
     this.#ensure(Math.max(1, capacity));
   }
@@ -75,6 +85,11 @@ export class VectorIndex {
   /** Whether scoring runs in the SIMD kernel. */
   get simd(): boolean {
     return this.#kernel !== null;
+  }
+
+  /** Vectors the last search scored exactly (all it listed, or the coarse pass's candidates). */
+  get scored(): number {
+    return this.#scored;
   }
 
   get size(): number {
@@ -98,6 +113,7 @@ export class VectorIndex {
       this.#jsSlots = new Int32Array(capacity);
       this.#jsScores = new Float64Array(capacity);
     }
+    this.#prefilter?.ensure(capacity, this.#rowNos.length);
     const partitions = new Int32Array(capacity);
     partitions.set(this.#partitions.subarray(0, this.#rowNos.length));
     this.#partitions = partitions;
@@ -121,11 +137,13 @@ export class VectorIndex {
     }
     this.#updated[slot] = updatedAt;
     this.#data.set(unit, slot * this.stride);
+    this.#prefilter?.set(slot, unit);
   }
 
   /** Copies slot `from` (vector and facts) into slot `to`. */
   #move(from: number, to: number): void {
     this.#data.copyWithin(to * this.stride, from * this.stride, (from + 1) * this.stride);
+    this.#prefilter?.move(from, to);
     const rowNo = this.#rowNos[from] as number;
     this.#rowNos[to] = rowNo;
     this.#partitions[to] = this.#partitions[from] as number;
@@ -198,11 +216,19 @@ export class VectorIndex {
     if (query.length !== this.dims || depth < 1) return [];
     const kernel = this.#kernel;
     const list = kernel === null ? this.#jsSlots : kernel.slots();
-    let count = 0;
+    const ranges: { start: number; end: number }[] = [];
+    let listed = 0;
     for (const partitionNo of partitions) {
       const range = this.#ranges.get(partitionNo);
-      if (range !== undefined) for (let slot = range.start; slot < range.end; slot++) list[count++] = slot;
+      if (range !== undefined) {
+        ranges.push(range);
+        listed += range.end - range.start;
+      }
     }
+    let count = 0;
+    if (this.#prefilter !== null && listed >= PREFILTER_FROM && depth * 16 <= listed) count = this.#prefilter.candidates(query, ranges, depth, list);
+    else for (const range of ranges) for (let slot = range.start; slot < range.end; slot++) list[count++] = slot;
+    this.#scored = count;
     let scores: Float32Array | Float64Array;
     if (kernel !== null) {
       kernel.query().set(query);
