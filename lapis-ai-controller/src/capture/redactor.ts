@@ -101,6 +101,18 @@ export class PinnedSecretRedactor implements EntryRedactor, BlockRedactor {
     return { ok: true, type: entry.type, data, changed: true };
   }
 
+  /** Scans the not yet known strings a receipt carries (its prompt, its command id) in one round trip, remembering the clean ones. */
+  prescan(texts: readonly string[]): void {
+    const ask = [...new Set(texts.filter((t) => t.length >= MIN_SECRET_LENGTH && t.length <= CLEAN_MEMO_LENGTH && !this.#clean.has(t)))];
+    // One string is asked by its own entry's preparation: a scan here would only repeat it.
+    if (ask.length < 2) return;
+    const scanned = this.#scanner.scan(ask);
+    if (!scanned.ok || scanned.results.length !== ask.length) return;
+    const fresh = new Map<string, ScanResult>();
+    ask.forEach((text, i) => { const r = scanned.results[i]; if (r !== undefined && r.text === text) fresh.set(text, r); });
+    this.#remember(fresh);
+  }
+
   #remember(fresh: ReadonlyMap<string, ScanResult>): void {
     for (const [text, r] of fresh) {
       if (r.spans.length > 0 || text.length > CLEAN_MEMO_LENGTH) continue;

@@ -14,6 +14,12 @@ export type RedactionDecision =
 /** Prepares durable writes; implemented by capture/, called by persistence. */
 export interface EntryRedactor {
   prepare(entry: RedactableEntry): RedactionDecision;
+  /**
+   * Asks about strings a transaction is about to write in one scan, so each
+   * entry's own `prepare` finds them already known clean; it decides nothing
+   * (a failure or a match leaves them to `prepare`, which redacts or fails closed).
+   */
+  prescan?(texts: readonly string[]): void;
 }
 
 /** One detector match in a scanned text (UTF-16 offsets). */

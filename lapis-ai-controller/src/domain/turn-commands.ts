@@ -95,6 +95,8 @@ export class TurnCommands {
   acceptTurn(thread: ThreadRecord, commandId: string, attemptOf: string | null, text: string, sourceRef?: string): Result<TurnReceipt> {
     if (typeof text !== "string" || text.length === 0 || text.length > MAX_PROMPT) return refuse("invalid_params");
     const config = captureConfig(thread, this.#providerMode(thread.providerId));
+    // The receipt's strings (prompt, command id, references) go to the scanner in one round trip, not one per entry.
+    this.#store.prescan?.([text, commandId, ...(attemptOf === null ? [] : [attemptOf]), ...(sourceRef === undefined ? [] : [sourceRef])]);
     const turn = this.#store.insertTurn({ id: this.#newId(), threadId: thread.id, commandId, attemptOf, state: "queued", workspaceId: thread.workspaceId, config, errorCode: null }, text);
     const ref = sourceRef === undefined ? {} : { sourceRef };
     this.#store.append({ threadId: thread.id, turnId: turn.id, type: "turn_queued", visibility: "owner", data: { commandId, attemptOf, configVersion: config.configVersion, ...ref } });

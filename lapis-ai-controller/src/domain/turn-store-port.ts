@@ -113,6 +113,8 @@ export type EngineStore = {
    * first). Subscribers hear of it only after that commit.
    */
   appendGrouped(e: Omit<JournalEntry, "seq">): void;
+  /** Lets the redactor ask about the strings the next appends carry in one scan (EntryRedactor.prescan); decides nothing. */
+  prescan?(texts: readonly string[]): void;
   /**
    * Queues a small write with the agent's events (group commit): it commits
    * with them, in arrival order, and nothing reads it before then. For a state

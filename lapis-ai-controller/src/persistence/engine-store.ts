@@ -54,6 +54,9 @@ function redactedEntry(e: Omit<JournalEntry, "seq">, redactor: EntryRedactor | u
   return d.changed ? { ...e, type: d.type, data: d.data } : e;
 }
 
+/** Settled turns whose rebuilt configuration is kept (the most recently built). */
+const SETTLED_CONFIGS = 64;
+
 /** Longest text (UTF-16 units) one joined row of streamed pieces grows to. */
 export const JOINED_TEXT_MAX = 16 * 1024;
 
@@ -157,9 +160,11 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     item.position = store.handle.pending();
     tail = streamedText(entry) === null ? null : item;
   };
-  // The cache holds live turns only: a settled turn read later (turns.get, turns.wait) is rebuilt, not kept forever.
+  // The cache holds live turns; a settled turn's rebuilt configuration (its rows no longer change) is kept among the
+  // last SETTLED_CONFIGS read, so `turns.wait` and `turns.get` right after an outcome rebuild it once, not once a read.
+  const settledConfigs = new Map<string, PreparedConfig>();
   const configOf = (turnId: string, providerId: string, live: boolean): PreparedConfig => {
-    const cached = configs.get(turnId);
+    const cached = configs.get(turnId) ?? (live ? undefined : settledConfigs.get(turnId));
     if (cached) return cached;
     const accepted = journalRows(["turn_id = ?", "kind = 'turn_accepted'"], [turnId])[0];
     const base = configFromAccepted((accepted?.data ?? {}) as JournalMetadata, providerId);
@@ -168,6 +173,10 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     const config: PreparedConfig = result === null || !marker ? base
       : { ...base, nativeMode: { requested: marker.nativeModeRequested, result: result as NativeModeResult, current: result === "applied" ? marker.nativeModeRequested : null } };
     if (live) configs.set(turnId, config);
+    else if (!db.isTransaction) {
+      if (settledConfigs.size >= SETTLED_CONFIGS) settledConfigs.delete(settledConfigs.keys().next().value as string);
+      settledConfigs.set(turnId, config);
+    }
     return config;
   };
   const toTurn = (t: { turnId: string; threadId: string; commandId: string; attemptOf: string | null; state: TurnState; workspaceId: string; provider: string; errorCode: string | null }): TurnRecord => ({
@@ -249,6 +258,7 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     },
     append,
     appendGrouped,
+    prescan: (texts) => redactor?.prescan?.(texts),
     txGrouped: (fn) => store.handle.group(fn, () => {}),
     flush: () => store.handle.flush(),
     // A grouped no-op inside the open transaction: its listener runs after that COMMIT only.

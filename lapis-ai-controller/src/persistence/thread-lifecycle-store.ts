@@ -14,6 +14,7 @@ import { commandStore } from "./command-store.ts";
 import type { StoreHandle } from "./handle.ts";
 import { int, text, textOrNull, type Row } from "./rows.ts";
 import { statementCache } from "./statement-cache.ts";
+import { forgetThreadRow } from "./thread-store.ts";
 
 /** States in which a thread counts as active in a list (queued or in flight). */
 const ACTIVE = ["queued", "preparing", "dispatched", "running", "waiting", "cancelling"];
@@ -105,6 +106,7 @@ export function lifecycleStore(handle: StoreHandle): LifecycleStore {
         for (const statement of erase) statement.run(threadId);
         eraseCommands.run(owner.principal, owner.application, threadId, threadId);
         eraseTurns.run(threadId);
+        forgetThreadRow(handle, threadId);
         eraseThread.run(threadId);
       } finally {
         db.exec("PRAGMA secure_delete = OFF");
