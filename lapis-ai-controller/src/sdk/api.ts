@@ -130,14 +130,23 @@ export function turnsApi(port: SdkPort) {
      * Resolves with the turn once it is settled (completed, failed, cancelled,
      * interrupted, submission_unknown): `turns.wait` requests, each held by
      * the service until the outcome is committed or its slice passes, then
-     * asked again (after a reconnect too) until the deadline, then `wait_timeout`.
+     * asked again (after a reconnect, or a slice answered past the request
+     * timeout, too) until the deadline, then `wait_timeout`.
      */
     wait: async (turnId: string, options: WaitOptions = {}): Promise<Turn> => {
       const timeoutMs = Math.min(WAIT_MS.max, Math.max(1, options.timeoutMs ?? WAIT_MS.default));
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const left = deadline - Date.now();
-        const turn = await port.call("turns.wait", { turnId, timeoutMs: Math.max(1, Math.min(left, port.waitSliceMs)) });
+        let turn: Turn;
+        try {
+          turn = await port.call("turns.wait", { turnId, timeoutMs: Math.max(1, Math.min(left, port.waitSliceMs)) });
+        } catch (error) {
+          // One held slice answered after the request timeout (a loaded host):
+          // the wait is a read, so it asks again within its own deadline.
+          if ((error as { code?: unknown }).code === "request_timeout" && Date.now() < deadline) continue;
+          throw error;
+        }
         if (settled(turn.state)) return turn;
         if (Date.now() >= deadline) throw port.fail("wait_timeout");
       }
