@@ -6,6 +6,7 @@ import type { BootstrapCredential } from "../auth/auth-sessions.ts";
 import type { ControllerError, Result } from "../domain/errors.ts";
 import type { Json, RetentionProfile } from "../domain/records.ts";
 import { cliErrorOf, EXIT, type ExitClass } from "./errors.ts";
+import { processIdleGcPorts, startIdleGc } from "./idle-gc.ts";
 import type { ControllerPaths } from "./paths.ts";
 import type { RuntimeHost } from "./runtime-host.ts";
 
@@ -57,7 +58,11 @@ export async function serve(
     });
   });
   host.writeOut(`${JSON.stringify(readiness)}\n`);
+  const idleGcPorts = processIdleGcPorts();
+  // Gives the heap's garbage back whenever serve goes quiet (idle-gc.ts).
+  const stopIdleGc = idleGcPorts === null ? () => {} : startIdleGc(idleGcPorts);
   const signal = await signalled;
+  stopIdleGc();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const deadline = new Promise<"timeout">((resolve) => {
     timer = setTimeout(() => resolve("timeout"), STOP_DEADLINE_MS);

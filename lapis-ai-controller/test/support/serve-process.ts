@@ -95,7 +95,7 @@ export async function stopServeChild(serve: ServeChild, signal: NodeJS.Signals =
 /** Starts serve and waits for its readiness line. */
 export async function startServe(
   t: TestContext,
-  options: { tokens: readonly ServeToken[]; runtime?: "node" | "deno"; limits?: Record<string, unknown>; dir?: string; listen?: Record<string, unknown>; v8Flags?: boolean },
+  options: { tokens: readonly ServeToken[]; runtime?: "node" | "deno"; limits?: Record<string, unknown>; dir?: string; listen?: Record<string, unknown>; v8Flags?: boolean; extraEnv?: Readonly<Record<string, string>> },
 ): Promise<ServeProcess> {
   const dir = options.dir ?? tempDir(t, "aic-serve-");
   const config = {
@@ -116,6 +116,7 @@ export async function startServe(
   const workspace = join(dir, "workspace");
   const env: Record<string, string> = { HOME: dir, PATH: process.env.PATH ?? "/usr/bin:/bin" };
   for (const tk of options.tokens) env[tk.envName] = tk.value;
+  Object.assign(env, options.extraEnv);
   const serve = spawnServe({ dir, configPath, workspace, env, runtime: options.runtime ?? "node", allowRun: false, ...(options.v8Flags === undefined ? {} : { v8Flags: options.v8Flags }) });
   const stop = () => stopServeChild(serve);
   t.after(stop);
