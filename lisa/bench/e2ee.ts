@@ -77,7 +77,8 @@ async function probe(pid: number, file: string, count: number): Promise<ProbeSam
   for (;;) {
     let lines: string[] = [];
     try {
-      lines = readFileSync(file, "utf8").split("\n").filter((line) => line !== "");
+      // Whole lines only: the child may be in the middle of writing the last one.
+      lines = readFileSync(file, "utf8").split("\n").slice(0, -1);
     } catch {
       // Not written yet.
     }
