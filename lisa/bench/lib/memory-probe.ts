@@ -6,8 +6,9 @@
 // grows and never shrinks). Only the numbers; nothing of Lisa's data. When
 // the child runs with `--expose-gc`, a full collection runs first, so the
 // heap figures are live data rather than garbage not yet collected.
-// Diagnosis: LISA_BENCH_PROBE_SNAPSHOTS="1,10" with LISA_BENCH_PROBE_DIR also
-// writes a heap snapshot at those readings into that folder.
+// Diagnosis: LISA_BENCH_PROBE_SNAPSHOTS="1,11" with LISA_BENCH_PROBE_DIR also
+// writes a heap snapshot (the reachable objects) at those readings into that
+// folder; bench/heapsnapshot-diff.ts compares two.
 import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { getHeapSpaceStatistics, writeHeapSnapshot } from "node:v8";
