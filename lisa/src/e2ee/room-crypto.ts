@@ -51,6 +51,8 @@ export async function decryptEvent(machine: sdk.OlmMachine, event: RawEvent, roo
     text = decrypted.event;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
+    // The library's error object holds its memory too.
+    if (error instanceof sdk.MegolmDecryptionError) error.free();
     const missing = code === sdk.DecryptionErrorCode.MissingRoomKey || code === sdk.DecryptionErrorCode.UnknownMessageIndex;
     return err(missing
       ? new E2eeError(DECRYPTION_CODES.pending, "the room key of this event has not arrived (yet)", { retryable: true })
