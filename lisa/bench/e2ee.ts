@@ -173,7 +173,13 @@ export async function benchE2ee(observer: HttpObserver, options: E2eeBenchOption
   const p95 = (f: ModeFigures): number => quantile(f.latencies, 0.95);
   const growth = (f: ModeFigures): number => f.after - (f.trace[0] ?? f.after);
   const growthOver = growth(on) - growth(off);
-  const largeChange = (f: ModeFigures): number => (f.probes.at(-1)?.spaces["large_object_space"] ?? 0) - (f.probes[0]?.spaces["large_object_space"] ?? 0);
+  // One part's change from invocation 100 to the end, on's over off's.
+  const change = (f: ModeFigures, read: (p: ProbeSample) => number): number => {
+    const [first, last] = [f.probes[0], f.probes.at(-1)];
+    return first === undefined || last === undefined ? Number.NaN : read(last) - read(first);
+  };
+  const overBy = (space: string): number => change(on, (p) => p.spaces[space] ?? 0) - change(off, (p) => p.spaces[space] ?? 0);
+  const outsideOver = growthOver - (change(on, (p) => p.heapTotal) - change(off, (p) => p.heapTotal));
   const rssOver = on.after - off.after;
   const medianOver = median(on) - median(off);
   const rows: ReportRow[] = [
@@ -211,7 +217,7 @@ export async function benchE2ee(observer: HttpObserver, options: E2eeBenchOption
       `e2ee: ${n} invocations one at a time over ${options.rooms} rooms, the instant scripted LLM, Lisa from ${options.distEntry === null ? "source" : "the built dist/"}; off: plaintext rooms, [e2ee] not set (the crypto module is never loaded, test/unit/app/encryption-off.test.ts); on: every room encrypted, the member a real OlmMachine in the bench process (encrypting before the clock starts)`,
       `e2ee: off idle ${mb(off.idle)} MB, RSS every 100 invocations (MB) ${traceText(off)}, settled ${mb(off.after)}`,
       `e2ee: on idle ${mb(on.idle)} MB, RSS every 100 invocations (MB) ${traceText(on)}, settled ${mb(on.after)}`,
-      `e2ee: growth on over off without the change of large-object space: ${signed(growthOver - (largeChange(on) - largeChange(off)))} MB (large-object space from invocation 100 to the end: on ${signed(largeChange(on))}, off ${signed(largeChange(off))} MB; off releases about 3.6 MB there after invocation 100 that on releases before it: start-up code's bytecode, flushed by V8 after some collections; BENCH_LISA_NODE_FLAGS=--no-flush-bytecode keeps it in both)`,
+      `e2ee: growth on over off by part, from invocation 100 to the end (MB): young generation ${signed(overBy("new_space"))}, large-object space ${signed(overBy("large_object_space"))}, old space ${signed(overBy("old_space"))}, code ${signed(overBy("code_space"))}, outside the JavaScript heap (RSS - heap committed) ${signed(outsideOver)}; without the young generation and large-object space: ${signed(growthOver - overBy("new_space") - overBy("large_object_space"))} MB. The young generation's committed size (1, 2, 4 or 8 MB) is the collector's sizing at the moment of a reading, not data; off releases about 3.6 MB of large-object space after invocation 100 (start-up code's bytecode, flushed by V8 after some collections; on releases it before; BENCH_LISA_NODE_FLAGS=--no-flush-bytecode keeps it in both)`,
       `e2ee: trend of resident memory from invocation 100 to ${n} (least squares over the readings every 100, MB per 1,000 invocations): on ${signed(slope(on))}, off ${signed(slope(off))}`,
       `e2ee: off, the JavaScript heap's committed size every 100 invocations (MB) ${heapTrace(off)}`,
       `e2ee: on, the JavaScript heap's committed size every 100 invocations (MB) ${heapTrace(on)}`,
