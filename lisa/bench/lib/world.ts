@@ -119,11 +119,11 @@ export function spawnNode(args: readonly string[], env: Readonly<Record<string, 
 export const SOURCE_ENTRY = join(REPO, "src/main.ts");
 
 /** Starts Lisa as `node ENTRY run --config F` with the world's environment (default entry: src/main.ts). */
-export function startLisa(world: World, options: { entry?: string; nodeFlags?: readonly string[] } = {}): Child {
+export function startLisa(world: World, options: { entry?: string; nodeFlags?: readonly string[]; env?: Readonly<Record<string, string>> } = {}): Child {
   const entry = options.entry ?? SOURCE_ENTRY;
   // Diagnosis only: BENCH_LISA_NODE_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles every Lisa child.
   const diagnosis = (process.env["BENCH_LISA_NODE_FLAGS"] ?? "").split(" ").filter((flag) => flag !== "");
-  return spawnNode([...diagnosis, ...(options.nodeFlags ?? []), entry, "run", "--config", world.configPath], world.env);
+  return spawnNode([...diagnosis, ...(options.nodeFlags ?? []), entry, "run", "--config", world.configPath], { ...world.env, ...options.env });
 }
 
 /** Resident set size (VmRSS) and its high-water mark (VmHWM) of `pid`, in bytes, from /proc. */

@@ -11,7 +11,7 @@ import type { Logger } from "../log/logger.ts";
 import type { MatrixError } from "../matrix/errors.ts";
 import type { CryptoRequestPort, DeviceChanges, RawEvent } from "../matrix/port.ts";
 import { E2EE_ERROR_CODES, E2eeError } from "./errors.ts";
-import { sendOutgoing, toCryptoRequest } from "./outgoing.ts";
+import { type Freeable, release, sendOutgoing, toCryptoRequest } from "./outgoing.ts";
 import { decryptEvent, type DecryptedEvent, encryptForRoom, type RoomEncryptionState } from "./room-crypto.ts";
 import type { CryptoStore } from "./store.ts";
 
@@ -85,7 +85,13 @@ export class E2eeDevice {
 
   identityKeys(): IdentityKeys {
     const keys = this.machine.identityKeys;
-    return { curve25519: keys.curve25519.toBase64(), ed25519: keys.ed25519.toBase64() };
+    const curve = keys.curve25519;
+    const ed = keys.ed25519;
+    try {
+      return { curve25519: curve.toBase64(), ed25519: ed.toBase64() };
+    } finally {
+      release([curve, ed, keys]);
+    }
   }
 
   /**
@@ -108,7 +114,13 @@ export class E2eeDevice {
     const lists = new sdk.DeviceLists(changes.changed.map((u) => new sdk.UserId(u)), changes.left.map((u) => new sdk.UserId(u)));
     const counts = new Map(Object.entries(changes.oneTimeKeyCounts));
     const fallback = changes.unusedFallbackKeyTypes === undefined ? undefined : new Set(changes.unusedFallbackKeyTypes);
-    const processed = await this.machine.receiveSyncChanges(JSON.stringify(changes.toDevice), lists, counts, fallback);
+    let processed: Freeable[];
+    try {
+      processed = await this.machine.receiveSyncChanges(JSON.stringify(changes.toDevice), lists, counts, fallback);
+    } finally {
+      lists.free();
+    }
+    release(processed);
     this.#checkStore();
     if (processed.length > 0) this.#deps.log.debug("e2ee_to_device_received", { events: processed.length });
   }
@@ -128,9 +140,13 @@ export class E2eeDevice {
   async #flushOnce(signal: AbortSignal): Promise<FlushOutcome> {
     let sent = 0;
     for (let round = 0; round < MAX_FLUSH_ROUNDS && !signal.aborted; round += 1) {
-      const requests = (await this.machine.outgoingRequests()).filter((r) => toCryptoRequest(r) !== null);
-      if (requests.length === 0) break;
-      const result = await sendOutgoing(this.machine, this.#deps.http, requests, this.#deadlineMs, signal);
+      const handed = await this.machine.outgoingRequests();
+      const requests = handed.filter((r) => toCryptoRequest(r) !== null);
+      if (requests.length === 0) {
+        release(handed);
+        break;
+      }
+      const result = await sendOutgoing(this.machine, this.#deps.http, requests, this.#deadlineMs, signal).finally(() => release(handed));
       this.#checkStore();
       if (!result.ok) {
         // A shutdown that stops an upload is not a failure: the next start sends it.

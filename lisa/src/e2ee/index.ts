@@ -98,7 +98,7 @@ export async function startEncryption(deps: EncryptionDeps): Promise<Result<Encr
     observeRooms: (batch) => {
       for (const facts of kept) facts.observe(batch);
     },
-    decryptingHistory: (history, log) => decryptingHistory(history, open, log),
+    decryptingHistory: (history, log) => decryptingHistory(history, open, log, memo),
     async beforeCommit(batch, signal) {
       await device.receiveSync(batch.device);
       await device.flush(signal);

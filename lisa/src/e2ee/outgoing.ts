@@ -26,6 +26,20 @@ export function toCryptoRequest(request: Outgoing): CryptoRequest | null {
   }
 }
 
+/** Something the crypto library handed out: its wasm memory is held until `free()` (or until the garbage collector gets to it). */
+export interface Freeable {
+  free(): void;
+}
+
+/**
+ * Frees the library's objects now rather than at the garbage collector's
+ * leisure, each once. Only objects the caller owns: not ones passed by value
+ * into the library (it took them).
+ */
+export function release(objects: Iterable<Freeable | null | undefined>): void {
+  for (const object of objects) object?.free();
+}
+
 /** Sends `requests` in order; stops at the first failure (the machine hands it out again later). Resolves to how many were sent. */
 export async function sendOutgoing(
   machine: sdk.OlmMachine, http: CryptoRequestPort, requests: readonly Outgoing[], deadlineMs: number, signal: AbortSignal,
@@ -34,7 +48,15 @@ export async function sendOutgoing(
   for (const outgoing of requests) {
     const request = toCryptoRequest(outgoing);
     if (request === null) continue;
-    const response = await http.cryptoRequest(request, AbortSignal.any([signal, AbortSignal.timeout(deadlineMs)]));
+    // A deadline of its own, cleared when the request is done (an `AbortSignal.timeout` would live until it fires).
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new DOMException("crypto request deadline", "TimeoutError")), deadlineMs);
+    let response: Awaited<ReturnType<CryptoRequestPort["cryptoRequest"]>>;
+    try {
+      response = await http.cryptoRequest(request, AbortSignal.any([signal, deadline.signal]));
+    } finally {
+      clearTimeout(timer);
+    }
     if (!response.ok) return err(response.error);
     if (outgoing.id !== undefined) await machine.markRequestAsSent(outgoing.id, outgoing.type, JSON.stringify(response.value ?? {}));
     sent += 1;

@@ -9,7 +9,7 @@ import { err, ok, type Result } from "../errors.ts";
 import type { MatrixError } from "../matrix/errors.ts";
 import type { CryptoRequestPort, RawEvent } from "../matrix/port.ts";
 import { E2eeError } from "./errors.ts";
-import { sendOutgoing } from "./outgoing.ts";
+import { release, sendOutgoing } from "./outgoing.ts";
 
 /** Codes of a failed decryption: pending may succeed once the room key arrives, failed never will. */
 export const DECRYPTION_CODES = { pending: "decryption_pending", failed: "decryption_failed" } as const;
@@ -43,16 +43,23 @@ export function encryptionStateOf(content: Readonly<Record<string, unknown>>): R
 /** Decrypts one `m.room.encrypted` event of `roomId` with the room keys this device has received. */
 export async function decryptEvent(machine: sdk.OlmMachine, event: RawEvent, roomId: string): Promise<Result<DecryptedEvent, E2eeError>> {
   const settings = new sdk.DecryptionSettings(sdk.TrustRequirement.Untrusted);
+  const room = new sdk.RoomId(roomId);
+  let decrypted: sdk.DecryptedRoomEvent | undefined;
   let text: string;
   try {
-    const decrypted = await machine.decryptRoomEvent(JSON.stringify({ ...event, room_id: roomId }), new sdk.RoomId(roomId), settings);
+    decrypted = await machine.decryptRoomEvent(JSON.stringify({ ...event, room_id: roomId }), room, settings);
     text = decrypted.event;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
+    // The library's error object holds its memory too.
+    if (error instanceof sdk.MegolmDecryptionError) error.free();
     const missing = code === sdk.DecryptionErrorCode.MissingRoomKey || code === sdk.DecryptionErrorCode.UnknownMessageIndex;
     return err(missing
       ? new E2eeError(DECRYPTION_CODES.pending, "the room key of this event has not arrived (yet)", { retryable: true })
       : new E2eeError(DECRYPTION_CODES.failed, "this event cannot be decrypted", { retryable: false }));
+  } finally {
+    // Held in the library's memory until freed: freed now, not when the garbage collector gets to them.
+    release([decrypted, room, settings]);
   }
   const inner = JSON.parse(text) as { type?: unknown; content?: unknown };
   if (typeof inner.type !== "string" || typeof inner.content !== "object" || inner.content === null) {
@@ -80,22 +87,27 @@ export async function encryptForRoom(
   if (untracked.length > 0) await machine.updateTrackedUsers(untracked.map((m) => new sdk.UserId(m)));
   for (const m of untracked) tracked.add(m);
   // Device lists of newly tracked users: the key queries among the outgoing requests.
-  const queried = await sendOutgoing(machine, http, await machine.outgoingRequests(), deadlineMs, signal);
+  const queries = await machine.outgoingRequests();
+  const queried = await sendOutgoing(machine, http, queries, deadlineMs, signal).finally(() => release(queries));
   if (!queried.ok) return queried;
   const claim = await machine.getMissingSessions(users());
   if (claim !== undefined && claim !== null) {
-    const claimed = await sendOutgoing(machine, http, [claim], deadlineMs, signal);
+    const claimed = await sendOutgoing(machine, http, [claim], deadlineMs, signal).finally(() => claim.free());
     if (!claimed.ok) return claimed;
   }
   const settings = new sdk.EncryptionSettings();
-  settings.algorithm = sdk.EncryptionAlgorithm.MegolmV1AesSha2;
-  settings.rotationPeriod = BigInt(state.rotationPeriodMs ?? DEFAULT_ROTATION_MS) * 1_000n;
-  settings.rotationPeriodMessages = BigInt(state.rotationPeriodMessages ?? DEFAULT_ROTATION_MESSAGES);
   const room = new sdk.RoomId(roomId);
-  const shares = await machine.shareRoomKey(room, users(), settings);
-  const shared = await sendOutgoing(machine, http, shares, deadlineMs, signal);
-  if (!shared.ok) return shared;
-  const encrypted = JSON.parse(await machine.encryptRoomEvent(room, event.type, JSON.stringify(event.content))) as Record<string, unknown>;
-  if (encrypted["algorithm"] !== MEGOLM) throw new Error("the crypto library encrypted with an unexpected algorithm");
-  return ok(encrypted);
+  try {
+    settings.algorithm = sdk.EncryptionAlgorithm.MegolmV1AesSha2;
+    settings.rotationPeriod = BigInt(state.rotationPeriodMs ?? DEFAULT_ROTATION_MS) * 1_000n;
+    settings.rotationPeriodMessages = BigInt(state.rotationPeriodMessages ?? DEFAULT_ROTATION_MESSAGES);
+    const shares = await machine.shareRoomKey(room, users(), settings);
+    const shared = await sendOutgoing(machine, http, shares, deadlineMs, signal).finally(() => release(shares));
+    if (!shared.ok) return shared;
+    const encrypted = JSON.parse(await machine.encryptRoomEvent(room, event.type, JSON.stringify(event.content))) as Record<string, unknown>;
+    if (encrypted["algorithm"] !== MEGOLM) throw new Error("the crypto library encrypted with an unexpected algorithm");
+    return ok(encrypted);
+  } finally {
+    release([room, settings]);
+  }
 }

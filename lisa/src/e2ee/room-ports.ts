@@ -84,9 +84,11 @@ export function encryptingRoomPort(
  * encrypted event it cannot read (sent before it joined, its key withheld or
  * not yet here) is left out of pages and counted in the log, never guessed.
  * A single event read (`event`) that cannot be decrypted is returned as it
- * is: its sender still answers "is this Lisa's message?".
+ * is: its sender still answers "is this Lisa's message?". Each `context`
+ * read (the first read of every invocation's room context) begins a read of
+ * the room in `memo`, which keeps what the room's reads use (decrypted-memo.ts).
  */
-export function decryptingHistory(history: HistoryPort, open: EventOpener, log: Logger): HistoryPort {
+export function decryptingHistory(history: HistoryPort, open: EventOpener, log: Logger, memo?: DecryptedMemo): HistoryPort {
   const openAll = async (roomId: string, events: readonly RawEvent[]): Promise<RawEvent[]> => {
     const out: RawEvent[] = [];
     let unreadable = 0;
@@ -107,6 +109,7 @@ export function decryptingHistory(history: HistoryPort, open: EventOpener, log: 
       return ok((await openOne(open, result.value, roomId)) ?? result.value);
     },
     context: async (roomId, eventId, limit, signal) => {
+      memo?.beginRead(roomId);
       const result = await history.context(roomId, eventId, limit, signal);
       if (!result.ok) return result;
       const anchor = (await openOne(open, result.value.event, roomId)) ?? result.value.event;
