@@ -17,6 +17,7 @@ import { partialPreview, renderEdit } from "../render/index.ts";
 import type { StateStore } from "../state/store.ts";
 import type { InvocationRow } from "../state/types.ts";
 import type { AnswerProgress } from "../llm/types.ts";
+import { deadlineFor } from "./deadline.ts";
 import { EditScheduler, type EditPolicy } from "./edit-scheduler.ts";
 import { REPLY_MARKER_KEY, type SentReplyLookup } from "./sent-lookup.ts";
 
@@ -171,9 +172,14 @@ export class ReplyStream {
 
   async #send(view: PartialView, text: string): Promise<void> {
     const started = this.#deps.now();
-    const signal = AbortSignal.any([this.#signal, AbortSignal.timeout(PARTIAL_SEND_DEADLINE_MS)]);
-    const content = { ...(await this.#deps.render(view)), [REPLY_MARKER_KEY]: this.#row.matrixTxnId };
-    const error = this.#eventId === null ? await this.#first(content, signal) : await this.#edit(this.#eventId, content, signal);
+    const limit = deadlineFor(this.#signal, PARTIAL_SEND_DEADLINE_MS);
+    let error: MatrixError | null;
+    try {
+      const content = { ...(await this.#deps.render(view)), [REPLY_MARKER_KEY]: this.#row.matrixTxnId };
+      error = this.#eventId === null ? await this.#first(content, limit.signal) : await this.#edit(this.#eventId, content, limit.signal);
+    } finally {
+      limit.clear();
+    }
     const ok = error === null;
     if (ok) {
       this.#sends += 1;

@@ -15,6 +15,7 @@ import type { AnswerProgress } from "../llm/types.ts";
 import type { EditPolicy } from "./edit-scheduler.ts";
 import { ReplyStream, type PartialView, type StatusTexts, type StreamStore } from "./reply-stream.ts";
 import { sendFinalEdit } from "./stream-final.ts";
+import { deadlineFor } from "./deadline.ts";
 
 /** The ledger operations the worker needs. */
 export type WorkerStore = Pick<
@@ -144,16 +145,27 @@ async function processCandidate(
     return null;
   }
   log.info("invocation_accepted", { reason: verdict.reason, attempt: row.attemptCount });
+  const limit = deadlineFor(signal, deps.settings.invocationTimeoutMs);
+  try {
+    return await answerAccepted(deps, row, verdict.event, signal, limit.signal, log, now, typing);
+  } finally {
+    limit.clear();
+  }
+}
+
+// Answers an accepted candidate within its deadline; returns the ready row to send, or null.
+async function answerAccepted(
+  deps: WorkerDeps, row: InvocationRow, event: RawEvent, signal: AbortSignal, deadline: AbortSignal, log: Logger, now: () => number, typing: TypingLease,
+): Promise<InvocationRow | null> {
   const started = now();
-  const deadline = AbortSignal.any([signal, AbortSignal.timeout(deps.settings.invocationTimeoutMs)]);
   // Typing goes out alongside the context fetch; the lease's stop() waits for it.
   void typing.start(deadline);
-    // A candidate leased this often keeps failing (crashes, kills): answer with
-    // the fallback instead of looping forever.
-  const stream = openStream(deps, row, verdict.event, deadline, log, now);
+  // A candidate leased this often keeps failing (crashes, kills): answer with
+  // the fallback instead of looping forever.
+  const stream = openStream(deps, row, event, deadline, log, now);
   const outcome = row.attemptCount > deps.settings.maxAttempts
     ? { ok: false as const, error: new LisaError("attempts_exhausted", "too many processing attempts") }
-    : await respondSafely(deps.respond, verdict.event, deadline, log, stream?.progress);
+    : await respondSafely(deps.respond, event, deadline, log, stream?.progress);
   const streamed = await stream?.finish();
   if (signal.aborted) {
     // Shutdown, not failure: hand the invocation back for the next start.
@@ -162,8 +174,8 @@ async function processCandidate(
     return null;
   }
   const rendered = outcome.ok
-    ? await deps.render.reply(outcome.value, verdict.event)
-    : await deps.render.fallback(fallbackText(deps.settings, outcome.error.code), verdict.event);
+    ? await deps.render.reply(outcome.value, event)
+    : await deps.render.fallback(fallbackText(deps.settings, outcome.error.code), event);
   // The marker lets a later resend find this reply in the room (sent-lookup.ts).
   const content = { ...rendered, [REPLY_MARKER_KEY]: row.matrixTxnId };
   const fields = outcome.ok
@@ -227,7 +239,19 @@ async function sendStored(
   if (row.responseJson === null) throw new Error("ready_to_send row without a payload");
   if (!sendAllowed(deps, row, log, now)) return;
   const content = JSON.parse(row.responseJson) as Record<string, unknown>;
-  const sendSignal = AbortSignal.any([signal, AbortSignal.timeout(SEND_DEADLINE_MS)]);
+  const limit = deadlineFor(signal, SEND_DEADLINE_MS);
+  try {
+    await sendWithin(deps, row, content, signal, limit.signal, log, now, tracking, fresh, renewedBefore);
+  } finally {
+    limit.clear();
+  }
+}
+
+// One send of a stored reply (the final edit of a streamed one), bounded by `sendSignal`.
+async function sendWithin(
+  deps: WorkerDeps, row: InvocationRow, content: Record<string, unknown>, signal: AbortSignal, sendSignal: AbortSignal,
+  log: Logger, now: () => number, tracking: SendTracking, fresh: boolean, renewedBefore: boolean,
+): Promise<void> {
   // A streamed reply ends by editing its message, never by a second one.
   const stream = deps.store.replyStream(row.eventId);
   if (stream !== null) {
