@@ -5,8 +5,7 @@
 import type { McpServerDescription } from "./domain/contract/mcp-servers.ts";
 import { WAIT_HOLD_MAX_MS, type MethodName, type ParamsOf, type ResultOf } from "./domain/contract/methods.ts";
 import type { ClientErrorCode, ThreadBinding } from "./domain/contract/sdk-types.ts";
-import type { CommandMethod, CommandParams, SdkPort } from "./sdk/api.ts";
-import { interactionsApi, threadsApi, turnsApi } from "./sdk/api.ts";
+import { interactionsApi, threadsApi, turnsApi, type CommandMethod, type CommandParams, type SdkPort } from "./sdk/api.ts";
 import type { EventStreamOptions, ThreadEventStream } from "./sdk/event-stream.ts";
 import { eventStream } from "./sdk/event-stream.ts";
 import type { ThreadEventDelivery, ThreadListener, WatchHandle } from "./sdk/watches.ts";
@@ -282,8 +281,9 @@ export class ControllerClient {
    * `connection_lost` (mutations belong in `command()`).
    */
   async call(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
-    // Not sent yet while a reconnect runs: wait for it (that is no repeat).
-    if (this.#peer === null) await this.#awaitReady();
+    // Not sent yet while a reconnect runs (until its restore has re-registered
+    // endpoints and reattached threads): wait for it (that is no repeat).
+    if (this.#peer === null || this.#reconnecting) await this.#awaitReady();
     let reply = await this.#raw(method, params);
     if (!reply.ok && reply.error.code === "connection_lost" && REPEATABLE_CALLS.has(method) && await this.#awaitReady()) reply = await this.#raw(method, params);
     if (!reply.ok) throw new ClientError(reply.error);
@@ -297,6 +297,9 @@ export class ControllerClient {
    */
   async command(method: string, params: Record<string, unknown>, commandId: string = newCommandId()): Promise<Record<string, unknown>> {
     const full = { ...params, commandId };
+    // A command waits for a running reconnect's restore too: sent before its
+    // threads.attach, it would be refused attachment_required.
+    if (this.#peer === null || this.#reconnecting) await this.#awaitReady();
     let reply = await this.#raw(method, full);
     for (let i = 0; !reply.ok && reply.error.code === "connection_lost" && i < 3; i++) {
       if (!await this.#awaitReady()) break;

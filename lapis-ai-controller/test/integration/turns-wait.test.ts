@@ -62,13 +62,16 @@ test("P-PRF-03 a held turns.wait answers the unsettled turn when its hold passes
   const serve = engineServe(t, dir, [agent.provider], 1);
   await serve.start();
   const counts = new Map<string, number>();
-  // A 500 ms request timeout: each held request ends after 400 ms, before the client would give up on it.
+  // A 500 ms request timeout: each held slice ends after 400 ms, before the client would give up on it (a slice answered later is asked again).
   const c = await ControllerClient.connect({ url: serve.url, credential: { type: "token", token: ENGINE_TOKENS[0].value }, socketFactory: countingFactory(counts), maxReconnectAttempts: 0, requestTimeoutMs: 500 });
   t.after(() => c.close());
   const { threadId } = await c.threads.create({ workspace: "ws-1", provider: "scripted" });
   const { turnId } = await c.turns.submit(threadId, { text: "stall" });
+  // The service's hold, seen on a client whose request timeout leaves a loaded host room to answer.
+  const patient = await ControllerClient.connect({ url: serve.url, credential: { type: "token", token: ENGINE_TOKENS[0].value }, maxReconnectAttempts: 0, requestTimeoutMs: 10_000 });
+  t.after(() => patient.close());
   const started = Date.now();
-  const held = await c.call("turns.wait", { turnId, timeoutMs: 200 }) as { state: string };
+  const held = await patient.call("turns.wait", { turnId, timeoutMs: 200 }) as { state: string };
   assert.ok(Date.now() - started >= 190, "held for its hold");
   assert.ok(["preparing", "dispatched", "running"].includes(held.state), held.state);
   const waiting = c.turns.wait(turnId, { timeoutMs: 30_000 });
