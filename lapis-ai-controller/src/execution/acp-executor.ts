@@ -100,7 +100,8 @@ export class AcpExecutor implements Executor {
     if (!stdio.ok) return stdio;
     // Another set of servers needs another session: the agent launches them when the session opens.
     // Agents read tools/list once per session: a changed set of offered tools (an endpoint disposed or added) needs a new session.
-    const offered = setup.restricted ? [] : this.#opts.offered?.(setup) ?? [];
+    const listed = setup.restricted ? [] : this.#opts.offered?.(setup);
+    const offered = listed ?? [];
     const fp = `${fingerprint(setup)}:${createHash("sha256").update(JSON.stringify([stdio.servers, offered])).digest("hex")}`;
     const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);
@@ -117,8 +118,10 @@ export class AcpExecutor implements Executor {
     const env = withShellSnapshotsOff(built);
     if (env === null) return { ok: false, code: "provider_setup_failed" };
     const cwd = setup.restricted ? mkdtempSync(join(this.#opts.tmpRoot, "restricted-")) : setup.cwd;
-    // Restricted sessions get no application tools at all (P-PRV-19).
-    const grant = setup.restricted ? null : this.#opts.tools?.(setup) ?? null;
+    // Restricted sessions get no application tools at all (P-PRV-19). A session offered no tools gets no
+    // bridge server: the agent would connect only to list nothing, and serve would load the MCP SDK for it
+    // (P-DNO-04). Tools offered later change the fingerprint, so the next setup opens a session with the bridge.
+    const grant = setup.restricted || listed?.length === 0 ? null : this.#opts.tools?.(setup) ?? null;
     this.#spawned += 1;
     const started = await this.#first.run(provider.id, () => startAcpSession({
       mcpServers: grant === null ? [] : [grant.server],

@@ -139,7 +139,8 @@ export class CodexExecutor implements Executor {
     const external = nativeMcpServers(setup.restricted ? [] : mcp.launches, { host: this.#opts.env, allowlist: provider.envAllowlist, grants: setup.envGrants, reserved: [BRIDGE_TOKEN_ENV] });
     if (!external.ok) return external;
     // Codex reads tools/list once per thread start: a changed set of offered tools needs a new session (resumed, so the thread goes on).
-    const fp = fingerprint(setup, { servers: external.servers, offered: setup.restricted ? [] : this.#opts.offered?.(setup) ?? [] });
+    const listed = setup.restricted ? [] : this.#opts.offered?.(setup);
+    const fp = fingerprint(setup, { servers: external.servers, offered: listed ?? [] });
     const bindingKey = sessionBindingKey(setup);
     const existing = this.#sessions.get(setup.sessionKey);
     if (existing && !setup.restricted && setup.resume?.cut?.kind !== "fork" && existing.fp === fp && existing.session.alive) {
@@ -153,8 +154,8 @@ export class CodexExecutor implements Executor {
     let env: Record<string, string>;
     try { env = buildAgentEnv(this.#opts.env, provider.envAllowlist, setup.envGrants, setup.vcsIdentity); }
     catch { return { ok: false, code: "provider_setup_failed" }; }
-    // Restricted sessions get no application tools at all (P-PRV-19).
-    const grant = setup.restricted ? null : this.#opts.tools?.(setup) ?? null;
+    // Restricted sessions get no application tools at all (P-PRV-19); a session offered none gets no bridge server (P-DNO-04).
+    const grant = setup.restricted || listed?.length === 0 ? null : this.#opts.tools?.(setup) ?? null;
     const bridge = grant === null ? null : bridgeConfig(grant);
     if (grant !== null && bridge === null) { grant.revoke(); return { ok: false, code: "provider_setup_failed" }; }
     const cwd = setup.restricted ? mkdtempSync(join(this.#opts.tmpRoot, "restricted-")) : setup.cwd;

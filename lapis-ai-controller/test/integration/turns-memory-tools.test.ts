@@ -140,10 +140,13 @@ test("memory read tools through serve", async (t) => {
     for (const [other, ws] of [[bob, 3], [mail, 4]] as const) {
       const otherThread = await thread(other, ws);
       seen.length = 0;
+      // Offered no tools, the other owner's session gets no bridge server at all (P-DNO-04): nothing to list or call.
       const listed = await turn(other, otherThread, "LIST other");
-      assert.deepEqual(listed.tools ?? [], [], "the other owner's agent lists no memory tool");
+      assert.equal(listed.none, true, "the other owner's agent is given no tool bridge");
+      assert.equal(listed.tools, null, "the other owner's agent lists no memory tool");
       const searched = await turn(other, otherThread, "SEARCH other");
-      assert.deepEqual(searched.results, [{ isError: true, text: "tool_not_found" }]);
+      assert.equal(searched.none, true);
+      assert.deepEqual(searched.results, [], "the other owner's agent cannot call memory_search");
       assert.ok(!listed.prompt.includes("ALICE-ONLY") && !searched.prompt.includes("ALICE-ONLY"));
       assert.deepEqual(seen, [], "alice's handlers are never called for another owner");
       // Nobody else can hang a memory endpoint on alice's thread, nor claim another identity.
@@ -153,11 +156,13 @@ test("memory read tools through serve", async (t) => {
     await c.disposeEndpoint("mem-alice-all");
   });
 
-  await t.test("P-ARC-23 disposing the memory endpoint removes the tools at once, on the same agent session", async () => {
+  await t.test("P-ARC-23 P-DNO-04 disposing the memory endpoint removes the tools at once: the next turn's agent is given no tool bridge", async () => {
     assert.deepEqual((await turn(c, aliceThread, "LIST before")).tools, ["memory_search", "memory_read"]);
     await c.disposeEndpoint("mem-tools");
     const after = await turn(c, aliceThread, "SEARCH after");
-    assert.deepEqual(after.tools, []);
-    assert.deepEqual(after.results, [{ isError: true, text: "tool_not_found" }]);
+    // The offered set changed, so the session was replaced; offered nothing, it has no bridge server (P-DNO-04).
+    assert.equal(after.none, true, "no tool bridge once nothing is offered");
+    assert.equal(after.tools, null);
+    assert.deepEqual(after.results, [], "memory_search can no longer be called");
   });
 });

@@ -45,3 +45,40 @@ test("P-PRV-19 P-ARC-23 restricted sessions get no application tools; others get
   }
   assert.equal(revoked, 2, "closing the executor revokes the live grant");
 });
+
+test("P-DNO-04 a session offered no tools gets no bridge server; tools offered later open a session with it", async () => {
+  const agent = scriptedAgent({ modes: "advertise", modeIds: ["agent", "read-only"] });
+  let granted = 0;
+  let revoked = 0;
+  let names: string[] = [];
+  const grant = (): ToolGrant => {
+    granted += 1;
+    return { server: { type: "http", name: "lapis-app-tools", url: "http://127.0.0.1:9/mcp", headers: [{ name: "Authorization", value: "Bearer test-only" }] }, revoke: () => { revoked += 1; } };
+  };
+  const ex = new AcpExecutor({ providers: [agent.provider], host: currentLaunchHost(), env: process.env, tmpRoot: agent.dir, tools: grant, offered: () => names });
+  const servers = () => agent.log().filter((e) => e.event === "session_new").map((e) => e.mcpServers);
+  try {
+    const cwd = mkdtempSync(join(tmpdir(), "ctl-ws-"));
+    const bare = await ex.prepare(setup({ cwd }));
+    assert.ok(bare.ok);
+    assert.equal(granted, 0, "nothing to offer: never granted");
+    assert.deepEqual(servers(), [0]);
+    const same = await ex.prepare(setup({ cwd }));
+    assert.ok(same.ok);
+    assert.equal(same.session, bare.session, "still nothing offered: the session continues");
+    names = ["note_write"];
+    const withTools = await ex.prepare(setup({ cwd }));
+    assert.ok(withTools.ok);
+    assert.notEqual(withTools.session, bare.session, "a tool offered later opens a new session");
+    assert.equal(granted, 1);
+    assert.deepEqual(servers(), [0, 1]);
+    names = [];
+    const disposed = await ex.prepare(setup({ cwd }));
+    assert.ok(disposed.ok);
+    assert.equal(revoked, 1, "the session with the bridge ended, its grant revoked");
+    assert.equal(granted, 1);
+    assert.deepEqual(servers(), [0, 1, 0]);
+  } finally {
+    await ex.close();
+  }
+});
