@@ -11,6 +11,7 @@ import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { DENO_CHILD_ENV } from "../../test/support/deno-env.ts";
 import { now, quantile, report, summary, type BenchRow } from "./stats.ts";
 
 /**
@@ -65,7 +66,7 @@ export async function hopProbe(runtime: "node" | "deno"): Promise<{ sample(count
   const pkg = resolve(import.meta.dirname, "../..");
   const script = join(pkg, "bench/children/ws-echo.ts");
   const args = runtime === "node" ? [script] : ["run", "--allow-net=127.0.0.1", "--allow-env", "--allow-read", script];
-  const child = spawn(join(pkg, "node_modules/.bin", runtime), args, { cwd: pkg, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(join(pkg, "node_modules/.bin", runtime), args, { cwd: pkg, env: { ...process.env, ...DENO_CHILD_ENV }, stdio: ["ignore", "pipe", "inherit"] });
   const port = await new Promise<number>((ready, fail) => {
     const timer = setTimeout(() => fail(new Error("ws echo not ready")), 30_000);
     child.stdout.on("data", (b: Buffer) => {

@@ -7,6 +7,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { join, resolve } from "node:path";
 import { denoV8Args, nodeV8Args } from "../../src/cli/v8-flags.ts";
+import { DENO_CHILD_ENV } from "../../test/support/deno-env.ts";
 import { DENO_FLAGS } from "../../test/support/processes.ts";
 import { cpuMsOf } from "./bench-serve.ts";
 import { now, quantile, report, summary, type BenchRow } from "./stats.ts";
@@ -41,7 +42,7 @@ export async function startRelayFloor(options: { runtime: "node" | "deno"; execu
   // BENCH_RELAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) reaches a Node relay's command line, for profiling it.
   const extra = (process.env.BENCH_RELAY_NODE_ARGS ?? "").split(" ").filter((a) => a.length > 0);
   const args = options.runtime === "node" ? [...extra, ...nodeV8Args(), ...main] : ["run", ...DENO_FLAGS, "--allow-run", ...denoV8Args(), ...main];
-  const child: ChildProcess = spawn(join(pkg, "node_modules/.bin", options.runtime), args, { cwd: options.dir, env: options.env, stdio: ["pipe", "pipe", "inherit"] });
+  const child: ChildProcess = spawn(join(pkg, "node_modules/.bin", options.runtime), args, { cwd: options.dir, env: options.runtime === "deno" ? { ...DENO_CHILD_ENV, ...options.env } : options.env, stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   const socket = await connectRelay(child, exited).catch(async (error: unknown) => {
     child.kill("SIGKILL");

@@ -9,6 +9,7 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { BenchContext } from "../lib/context.ts";
 import { type BenchRow, report } from "../lib/stats.ts";
+import { DENO_CHILD_ENV } from "../../test/support/deno-env.ts";
 
 const PACKAGE = resolve(import.meta.dirname, "../..");
 
@@ -22,7 +23,7 @@ export async function embeddingRows(ctx: BenchContext): Promise<BenchRow[]> {
   const bin = join(PACKAGE, "node_modules/.bin", ctx.runtime);
   const count = ctx.quick ? 20 : 200;
   const args = ctx.runtime === "node" ? [script, dir, String(count)] : ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-ffi", script, dir, String(count)];
-  const child = spawnSync(bin, args, { encoding: "utf8", timeout: 300_000 });
+  const child = spawnSync(bin, args, { env: { ...process.env, ...DENO_CHILD_ENV }, encoding: "utf8", timeout: 300_000 });
   if (child.status !== 0) throw new Error(`embeddings row: the child failed: ${child.stderr.slice(-400)}`);
   const m = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as { before: number; after: number; startMs: number; medianMs: number; batchPerSentenceMs: number };
   const delta = m.after - m.before;

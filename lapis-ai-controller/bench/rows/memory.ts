@@ -4,6 +4,7 @@
 // the runtime the service is installed on).
 import { spawn } from "node:child_process";
 import { join, resolve } from "node:path";
+import { DENO_CHILD_ENV } from "../../test/support/deno-env.ts";
 import { rssMiBOf, startBenchServe } from "../lib/bench-serve.ts";
 import { type BenchContext, FIXED_ANSWER, startFixedModel } from "../lib/context.ts";
 import { awaitTerminal } from "../lib/controller-turns.ts";
@@ -18,7 +19,7 @@ async function bareServerMiB(runtime: "node" | "deno"): Promise<number> {
   const script = join(PACKAGE, "bench/children/bare-http.ts");
   const bin = join(PACKAGE, "node_modules/.bin", runtime);
   const args = runtime === "node" ? [script] : ["run", "--allow-net=127.0.0.1", script];
-  const child = spawn(bin, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(bin, args, { env: { ...process.env, ...DENO_CHILD_ENV }, stdio: ["ignore", "pipe", "inherit"] });
   try {
     await new Promise<void>((ready, fail) => {
       const timer = setTimeout(() => fail(new Error("bare server not ready")), 30_000);

@@ -34,6 +34,13 @@ export function writeCodexHome(dir: string, modelBaseUrl: string): CodexHome {
     "request_max_retries = 0",
     "stream_max_retries = 0",
     "",
+    // Codex's plugin feature syncs the curated plugin marketplace at every
+    // app-server start (git ls-remote https://github.com/openai/plugins.git,
+    // api.github.com, chatgpt.com): DNS and traffic off the loopback. Tests
+    // and the bench reach 127.0.0.1 only (test/integration/no-phone-home.test.ts).
+    "[features]",
+    "plugins = false",
+    "",
   ].join("\n");
   writeFileSync(join(codexHome, "config.toml"), toml, { mode: 0o600 });
   return { home, codexHome, workspace, env: { HOME: home, CODEX_HOME: codexHome, [FAKE_KEY_ENV]: "scripted-not-a-secret" } };

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
 import { FAKE_KEY_ENV } from "./codex-home.ts";
+import { DENO_CHILD_ENV } from "./deno-env.ts";
 
 /** The package root (the live checkout). */
 export const PACKAGE = resolve(import.meta.dirname, "..", "..");
@@ -55,7 +56,7 @@ function record(label: string, r: Ran): Ran {
 }
 
 function baseEnv(home: string, extra: Record<string, string> = {}): Record<string, string> {
-  return { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1", ...extra };
+  return { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1", ...DENO_CHILD_ENV, ...extra };
 }
 
 /** `deno task install:cli [args]` in the checkout, with HOME=home. */

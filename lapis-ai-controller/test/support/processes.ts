@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
 import { denoV8Args, nodeV8Args } from "../../src/cli/v8-flags.ts";
+import { DENO_CHILD_ENV } from "./deno-env.ts";
 
 /** The package root. */
 export const PACKAGE_ROOT = resolve(import.meta.dirname, "..", "..");
@@ -37,7 +38,7 @@ export function spawnCli(t: TestContext, runtime: Runtime, args: readonly string
   const [file, argv] = command(runtime, args);
   const child = spawn(file, argv, {
     cwd: PACKAGE_ROOT,
-    env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...env },
+    env: { PATH: process.env.PATH ?? "", NO_COLOR: "1", ...(runtime === "deno" ? DENO_CHILD_ENV : {}), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";

@@ -8,6 +8,7 @@ import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
 import { denoV8Args, nodeV8Args } from "../../src/cli/v8-flags.ts";
+import { DENO_CHILD_ENV } from "./deno-env.ts";
 import { DENO_FLAGS, MAIN } from "./processes.ts";
 import { tempDir } from "./temp.ts";
 
@@ -61,7 +62,7 @@ export function spawnServe(options: {
   const flags = options.v8Flags !== false;
   // The V8 flags every way serve starts carries (src/cli/v8-flags.ts).
   const args = options.runtime === "node" ? [...(flags ? nodeV8Args() : []), ...main] : ["run", ...DENO_FLAGS, ...(options.allowRun ? ["--allow-run"] : []), ...(flags ? denoV8Args() : []), ...main];
-  const child: ChildProcess = spawn(bin, args, { cwd: options.dir, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  const child: ChildProcess = spawn(bin, args, { cwd: options.dir, env: options.runtime === "deno" ? { ...DENO_CHILD_ENV, ...options.env } : options.env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout?.on("data", (chunk: Buffer) => (out += chunk.toString("utf8")));

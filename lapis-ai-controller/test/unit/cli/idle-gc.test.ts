@@ -14,6 +14,7 @@ import { denoV8Args, nodeV8Args } from "../../../src/cli/v8-flags.ts";
 import { DENO } from "../../support/processes.ts";
 import { startServe } from "../../support/serve-process.ts";
 import { tempDir } from "../../support/temp.ts";
+import { DENO_CHILD_ENV } from "../../support/deno-env.ts";
 
 /** Fake ports: the test advances CPU time and fires the checks itself. */
 function fakePorts(collectCpuMs = 0) {
@@ -67,7 +68,7 @@ test("P-DNO-03 under serve's V8 flags Node and Deno expose gc; without them ther
   const script = join(tempDir(t), "gc.mjs");
   writeFileSync(script, "globalThis.gc({ type: \"major\", execution: \"sync\", flavor: \"last-resort\" }); console.log(typeof globalThis.gc);\n");
   for (const [bin, args] of [[process.execPath, [...nodeV8Args(), script]], [DENO, ["run", ...denoV8Args(), script]]] as const) {
-    const run = spawnSync(bin, args, { encoding: "utf8", timeout: 60_000 });
+    const run = spawnSync(bin, args, { env: { ...process.env, ...DENO_CHILD_ENV }, encoding: "utf8", timeout: 60_000 });
     assert.equal(run.status, 0, run.stderr);
     assert.equal(run.stdout.trim(), "function");
   }

@@ -13,6 +13,7 @@ import { denoV8Args, nodeReexecArgv, nodeV8Args, SEMI_SPACE_MIB } from "../../..
 import { DENO, PACKAGE_ROOT } from "../../support/processes.ts";
 import { startServe } from "../../support/serve-process.ts";
 import { tempDir } from "../../support/temp.ts";
+import { DENO_CHILD_ENV } from "../../support/deno-env.ts";
 
 const RELEASE = "/home/u/.local/lib/lapis-ai-controller/releases/" + "b".repeat(64);
 const DENO_BIN = "/home/u/.local/lib/lapis-ai-controller/runtime/deno-1/deno";
@@ -27,7 +28,7 @@ console.log(JSON.stringify({ size: young.space_size }));
 `;
 
 function youngSize(bin: string, args: readonly string[]): number {
-  const run = spawnSync(bin, args, { encoding: "utf8", timeout: 60_000 });
+  const run = spawnSync(bin, args, { env: { ...process.env, ...DENO_CHILD_ENV }, encoding: "utf8", timeout: 60_000 });
   assert.equal(run.status, 0, run.stderr);
   return (JSON.parse(run.stdout.trim()) as { size: number }).size;
 }

@@ -9,6 +9,7 @@ import { currentLaunchHost, resolveLaunch } from "../../../src/execution/acp-lau
 import { parseEngineConfig } from "../../../src/domain/turn-config.ts";
 import { installedAdapterFixture } from "../../support/installed-adapter-fixture.ts";
 import { scriptedAgent, tempForProcess } from "../../support/scripted-agent-fixture.ts";
+import { DENO_CHILD_ENV } from "../../support/deno-env.ts";
 
 const PACKAGE = resolve(import.meta.dirname, "../../..");
 
@@ -41,7 +42,7 @@ test("P-PRV-02 a real Deno process resolves an absolute node and the turn succee
   const cwd = tempForProcess("ctl-deno-");
   const nodeDir = dirname(realpathSync(join(PACKAGE, "node_modules/.bin/node")));
   const r = spawnSync(join(PACKAGE, "node_modules/.bin/deno"), ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-run", join(PACKAGE, "test/support/deno-launch-probe.ts"), root, cwd], {
-    cwd: PACKAGE, encoding: "utf8", timeout: 60_000, env: { HOME: process.env.HOME ?? cwd, PATH: `${nodeDir}:/usr/bin:/bin` },
+    cwd: PACKAGE, encoding: "utf8", timeout: 60_000, env: { HOME: process.env.HOME ?? cwd, PATH: `${nodeDir}:/usr/bin:/bin`, ...DENO_CHILD_ENV },
   });
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout.trim().split("\n").at(-1) as string) as { isDeno: boolean; execPath: string; launch: { ok: boolean; launch: { command: string; args: string[]; source: string } }; prepared: string; outcome: unknown; text: string };
