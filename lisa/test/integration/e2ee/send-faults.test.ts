@@ -9,10 +9,10 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { REPLY_MARKER_KEY } from "../../../src/invocation/sent-lookup.ts";
 import { matrixTransactionId } from "../../../src/state/txn-id.ts";
-import { FakeE2eePeer } from "../../support/e2ee/fake-peer.ts";
-import { ALICE, BOB, CAROL, createWorld, LISA, ROOM1, startInProcess, until, type InProcessLisa, type World } from "../../support/lisa-harness.ts";
+import { startEncryptedLisa } from "../../support/e2ee/encrypted-lisa.ts";
+import type { FakeE2eePeer } from "../../support/e2ee/fake-peer.ts";
+import { ALICE, BOB, CAROL, createWorld, LISA, ROOM1, until, type InProcessLisa, type World } from "../../support/lisa-harness.ts";
 
-const MEGOLM = "m.megolm.v1.aes-sha2";
 
 describe("LISA-E2EE-07: an encrypted reply is sent exactly once whatever the transaction-id scope (dendrite profile)", () => {
   let world: World;
@@ -24,10 +24,7 @@ describe("LISA-E2EE-07: an encrypted reply is sent exactly once whatever the tra
       profile: "dendrite", rooms: [ROOM1],
       config: { e2ee: { enabled: true, store_passphrase: "env:LISA_E2EE_STORE_PASSPHRASE" } },
     });
-    world.hs.sendState(ROOM1, ALICE, "m.room.encryption", "", { algorithm: MEGOLM });
-    lisa = startInProcess(world);
-    await until(() => world.logs.some((l) => l.includes('"sync_baseline"')), 30_000, "Lisa's baseline");
-    alice = await FakeE2eePeer.start(world.hs, ALICE, "ALICEDEV");
+    ({ lisa, alice } = await startEncryptedLisa(world, ROOM1));
   });
 
   after(async () => {

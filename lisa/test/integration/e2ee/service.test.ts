@@ -9,10 +9,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { FakeE2eePeer } from "../../support/e2ee/fake-peer.ts";
-import { ALICE, BOB, createWorld, LISA, lisaReplies, repliedTo, ROOM1, ROOM2, startInProcess, until, type InProcessLisa, type World } from "../../support/lisa-harness.ts";
+import { MEGOLM, startEncryptedLisa } from "../../support/e2ee/encrypted-lisa.ts";
+import { ALICE, BOB, createWorld, LISA, lisaReplies, repliedTo, ROOM1, ROOM2, until, type InProcessLisa, type World } from "../../support/lisa-harness.ts";
 import { errorReply, jsonAnswer, type RecordedRequest } from "../../support/scripted-llm.ts";
 
-const MEGOLM = "m.megolm.v1.aes-sha2";
 const MEMBERS = [ALICE, BOB, LISA, "@carol:localhost"];
 
 function promptOf(request: RecordedRequest): string {
@@ -34,10 +34,7 @@ describe("LISA-E2EE: encrypted rooms against the fake homeserver, Lisa in proces
       },
       config: { e2ee: { enabled: true, store_passphrase: "env:LISA_E2EE_STORE_PASSPHRASE", key_wait_seconds: 60 } },
     });
-    world.hs.sendState(ROOM1, ALICE, "m.room.encryption", "", { algorithm: MEGOLM });
-    lisa = startInProcess(world);
-    await until(() => world.logs.some((l) => l.includes('"sync_baseline"')), 30_000, "Lisa's baseline");
-    alice = await FakeE2eePeer.start(world.hs, ALICE, "ALICEDEV");
+    ({ lisa, alice } = await startEncryptedLisa(world, ROOM1));
   });
 
   after(async () => {

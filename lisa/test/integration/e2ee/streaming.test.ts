@@ -7,11 +7,11 @@
 // crypto store opens once per process.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { FakeE2eePeer } from "../../support/e2ee/fake-peer.ts";
-import { ALICE, BOB, createWorld, LISA, ROOM1, startInProcess, until, type InProcessLisa, type World } from "../../support/lisa-harness.ts";
+import { MEGOLM, startEncryptedLisa } from "../../support/e2ee/encrypted-lisa.ts";
+import type { FakeE2eePeer } from "../../support/e2ee/fake-peer.ts";
+import { ALICE, BOB, createWorld, LISA, ROOM1, until, type InProcessLisa, type World } from "../../support/lisa-harness.ts";
 import { streamedAnswer } from "../../support/scripted-stream.ts";
 
-const MEGOLM = "m.megolm.v1.aes-sha2";
 const MEMBERS = [ALICE, BOB, LISA];
 const ANSWER = "In an encrypted room the reply grows too: every edit is encrypted like the first message, "
   + "and the member's device reads each one. The last edit is the whole answer, still one message.";
@@ -35,10 +35,7 @@ describe("LISA-STREAM-19: a streamed reply in an encrypted room", () => {
         streaming: { enabled: true, edit_interval_ms: 250, min_new_characters: 10 },
       },
     });
-    world.hs.sendState(ROOM1, ALICE, "m.room.encryption", "", { algorithm: MEGOLM });
-    lisa = startInProcess(world);
-    await until(() => world.logs.some((l) => l.includes('"sync_baseline"')), 30_000, "Lisa's baseline");
-    alice = await FakeE2eePeer.start(world.hs, ALICE, "ALICEDEV");
+    ({ lisa, alice } = await startEncryptedLisa(world, ROOM1));
   });
 
   after(async () => {
