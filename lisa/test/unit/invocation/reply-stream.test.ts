@@ -28,6 +28,9 @@ const POLICY = { intervalMs: 30, minNewCharacters: 5, firstCharacters: 4 };
 const EVENT: RawEvent = { event_id: "$ev1:example.org", room_id: ROOM, type: "m.room.message", sender: "@alice:example.org", origin_server_ts: 1_700_000_000_001, content: { msgtype: "m.text", body: "Lisa, tell me?" } };
 const TXN = matrixTransactionId(ROOM, EVENT.event_id);
 
+/** The body a send shows: an edit's new content, or the message itself. */
+const shownBody = (s: { content: Readonly<Record<string, unknown>> }) => String((s.content["m.new_content"] as Record<string, unknown> | undefined)?.["body"] ?? s.content["body"]);
+
 class FakeRoom implements RoomWritePort {
   readonly sent: { txnId: string; content: Readonly<Record<string, unknown>> }[] = [];
   /** Answers by send; the default gives every non-edit send a new event id. */
@@ -49,14 +52,17 @@ class FakeRoom implements RoomWritePort {
   }
 }
 
-/** A responder that streams `pieces` (pausing between them) and answers with their whole text, or fails. */
-function streaming(pieces: readonly string[], outcome: "answer" | "fail" = "answer", tools: readonly number[] = []): Responder {
+/**
+ * A responder that streams `pieces` (pausing between them) and answers with their whole text, or fails.
+ * Before the pieces at `tools` it reports a tool and waits `toolPause` (80 ms unless given).
+ */
+function streaming(pieces: readonly string[], outcome: "answer" | "fail" = "answer", tools: readonly number[] = [], toolPause: () => Promise<unknown> = () => delay(80)): Responder {
   return async (_event, _signal, progress) => {
     let text = "";
     for (const [i, piece] of pieces.entries()) {
       if (tools.includes(i)) {
         progress?.({ kind: "tool", name: "fetch_web_page", url: "https://www.example.org/page" });
-        await delay(80);
+        await toolPause();
       }
       text += piece;
       progress?.({ kind: "text", markdown: text });
@@ -117,6 +123,15 @@ describe("LISA-STREAM-08, LISA-STREAM-09: streaming replies in the worker", () =
   }
 
   const live = new AbortController().signal;
+  /**
+   * A tool that runs until the room shows `text` (once the message exists), within 5 s, so the status
+   * line's edit does not race a loaded machine; a tool reported before the first words pauses 80 ms.
+   */
+  const toolUntilShown = (text: string) => async () => {
+    await delay(80);
+    const deadline = Date.now() + 5_000;
+    while (room.sent.length > 0 && !room.sent.some((s) => shownBody(s).includes(text)) && Date.now() < deadline) await delay(5);
+  };
   const newContent = (i: number) => room.sent[i]?.content["m.new_content"] as Record<string, unknown> | undefined;
 
   test("one message: the first words, paced edits, and a final edit carrying exactly the stored reply", async () => {
@@ -141,7 +156,7 @@ describe("LISA-STREAM-08, LISA-STREAM-09: streaming replies in the worker", () =
   });
 
   test("a status line appears in the same message only once it exists; the fallback replaces the partial text", async () => {
-    await worker(streaming(["Let me ", "check. ", "Reading ", "done now ", "and more. "], "fail", [0, 2]))(lease(), live);
+    await worker(streaming(["Let me ", "check. ", "Reading ", "done now ", "and more. "], "fail", [0, 2], toolUntilShown("reading example.org…")))(lease(), live);
     assert.equal(room.messages().length, 1);
     assert.match(String(room.sent[0]?.content["body"]), /^partial: Let me \|$/, "no status before the first words");
     const statuses = room.sent.filter((s) => String((s.content["m.new_content"] as Record<string, unknown> | undefined)?.["body"]).includes("reading example.org…"));
@@ -152,8 +167,8 @@ describe("LISA-STREAM-08, LISA-STREAM-09: streaming replies in the worker", () =
 
   test("LISA-STREAM-16: the status lines are the persona's configured texts ({host} filled in)", async () => {
     const statusTexts = { searching: "suche im Netz…", reading: "lese {host}…", readingPage: "lese eine Seite…", working: "arbeite daran…" };
-    await worker(streaming(["Lass mich ", "nachsehen. ", "Gelesen ", "und fertig ", "mit mehr. "], "answer", [0, 2]), { statusTexts })(lease(), live);
-    const bodies = room.sent.map((s) => String((s.content["m.new_content"] as Record<string, unknown> | undefined)?.["body"] ?? s.content["body"]));
+    await worker(streaming(["Lass mich ", "nachsehen. ", "Gelesen ", "und fertig ", "mit mehr. "], "answer", [0, 2], toolUntilShown("lese example.org…")), { statusTexts })(lease(), live);
+    const bodies = room.sent.map(shownBody);
     assert.ok(bodies.some((b) => b.includes("lese example.org…")), JSON.stringify(bodies));
     assert.ok(bodies.every((b) => !b.includes("reading")), JSON.stringify(bodies));
     assert.equal(toolStatus("web_search", null, statusTexts), "suche im Netz…");
