@@ -48,9 +48,10 @@ import { startRetention } from "./domain/retention-sweep.ts";
 import { lifecycleParts } from "./persistence/lifecycle-parts.ts";
 import { eraseThreadRows } from "./persistence/foreign-rows.ts";
 import { lifecycleMethods } from "./transport/methods-lifecycle.ts";
+import { idleGcSection } from "./cli/idle-gc.ts";
 
 /** The `limits` subsections and the part that reads each; any other key is refused. */
-const LIMIT_SECTIONS = ["protocol", "turns", "capture", "volatile", "storage"];
+const LIMIT_SECTIONS = ["protocol", "turns", "capture", "volatile", "storage", "idleGc"];
 
 function invalid(where: string): Result<void> {
   return err(controllerError("config_invalid", { where: where.startsWith("config") ? where : `config.${where}` }));
@@ -81,6 +82,8 @@ export function checkServiceConfig(
   if (!volatile.ok) return volatile;
   const storage = storageSection(sections);
   if (!storage.ok) return storage;
+  const idleGc = idleGcSection(limitsEntry(sections, "idleGc"));
+  if (!idleGc.ok) return invalid(idleGc.where);
   const applications = parseApplications(sections.applications);
   if (!applications.ok) return applications;
   const aliases = checkWorkspaceAliases(engine.value.workspaces, realpathSync);

@@ -8,6 +8,7 @@
 // `gc` is exposed by `--expose-gc` among serve's V8 flags (v8-flags.ts); no
 // code but this calls it.
 import process from "node:process";
+import type { Json } from "../domain/records.ts";
 
 /** When serve counts as quiet, and how often it looks. */
 export type IdleGcLimits = {
@@ -21,6 +22,38 @@ export type IdleGcLimits = {
 
 /** Checks every 500 ms; quiet for two in a row (about 1 s under 1% CPU) collects once. */
 export const IDLE_GC_LIMITS: IdleGcLimits = { checkMs: 500, quietChecks: 2, quietCpuMs: 5 };
+
+/** The bounds of config `limits.idleGc`, inclusive. */
+export const IDLE_GC_BOUNDS = {
+  checkMs: [100, 60_000],
+  quietChecks: [1, 120],
+  quietCpuMs: [0, 10_000],
+} as const satisfies Record<keyof IdleGcLimits, readonly [number, number]>;
+
+/**
+ * Config `limits.idleGc` ({enabled, checkMs, quietChecks, quietCpuMs}): the
+ * limits, null when `enabled` is false, or the key path that is invalid
+ * (an unknown key, a value out of `IDLE_GC_BOUNDS` or not an integer).
+ */
+export function idleGcSection(entry: Json | undefined): { ok: true; value: IdleGcLimits | null } | { ok: false; where: string } {
+  const at = "config.limits.idleGc";
+  if (entry === undefined) return { ok: true, value: IDLE_GC_LIMITS };
+  if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return { ok: false, where: at };
+  const limits: Record<string, number> = { ...IDLE_GC_LIMITS };
+  let enabled = true;
+  for (const [key, value] of Object.entries(entry)) {
+    if (key === "enabled") {
+      if (typeof value !== "boolean") return { ok: false, where: `${at}.enabled` };
+      enabled = value;
+      continue;
+    }
+    const bounds = (IDLE_GC_BOUNDS as Record<string, readonly [number, number]>)[key];
+    if (bounds === undefined || !Object.hasOwn(IDLE_GC_BOUNDS, key)) return { ok: false, where: `${at}.${key.slice(0, 64)}` };
+    if (typeof value !== "number" || !Number.isInteger(value) || value < bounds[0] || value > bounds[1]) return { ok: false, where: `${at}.${key}` };
+    limits[key] = value;
+  }
+  return { ok: true, value: enabled ? (limits as IdleGcLimits) : null };
+}
 
 /** What the idle collector reads and does (the process, or a test's fake). */
 export type IdleGcPorts = {

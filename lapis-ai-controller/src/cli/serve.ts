@@ -6,8 +6,9 @@ import type { BootstrapCredential } from "../auth/auth-sessions.ts";
 import type { ControllerError, Result } from "../domain/errors.ts";
 import type { Json, RetentionProfile } from "../domain/records.ts";
 import { cliErrorOf, EXIT, type ExitClass } from "./errors.ts";
-import { processIdleGcPorts, startIdleGc } from "./idle-gc.ts";
+import { idleGcSection, processIdleGcPorts, startIdleGc } from "./idle-gc.ts";
 import type { ControllerPaths } from "./paths.ts";
+import { limitsEntry } from "../persistence/store-limits.ts";
 import type { RuntimeHost } from "./runtime-host.ts";
 
 /** The running service as the CLI sees it. */
@@ -59,8 +60,9 @@ export async function serve(
   });
   host.writeOut(`${JSON.stringify(readiness)}\n`);
   const idleGcPorts = processIdleGcPorts();
-  // Gives the heap's garbage back whenever serve goes quiet (idle-gc.ts).
-  const stopIdleGc = idleGcPorts === null ? () => {} : startIdleGc(idleGcPorts);
+  // Gives the heap's garbage back whenever serve goes quiet (idle-gc.ts); config `limits.idleGc`, checked by startService.
+  const idleGc = idleGcSection(limitsEntry(sections, "idleGc"));
+  const stopIdleGc = idleGcPorts === null || !idleGc.ok || idleGc.value === null ? () => {} : startIdleGc(idleGcPorts, idleGc.value);
   const signal = await signalled;
   stopIdleGc();
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -96,7 +96,7 @@ export async function stopServeChild(serve: ServeChild, signal: NodeJS.Signals =
 /** Starts serve and waits for its readiness line. */
 export async function startServe(
   t: TestContext,
-  options: { tokens: readonly ServeToken[]; runtime?: "node" | "deno"; limits?: Record<string, unknown>; dir?: string; listen?: Record<string, unknown>; v8Flags?: boolean; extraEnv?: Readonly<Record<string, string>> },
+  options: { tokens: readonly ServeToken[]; runtime?: "node" | "deno"; limits?: Record<string, unknown>; limitSections?: Record<string, unknown>; dir?: string; listen?: Record<string, unknown>; v8Flags?: boolean; extraEnv?: Readonly<Record<string, string>> },
 ): Promise<ServeProcess> {
   const dir = options.dir ?? tempDir(t, "aic-serve-");
   const config = {
@@ -110,7 +110,7 @@ export async function startServe(
       ...(tk.workspaces === undefined ? {} : { workspaces: tk.workspaces }),
     })),
     listen: { host: "127.0.0.1", port: 0, ...options.listen },
-    ...(options.limits === undefined ? {} : { limits: { protocol: options.limits } }),
+    ...(options.limits === undefined && options.limitSections === undefined ? {} : { limits: { ...options.limitSections, ...(options.limits === undefined ? {} : { protocol: options.limits }) } }),
   };
   const configPath = join(dir, "config.json");
   writeFileSync(configPath, JSON.stringify(config), { mode: 0o600 });
