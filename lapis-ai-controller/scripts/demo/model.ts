@@ -83,6 +83,11 @@ export function writeCodexHome(codexHome: string, target: ModelTarget): void {
     // A tiny local model answers slowly; a retry would only queue a second prompt behind the first.
     ...(target.local ? ["request_max_retries = 0", "stream_max_retries = 0"] : []),
     "",
+    // The demo's own CODEX_HOME: Codex's plugin marketplace sync (github.com, chatgpt.com at every
+    // app-server start) is no part of it, and with a local model the demo stays on the loopback.
+    "[features]",
+    "plugins = false",
+    "",
   ];
   writeFileSync(join(codexHome, "config.toml"), lines.join("\n"), { mode: 0o600 });
 }

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { PROTOCOL_VERSION } from "../domain/protocol.ts";
 import { CliError, EXIT, type ExitClass } from "./errors.ts";
-import { denoInvocation, launcherScript, writeAtomically } from "./launcher.ts";
+import { DENO_ENV, denoInvocation, launcherScript, writeAtomically } from "./launcher.ts";
 import type { ControllerPaths } from "./paths.ts";
 import { unitFile, unitPath } from "./service-unit.ts";
 import { MANIFEST_FILE, sha256Hex, verifySnapshot } from "./snapshot.ts";
@@ -47,7 +47,7 @@ function smokeTest(deno: string, staged: string, digest: string): void {
   try {
     const run = (args: string[]) =>
       spawnSync(deno, [...denoInvocation(deno, staged).slice(1), ...args], {
-        encoding: "utf8", timeout: SMOKE_DEADLINE_MS, cwd: home, env: { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin" }, stdio: ["ignore", "pipe", "pipe"],
+        encoding: "utf8", timeout: SMOKE_DEADLINE_MS, cwd: home, env: { HOME: home, PATH: process.env.PATH ?? "/usr/bin:/bin", ...DENO_ENV }, stdio: ["ignore", "pipe", "pipe"],
       });
     const version = run(["--version"]);
     if (version.status !== 0 || !String(version.stdout).includes(digest)) throw fail("the staged --version did not report the staged build", "snapshot_smoke_failed");

@@ -11,6 +11,12 @@ import { denoV8Args } from "./v8-flags.ts";
 
 /** Deno permissions of the installed CLI: files, env, child agents, loopback sockets. */
 export const DENO_FLAGS = ["--allow-read", "--allow-write", "--allow-env", "--allow-sys", "--allow-run", "--allow-net=127.0.0.1"] as const;
+/**
+ * The environment every installed start of Deno gets (P-NET-02): the runtime is
+ * pinned and replaced only by `install`, so Deno's own update check, which
+ * would reach `dl.deno.land` at every start, is off.
+ */
+export const DENO_ENV = { DENO_NO_UPDATE_CHECK: "1" } as const;
 /** The oldest Deno a snapshot runs on (P-CLI-01). */
 export const MIN_DENO = "2.9.5";
 /** The oldest Node the package runs on (package.json `engines.node`). */
@@ -27,7 +33,8 @@ export function denoInvocation(deno: string, releaseDir: string): string[] {
 
 /** The launcher script text. */
 export function launcherScript(deno: string, releaseDir: string, digest: string): string {
-  return `#!/bin/sh\n# lapis-ai-controller launcher: release ${digest}\nexec ${denoInvocation(deno, releaseDir).map(quote).join(" ")} "$@"\n`;
+  const env = Object.entries(DENO_ENV).map(([name, value]) => `export ${name}=${quote(value)}\n`).join("");
+  return `#!/bin/sh\n# lapis-ai-controller launcher: release ${digest}\n${env}exec ${denoInvocation(deno, releaseDir).map(quote).join(" ")} "$@"\n`;
 }
 
 /** The file operations the atomic write uses (a port, so a test can watch the order). */

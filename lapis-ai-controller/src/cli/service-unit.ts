@@ -3,7 +3,7 @@
 // never depends on PATH or on the checkout. Generating a unit starts nothing.
 
 import { join } from "node:path";
-import { denoInvocation } from "./launcher.ts";
+import { DENO_ENV, denoInvocation } from "./launcher.ts";
 
 /** The unit name of an instance. */
 export function unitName(instance: string): string {
@@ -41,6 +41,7 @@ export function unitFile(inputs: UnitInputs): string {
     "",
     "[Service]",
     "Type=simple",
+    ...Object.entries(DENO_ENV).map(([name, value]) => `Environment=${name}=${value}`),
     `ExecStart=${argv.map(arg).join(" ")}`,
     "KillSignal=SIGTERM",
     "TimeoutStopSec=15",

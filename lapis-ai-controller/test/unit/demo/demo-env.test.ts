@@ -3,7 +3,11 @@
 // the user's shell), servers get no proxy, and nothing else crosses.
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { installEnvironment, runtimeEnvironment } from "../../../scripts/demo/env.ts";
+import { writeCodexHome } from "../../../scripts/demo/model.ts";
+import { tempDir } from "../../support/temp.ts";
 
 const user: NodeJS.ProcessEnv = {
   PATH: "/opt/bin:/usr/bin",
@@ -41,4 +45,14 @@ test("AIC-DEMO-01 servers and the chat get no proxy (their traffic is loopback) 
   const env = runtimeEnvironment(user, { X: "1" });
   assert.deepEqual(Object.keys(env).sort(), ["LANG", "PATH", "X"]);
   assert.equal(runtimeEnvironment({}).PATH, "/usr/bin:/bin");
+});
+
+test("P-NET-02 the demo's CODEX_HOME turns Codex's plugin marketplace sync off, for a local and a remote model", (t) => {
+  for (const local of [true, false]) {
+    const codexHome = join(tempDir(t), "codex-home");
+    writeCodexHome(codexHome, { baseUrl: "http://127.0.0.1:9/v1", model: "smollm2", keyEnv: local ? null : "OPENAI_API_KEY", contextWindow: null, local });
+    const toml = readFileSync(join(codexHome, "config.toml"), "utf8");
+    assert.match(toml, /^\[features\]\nplugins = false$/m);
+    assert.ok(!toml.includes("sk-"), "no key in the file, only the variable's name");
+  }
 });
