@@ -38,10 +38,21 @@ class FakeRoom implements RoomWritePort {
   tokenGeneration(): number {
     return 1;
   }
+  inFlight = 0;
   async sendMessage(_roomId: string, txnId: string, content: Readonly<Record<string, unknown>>): Promise<Result<string, MatrixError>> {
     this.sent.push({ txnId, content });
-    await delay(1);
-    return this.result(txnId, content);
+    this.inFlight += 1;
+    try {
+      await delay(1);
+      return this.result(txnId, content);
+    } finally {
+      this.inFlight -= 1;
+    }
+  }
+  /** Resolves once no send is in flight (within 5 s), so a loaded machine's slow send does not swallow the next pieces. */
+  async idle(): Promise<void> {
+    const deadline = Date.now() + 5_000;
+    while (this.inFlight > 0 && Date.now() < deadline) await delay(2);
   }
   async setTyping(): Promise<Result<void, MatrixError>> {
     return ok(undefined);
@@ -56,7 +67,7 @@ class FakeRoom implements RoomWritePort {
  * A responder that streams `pieces` (pausing between them) and answers with their whole text, or fails.
  * Before the pieces at `tools` it reports a tool and waits `toolPause` (80 ms unless given).
  */
-function streaming(pieces: readonly string[], outcome: "answer" | "fail" = "answer", tools: readonly number[] = [], toolPause: () => Promise<unknown> = () => delay(80)): Responder {
+function streaming(pieces: readonly string[], outcome: "answer" | "fail" = "answer", tools: readonly number[] = [], toolPause: () => Promise<unknown> = () => delay(80), between: () => Promise<unknown> = () => delay(15)): Responder {
   return async (_event, _signal, progress) => {
     let text = "";
     for (const [i, piece] of pieces.entries()) {
@@ -66,7 +77,7 @@ function streaming(pieces: readonly string[], outcome: "answer" | "fail" = "answ
       }
       text += piece;
       progress?.({ kind: "text", markdown: text });
-      await delay(15);
+      await between();
     }
     await delay(40);
     return outcome === "answer" ? ok<ReplyDraft>({ markdown: text, sources: [] }) : err(new LisaError("llm_unavailable", "down"));
@@ -135,7 +146,9 @@ describe("LISA-STREAM-08, LISA-STREAM-09: streaming replies in the worker", () =
   const newContent = (i: number) => room.sent[i]?.content["m.new_content"] as Record<string, unknown> | undefined;
 
   test("one message: the first words, paced edits, and a final edit carrying exactly the stored reply", async () => {
-    await worker(streaming(["Hello ", "there, ", "this is ", "a longer ", "answer ", "that grows ", "and grows. "]))(lease(), live);
+    // Each piece comes 15 ms after the last and after any send in flight, so the pacing, not the machine's load, decides the edits.
+    const paced = async () => { await delay(15); await room.idle(); };
+    await worker(streaming(["Hello ", "there, ", "this is ", "a longer ", "answer ", "that grows ", "and grows. "], "answer", [], undefined, paced))(lease(), live);
     const first = room.sent[0];
     assert.equal(first?.txnId, TXN);
     assert.match(String(first?.content["body"]), /^partial: Hello/);
