@@ -11,7 +11,7 @@ import {
 import { validKind, validMetadata, validReceipt } from "./journal-rules.ts";
 import {
   journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
-  journalTurnLinked, uniqueSequenceIndex,
+  journalTurnIndexed, journalTurnLinked, journalTurnMissing, uniqueSequenceIndex,
 } from "./journal-validation.ts";
 import { validPreparationMarkerRow } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
@@ -119,8 +119,8 @@ function validateInSnapshot(db: DatabaseSync): Result<void> {
 /**
  * The journal grows with use: SQLite proves most of its rows valid and their
  * turn linked in one pass, the rest are read and judged here
- * (journal-validation.ts); the threads the rows name are proven to exist from
- * the distinct thread ids of the (thread_id, seq) index. A row that passes
+ * (journal-validation.ts); the turns and threads the rows name are proven to
+ * exist from their distinct ids, read through the journal's indexes. A row that passes
  * the JS rules but links to no thread or turn is a foreign key failure, as
  * `foreign_key_check` would name it; a missing thread whose id is not even an
  * id is an invalid row.
@@ -130,10 +130,13 @@ function validateJournal(db: DatabaseSync): Result<void> {
   if (!journalColumnsAre(db, Object.keys(SHAPES.journal)) || !journalIdsInRange(db) || !uniqueSequenceIndex(db)) return invalid("journal");
   const placed = journalPlacement(db);
   const turnLinked = journalTurnLinked(db);
-  for (const row of journalRowsToCheck(db)) {
+  const turnsBySeek = journalTurnIndexed(db);
+  for (const row of journalRowsToCheck(db, turnsBySeek)) {
     if (!validRow("journal", row) || !placed(row)) return invalid("journal");
     if (!turnLinked(row)) return invalid("foreign_keys");
   }
+  const turn = turnsBySeek ? journalTurnMissing(db) : undefined;
+  if (turn !== undefined) return invalid(id(turn.turnId) ? "foreign_keys" : "journal");
   const missing = journalThreadMissing(db);
   if (missing !== undefined) return invalid(id(missing.threadId) ? "foreign_keys" : "journal");
   return ok(undefined);

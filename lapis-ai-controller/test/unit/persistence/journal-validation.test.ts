@@ -47,6 +47,10 @@ const V1_COLUMNS = `journal_id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL REFE
   seq INTEGER, visibility TEXT NOT NULL, kind TEXT NOT NULL, message_id TEXT, payload_state TEXT NOT NULL, payload TEXT,
   metadata TEXT NOT NULL, created_at INTEGER NOT NULL`;
 
+/** A turn like the first, turn-3 of the same thread. */
+const THIRD_TURN = `INSERT INTO turns SELECT 'turn-3', thread_id, 'cmd-3', attempt_of, state, workspace_id, provider, config_version, error_code,
+  created_at, updated_at FROM turns WHERE turn_id = 'turn-1';`;
+
 /** A second thread like the first, with no journal rows yet. */
 const SECOND_THREAD = `INSERT INTO threads SELECT 'thread-2', principal, application, workspace_id, provider, retention, restricted, config_version,
   config, binding, created_at, updated_at FROM threads WHERE thread_id = 'thread-1';`;
@@ -98,6 +102,14 @@ const CASES: ReadonlyArray<readonly [string, string, string]> = [
   ["a well-formed thread id naming no thread beside a second thread's valid sequence", "foreign_keys",
     `${SECOND_THREAD} INSERT INTO journal (thread_id, seq, visibility, kind, payload_state, metadata, created_at) VALUES
       ('thread-2', 1, 'transcript', 'text', 'none', '{}', 1000), ('thread-3-${CANARY}', 1, 'transcript', 'text', 'none', '{}', 1000);`],
+  // The turns the rows name, proven per distinct turn id through journal_by_turn (a seek per turn), or per row without that index.
+  ["a missing turn id between two existing ones", "foreign_keys",
+    `${THIRD_TURN} UPDATE journal SET turn_id = 'turn-3' WHERE seq = 2; UPDATE journal SET turn_id = 'turn-2' WHERE seq IS NULL;`],
+  ["a missing turn id after every existing one", "foreign_keys", `${THIRD_TURN} UPDATE journal SET turn_id = 'turn-9-${CANARY}' WHERE seq = 2`],
+  ["a missing turn id without the journal_by_turn index (the per-row proof)", "foreign_keys",
+    `DROP INDEX journal_by_turn; UPDATE journal SET turn_id = 'turn-${CANARY}' WHERE seq = 1`],
+  ["a missing turn id equal to an existing one but for case, under a case-insensitive turn index", "foreign_keys",
+    `DROP INDEX journal_by_turn; CREATE INDEX journal_by_turn ON journal(turn_id COLLATE NOCASE); UPDATE journal SET turn_id = 'TURN-1' WHERE seq = 1`],
   // The small tables' foreign keys, checked in one statement: a broken link in the last of them.
   ["a preparation marker naming no thread", "foreign_keys", `UPDATE preparation_markers SET thread_id = 'thread-${CANARY}'`],
 ];
@@ -160,4 +172,13 @@ test("P-STO-05 journal: a thread without journal rows beside one with rows, and 
   const empty = join(tempDir(t), "empty.sqlite");
   assert.equal(openedError(empty), null);
   assert.equal(openedError(empty), null);
+});
+
+test("P-STO-05 journal: rows naming several existing turns pass validation, with and without the journal_by_turn index", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  corrupt(path, `${THIRD_TURN} UPDATE journal SET turn_id = 'turn-3' WHERE seq = 2;`);
+  assert.equal(openedError(path), null);
+  corrupt(path, "DROP INDEX journal_by_turn");
+  assert.equal(openedError(path), null);
 });
