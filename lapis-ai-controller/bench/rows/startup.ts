@@ -1,7 +1,10 @@
 // Row 7: startup validation (openSqliteStore: lock, schema check, every
 // retained row validated, journal sequence, foreign keys, quick_check) at 10k,
 // 100k and 1M journal rows, against SQLite's own `PRAGMA quick_check` of the
-// same file. The database is a real one made by serve, then grown. Each size
+// same file. The database is a real one made by serve, then grown the way
+// real turns grow it: every row names its turn, and each turn of ROWS_PER_TURN
+// rows has its turn row and its `turns.submit` receipt, which startup
+// validates too. Each size
 // also prints the floor measured in the same run: the same open without any
 // validation (the instance lock, the connection and its settings, the schema
 // read), which every open pays whatever it validates; at 10k rows it is a
@@ -13,6 +16,9 @@ import { startBenchServe } from "../lib/bench-serve.ts";
 import type { BenchContext } from "../lib/context.ts";
 import { quickCheckMs, seedTranscript } from "../lib/seed.ts";
 import { type BenchRow, now, report, summary } from "../lib/stats.ts";
+
+/** Journal rows per turn: 18, an ACP turn's rows in the per-turn trace of docs/performance.md. */
+const ROWS_PER_TURN = 18;
 
 /** CPU time (user + system) of this process since `from`, in ms: what load on the machine hardly moves. */
 const cpuSince = (from: NodeJS.CpuUsage) => { const c = process.cpuUsage(from); return (c.user + c.system) / 1000; };
@@ -67,7 +73,7 @@ export async function startupRows(ctx: BenchContext): Promise<BenchRow[]> {
     await serve.halt();
     let size = 0;
     for (const target of sizes) {
-      size = seedTranscript(path, threadId, target - size);
+      size = seedTranscript(path, threadId, target - size, { rowsPerTurn: ROWS_PER_TURN });
       const v: number[] = [];
       const q: number[] = [];
       const vc: number[] = [];
