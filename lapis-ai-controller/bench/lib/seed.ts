@@ -1,26 +1,53 @@
 // Grows a real controller database to a given size for the replay and
 // startup rows: rows shaped exactly as the journal writer stores a full-
-// retention text event (contiguous seq, stored payload), inserted in one
-// transaction while serve is stopped, so startup validation accepts them.
+// retention text event (contiguous seq, stored payload; for the startup row
+// also their turn, as real rows name one), inserted in one transaction while
+// serve is stopped, so startup validation accepts them.
 import { DatabaseSync } from "node:sqlite";
 
 const TEXT = "a line of agent text of ordinary length, like most streamed chunks are ";
 
+/** How seeded rows are shaped beyond the defaults. */
+export interface SeedShape {
+  /**
+   * Rows per turn: when set, every row names a turn (`turn-seed-<n>`, one per
+   * this many rows), and each turn has its row (completed) and the receipt
+   * of the `turns.submit` command that made it, as real rows and turns do;
+   * unset, rows name no turn.
+   */
+  readonly rowsPerTurn?: number;
+}
+
 /** Appends `count` transcript text events to `threadId`; returns the thread's last seq. */
-export function seedTranscript(databasePath: string, threadId: string, count: number): number {
+export function seedTranscript(databasePath: string, threadId: string, count: number, shape: SeedShape = {}): number {
   const db = new DatabaseSync(databasePath);
   try {
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA synchronous = NORMAL");
     const start = Number((db.prepare("SELECT coalesce(max(seq), 0) AS seq FROM journal WHERE thread_id = ?").get(threadId) as { seq: number }).seq);
     const insert = db.prepare(`INSERT INTO journal (thread_id, turn_id, seq, visibility, kind, message_id, payload_state, payload, metadata, created_at)
-      VALUES (?, NULL, ?, 'transcript', 'text', ?, 'stored', ?, ?, ?)`);
+      VALUES (?, ?, ?, 'transcript', 'text', ?, 'stored', ?, ?, ?)`);
+    const turn = db.prepare(`INSERT OR IGNORE INTO turns (turn_id, thread_id, command_id, attempt_of, state, workspace_id, provider, config_version,
+      error_code, created_at, updated_at) SELECT ?, thread_id, ?, NULL, 'completed', workspace_id, provider, config_version, NULL, ?, ?
+      FROM threads WHERE thread_id = ?`);
+    const command = db.prepare(`INSERT OR IGNORE INTO commands (principal, application, command_id, method, input_digest, receipt, created_at)
+      SELECT principal, application, ?, 'turns.submit', ?, ?, ? FROM threads WHERE thread_id = ?`);
     const at = Date.now();
     db.exec("BEGIN IMMEDIATE");
     for (let i = 1; i <= count; i++) {
       const seq = start + i;
       const messageId = `msg-seed-${Math.floor(seq / 50)}`;
-      insert.run(threadId, seq, messageId, JSON.stringify({ text: `${TEXT}${seq}` }), JSON.stringify({ messageId }), at);
+      let turnId: string | null = null;
+      if (shape.rowsPerTurn !== undefined) {
+        const n = Math.floor((seq - 1) / shape.rowsPerTurn);
+        turnId = `turn-seed-${n}`;
+        if ((seq - 1) % shape.rowsPerTurn === 0 || i === 1) {
+          turn.run(turnId, `cmd-seed-${n}`, at, at, threadId);
+          const receipt = JSON.stringify({ commandId: `cmd-seed-${n}`, turnId, threadId, state: "queued" });
+          command.run(`cmd-seed-${n}`, `sha256:${n.toString(16).padStart(64, "0")}`, receipt, at, threadId);
+        }
+      }
+      insert.run(threadId, turnId, seq, messageId, JSON.stringify({ text: `${TEXT}${seq}` }), JSON.stringify({ messageId }), at);
     }
     db.exec("COMMIT");
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");

@@ -12,9 +12,9 @@
 // What the pass leaves out is proven elsewhere, never assumed: the column
 // types and NOT NULLs by the STRICT table and `quick_check` (which reports a
 // wrong type or a NULL in a STRICT table, CHECKs off or not), the ids by the
-// rows they link to (validated in their own tables first), the threads the
-// rows name by the distinct thread ids of the UNIQUE (thread_id, seq) index (a
-// seek per thread, journalThreadMissing), and the ranges of journal_id and seq
+// rows they link to (validated in their own tables first), the turns and
+// threads the rows name by their distinct ids read from the journal's indexes
+// (a seek per turn and per thread, journalTurnMissing, journalThreadMissing), and the ranges of journal_id and seq
 // through the rowid and that index, a few seeks per thread
 // (journalSequencesConsistent).
 import type { DatabaseSync } from "node:sqlite";
@@ -61,7 +61,7 @@ const PAYLOAD_PARSES = `(length(payload) = octet_length(payload) OR instr(payloa
  * created_at shifted right by 53 bits is 0 exactly for 0..2^53-1 (the shift
  * keeps the sign).
  */
-function surelyValid(retentions: ReadonlySet<string>): string {
+function surelyValid(retentions: ReadonlySet<string>, turnsBySeek: boolean): string {
   const notIn = (retention: string) => retentions.has(retention)
     ? ` AND (seq IS NULL OR thread_id NOT IN (SELECT thread_id FROM threads WHERE retention = '${retention}'))` : "";
   return [
@@ -75,8 +75,8 @@ function surelyValid(retentions: ReadonlySet<string>): string {
     // kind (KIND_PATTERN), message_id (shortTextOrNull) and metadata (validMetadata): the JS rules themselves, which
     // see the whole text (node:sqlite hands a function the full value, NULs included) and check its type.
     `(${COMMON_FACTS} OR aic_row_facts(kind, message_id, metadata) = 1)`,
-    // the row's turn exists (its thread: journalThreadMissing)
-    `(turn_id IS NULL OR turn_id IN (SELECT turn_id FROM turns))`,
+    // the row's turn exists, unless proven per distinct turn (journalTurnMissing; its thread: journalThreadMissing)
+    ...turnsBySeek ? [] : [`(turn_id IS NULL OR turn_id IN (SELECT turn_id FROM turns))`],
   ].join("\n  AND ");
 }
 
@@ -126,15 +126,17 @@ export function journalColumnsAre(db: DatabaseSync, expected: readonly string[])
 /**
  * Journal rows SQLite could not prove valid with their turn linked, in one
  * pass over the table; the caller judges each with the JS rules,
- * `journalPlacement` and `journalTurnLinked`.
+ * `journalPlacement` and `journalTurnLinked`. With `turnsBySeek` the pass
+ * leaves the turn link out and the caller proves it per distinct turn
+ * (journalTurnMissing).
  */
-export function* journalRowsToCheck(db: DatabaseSync): Iterable<Row> {
+export function* journalRowsToCheck(db: DatabaseSync, turnsBySeek: boolean): Iterable<Row> {
   db.function("aic_row_facts", { deterministic: true }, rowFactsJudge());
   const retentions = new Set((db.prepare("SELECT DISTINCT retention AS r FROM threads").all() as Row[]).map((r) => String(r.r)));
   // seq and created_at beyond a safe integer read as -1 (invalid either way): node:sqlite throws on reading one into a number.
   yield* db.prepare(`SELECT journal_id, thread_id, turn_id, CASE WHEN seq >> 53 <> 0 THEN -1 ELSE seq END AS seq, visibility, kind, message_id,
       payload_state, payload, metadata, CASE WHEN created_at >> 53 <> 0 THEN -1 ELSE created_at END AS created_at
-    FROM journal WHERE (${surelyValid(retentions)}) IS NOT TRUE`).iterate() as Iterable<Row>;
+    FROM journal WHERE (${surelyValid(retentions, turnsBySeek)}) IS NOT TRUE`).iterate() as Iterable<Row>;
 }
 
 /** The JS form of the placement clause for the rows the pass could not prove: true when the row's payload sits where its thread's retention puts it. The threads are read at the first row asked about. */
@@ -168,6 +170,33 @@ export function journalThreadMissing(db: DatabaseSync): { readonly threadId: unk
       UNION ALL SELECT (SELECT min(thread_id) FROM journal WHERE thread_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
     SELECT id FROM ids WHERE id IS NOT NULL AND id NOT IN (SELECT thread_id FROM threads) LIMIT 1`).get() as Row | undefined;
   return missing === undefined ? undefined : { threadId: missing.id };
+}
+
+/**
+ * The journal has an index led by turn_id in binary order (schema v1's
+ * journal_by_turn), so the distinct turn ids can be read a seek at a time
+ * (journalTurnMissing) instead of the pass seeking every row's turn.
+ * Without one, the pass keeps the per-row clause.
+ */
+export function journalTurnIndexed(db: DatabaseSync): boolean {
+  return db.prepare(`SELECT 1 AS present FROM pragma_index_list('journal') AS l, pragma_index_xinfo(l.name) AS x
+    WHERE l.partial = 0 AND x.seqno = 0 AND x.key = 1 AND x.name = 'turn_id' AND x.coll = 'BINARY' LIMIT 1`).get() !== undefined;
+}
+
+/**
+ * The first turn id the journal names that no turn row has, or undefined
+ * when every one exists: the distinct turn ids read one seek at a time
+ * (each the least id above the last), through the index journalTurnIndexed
+ * found, a seek per turn instead of one per row. A row whose turn id is not
+ * an id names no turn (every turn row's id is validated), so it is found
+ * here too.
+ */
+export function journalTurnMissing(db: DatabaseSync): { readonly turnId: unknown } | undefined {
+  const missing = db.prepare(`WITH RECURSIVE ids(id) AS (
+      SELECT (SELECT min(turn_id) FROM journal)
+      UNION ALL SELECT (SELECT min(turn_id) FROM journal WHERE turn_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
+    SELECT id FROM ids WHERE id IS NOT NULL AND id NOT IN (SELECT turn_id FROM turns) LIMIT 1`).get() as Row | undefined;
+  return missing === undefined ? undefined : { turnId: missing.id };
 }
 
 /** Every journal_id is a positive safe integer: the rowid's least and greatest, two seeks. */

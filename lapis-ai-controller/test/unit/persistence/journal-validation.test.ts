@@ -47,6 +47,14 @@ const V1_COLUMNS = `journal_id INTEGER PRIMARY KEY, thread_id TEXT NOT NULL REFE
   seq INTEGER, visibility TEXT NOT NULL, kind TEXT NOT NULL, message_id TEXT, payload_state TEXT NOT NULL, payload TEXT,
   metadata TEXT NOT NULL, created_at INTEGER NOT NULL`;
 
+/** A turn like the first, turn-3 of the same thread. */
+const THIRD_TURN = `INSERT INTO turns SELECT 'turn-3', thread_id, 'cmd-3', attempt_of, state, workspace_id, provider, config_version, error_code,
+  created_at, updated_at FROM turns WHERE turn_id = 'turn-1';`;
+
+/** A second thread like the first, with no journal rows yet. */
+const SECOND_THREAD = `INSERT INTO threads SELECT 'thread-2', principal, application, workspace_id, provider, retention, restricted, config_version,
+  config, binding, created_at, updated_at FROM threads WHERE thread_id = 'thread-1';`;
+
 const CASES: ReadonlyArray<readonly [string, string, string]> = [
   ["a row's turn id is well formed but names no turn", "foreign_keys", `UPDATE journal SET turn_id = 'turn-${CANARY}' WHERE seq = 1`],
   ["an owner row's thread id is well formed but names no thread", "foreign_keys", `UPDATE journal SET thread_id = 'thread-${CANARY}' WHERE seq IS NULL`],
@@ -76,6 +84,34 @@ const CASES: ReadonlyArray<readonly [string, string, string]> = [
     `UPDATE journal SET kind = 'text', message_id = 'm', metadata = json_object('messageId', printf('%.300c', 'm')) WHERE seq = 1`],
   ["created_at 2^53", "journal", `UPDATE journal SET created_at = 9007199254740992 WHERE seq = 1`],
   ["a stored payload NULL (the clause meets a NULL)", "journal", `UPDATE journal SET payload = NULL WHERE seq = 1`],
+  // The catalog, read in one statement: every table present and STRICT, the journal's UNIQUE (thread_id, seq) index exactly.
+  ["a table other than the journal not STRICT", "audit",
+    `CREATE TABLE audit_loose AS SELECT * FROM audit; DROP TABLE audit; ALTER TABLE audit_loose RENAME TO audit;`],
+  ["a table missing", "preparation_markers", `DROP TABLE preparation_markers`],
+  ["a journal whose only unique (thread_id, seq) index is partial", "journal",
+    rebuildJournal(V1_COLUMNS).replace(", UNIQUE (thread_id, seq))", ")") + `CREATE UNIQUE INDEX j_seq ON journal(thread_id, seq) WHERE seq > 1;`],
+  ["a journal whose unique index has its columns the other way round", "journal",
+    rebuildJournal(V1_COLUMNS).replace("UNIQUE (thread_id, seq)", "UNIQUE (seq, thread_id)")],
+  ["a journal whose unique index has a third column", "journal",
+    rebuildJournal(V1_COLUMNS).replace("UNIQUE (thread_id, seq)", "UNIQUE (thread_id, seq, kind)")],
+  ["a journal whose unique index has an expression beside (thread_id, seq)", "journal",
+    rebuildJournal(V1_COLUMNS).replace(", UNIQUE (thread_id, seq))", ")") + `CREATE UNIQUE INDEX j_seq ON journal(thread_id, seq, kind || '');`],
+  // The seek facts, read in one statement and applied in order: the threads' rows, then the sequences.
+  ["a second thread's sequence starting at 2", "journal",
+    `${SECOND_THREAD} INSERT INTO journal (thread_id, seq, visibility, kind, payload_state, metadata, created_at) VALUES ('thread-2', 2, 'transcript', 'text', 'none', '{}', 1000);`],
+  ["a well-formed thread id naming no thread beside a second thread's valid sequence", "foreign_keys",
+    `${SECOND_THREAD} INSERT INTO journal (thread_id, seq, visibility, kind, payload_state, metadata, created_at) VALUES
+      ('thread-2', 1, 'transcript', 'text', 'none', '{}', 1000), ('thread-3-${CANARY}', 1, 'transcript', 'text', 'none', '{}', 1000);`],
+  // The turns the rows name, proven per distinct turn id through journal_by_turn (a seek per turn), or per row without that index.
+  ["a missing turn id between two existing ones", "foreign_keys",
+    `${THIRD_TURN} UPDATE journal SET turn_id = 'turn-3' WHERE seq = 2; UPDATE journal SET turn_id = 'turn-2' WHERE seq IS NULL;`],
+  ["a missing turn id after every existing one", "foreign_keys", `${THIRD_TURN} UPDATE journal SET turn_id = 'turn-9-${CANARY}' WHERE seq = 2`],
+  ["a missing turn id without the journal_by_turn index (the per-row proof)", "foreign_keys",
+    `DROP INDEX journal_by_turn; UPDATE journal SET turn_id = 'turn-${CANARY}' WHERE seq = 1`],
+  ["a missing turn id equal to an existing one but for case, under a case-insensitive turn index", "foreign_keys",
+    `DROP INDEX journal_by_turn; CREATE INDEX journal_by_turn ON journal(turn_id COLLATE NOCASE); UPDATE journal SET turn_id = 'TURN-1' WHERE seq = 1`],
+  // The small tables' foreign keys, checked in one statement: a broken link in the last of them.
+  ["a preparation marker naming no thread", "foreign_keys", `UPDATE preparation_markers SET thread_id = 'thread-${CANARY}'`],
 ];
 
 for (const [name, where, sql] of CASES) {
@@ -125,5 +161,24 @@ test("P-STO-05 journal: the edges of the pass's proofs pass validation (NULL mes
       ('thread-1', 'turn-1', 4, 'transcript', 'text', printf('%.256c', 'm'), 'stored', '{"text":"b"}', json_object('messageId', printf('%.256c', 'm')), 1000),
       ('thread-1', 'turn-1', 5, 'transcript', 'reasoning', 'm-5', 'stored', '{"text":"c"}', '{"messageId":"m-5"}', 9007199254740991),
       ('thread-1', 'turn-1', 6, 'transcript', 'tool_begin', 'm-6', 'stored', '{"tool":"x"}', '{"messageId":"m-6","tool":"shell"}', 1000)`);
+  assert.equal(openedError(path), null);
+});
+
+test("P-STO-05 journal: a thread without journal rows beside one with rows, and a store with no thread and no row, pass validation", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  corrupt(path, SECOND_THREAD);
+  assert.equal(openedError(path), null);
+  const empty = join(tempDir(t), "empty.sqlite");
+  assert.equal(openedError(empty), null);
+  assert.equal(openedError(empty), null);
+});
+
+test("P-STO-05 journal: rows naming several existing turns pass validation, with and without the journal_by_turn index", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  corrupt(path, `${THIRD_TURN} UPDATE journal SET turn_id = 'turn-3' WHERE seq = 2;`);
+  assert.equal(openedError(path), null);
+  corrupt(path, "DROP INDEX journal_by_turn");
   assert.equal(openedError(path), null);
 });

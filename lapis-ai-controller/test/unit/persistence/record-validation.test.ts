@@ -156,3 +156,20 @@ test("P-STO-05 a valid database with a row in every table passes validation", (t
   assert.ok(opened.ok);
   opened.value.close();
 });
+
+// A table of up to 8,192 rows is read at once, a larger one row by row (record-validation.ts READ_ALL_MAX_ROWS): either way every row is judged.
+for (const [name, turns] of [["read at once", 8_191], ["read row by row", 8_192]] as const) {
+  test(`P-STO-06 a malformed last row of ${turns + 1} turns (${name}) fails startup with storage_record_invalid (turns); valid, they pass`, (t) => {
+    const path = join(tempDir(t), "controller.sqlite");
+    seedEveryTable(path);
+    corrupt(path, `WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i <= ${turns})
+      INSERT INTO turns SELECT 'turn-' || n.i, thread_id, 'cmd-' || n.i, NULL, 'completed', workspace_id, provider, config_version, NULL,
+        created_at, updated_at FROM turns, n WHERE turns.turn_id = 'turn-1'`);
+    const valid = openSqliteStore({ path });
+    assert.ok(valid.ok);
+    valid.value.close();
+    corrupt(path, `UPDATE turns SET state = '${CANARY}' WHERE rowid = (SELECT max(rowid) FROM turns)`);
+    const opened = openSqliteStore({ path });
+    assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "turns" });
+  });
+}
