@@ -1,8 +1,11 @@
 // In-process notice that a thread's journal grew. Subscribers read the
 // journal itself by seq, so a lost or merged notice can never cause a gap.
 
-/** Listener told the thread and its newest seq after a commit. */
-export type JournalListener = (threadId: string, lastSeq: number) => void;
+/**
+ * Listener told the thread after a commit. No seq: listeners read the journal
+ * by their own cursor, so a notice costs no `max(seq)` query (P-PRF-10).
+ */
+export type JournalListener = (threadId: string) => void;
 
 /** Publishes journal growth to subscriptions. */
 export class ThreadEventHub {
@@ -24,12 +27,12 @@ export class ThreadEventHub {
   }
 
   /** Called after a committed append; listener failures never reach the writer. */
-  published(threadId: string, lastSeq: number): void {
+  published(threadId: string): void {
     const set = this.#listeners.get(threadId);
     if (set === undefined) return;
     for (const listener of [...set]) {
       try {
-        listener(threadId, lastSeq);
+        listener(threadId);
       } catch {
         // A broken subscriber drops itself; the journal stays the source of truth.
         set.delete(listener);
@@ -59,4 +62,9 @@ export function coalescedNotices(publish: (threadId: string) => void): (threadId
       publish(threadId);
     });
   };
+}
+
+/** The service's journal notices: merged per thread and microtask round, each waking the thread's listeners with its id alone (no journal read). */
+export function journalNotices(hub: ThreadEventHub): (threadId: string) => void {
+  return coalescedNotices((threadId) => hub.published(threadId));
 }
