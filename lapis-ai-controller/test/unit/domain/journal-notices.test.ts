@@ -2,6 +2,9 @@
 // committed group of agent events wakes the thread's listeners once, after
 // its COMMIT, with the thread id alone. The notice reads nothing from the
 // journal (no `max(seq)` query per commit): listeners read by their own cursor.
+// It waits for the next macrotask, so the code that committed (a receipt on
+// its way to the dispatch commit and the prompt) is never interleaved with
+// the listeners' reads and sends.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -31,12 +34,41 @@ test("P-PRF-10 P-ARC-14 a committed group wakes a thread's listeners once, after
   await Promise.resolve();
   assert.deepEqual(heard, [], "nothing heard before the group's COMMIT");
   await setImmediate();
-  await Promise.resolve();
+  await setImmediate();
   assert.deepEqual(heard, [{ args: ["thread-1"], replayed: 5 }], "one wake-up, the thread id only, every row of the group readable");
   // A transaction's own appends notify the same way.
   engine.tx(() => engine.append({ threadId: "thread-1", turnId: "turn-1", type: "turn_state", visibility: "transcript", data: { state: "running", code: null, stopReason: null } }));
-  await Promise.resolve();
+  await setImmediate();
   assert.equal(heard.length, 2);
   assert.deepEqual(heard[1], { args: ["thread-1"], replayed: 6 });
   assert.equal(seqReads, 0, "no max(seq) read for a notice");
+});
+
+test("P-PRF-11 a commit's notice waits for the next macrotask: the committing code's synchronous and microtask work (a receipt running on to its dispatch commit) goes first, and both commits wake a listener once", async (t) => {
+  const opened = openSqliteStore({ path: join(tempDir(t), "controller.sqlite") });
+  assert.ok(opened.ok);
+  const store = opened.value;
+  t.after(() => store.close());
+  assert.ok(store.threads.insert(threadFixture()).ok);
+  assert.ok(store.turns.insert(turnFixture()).ok);
+  const hub = new ThreadEventHub();
+  const order: string[] = [];
+  hub.listen("thread-1", () => order.push(`heard ${store.journal.replay("thread-1").events.length}`));
+  const engine = engineStore(store, journalNotices(hub));
+  const state = (s: string) => engine.tx(() => engine.append({ threadId: "thread-1", turnId: "turn-1", type: "turn_state", visibility: "transcript", data: { state: s, code: null, stopReason: null } }));
+  // A receipt's commit, then, through a chain of awaits (preparation), the dispatch commit and the prompt.
+  state("preparing");
+  order.push("receipt committed");
+  await (async () => {
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    state("dispatched");
+    order.push("prompt written");
+  })();
+  assert.deepEqual(order, ["receipt committed", "prompt written"], "no listener ran on the way to the prompt");
+  await setImmediate();
+  assert.deepEqual(order, ["receipt committed", "prompt written", "heard 2"], "one wake-up for both commits, after them");
+  // Another thread's notice in the same round is its own; a later commit is heard again.
+  state("running");
+  await setImmediate();
+  assert.deepEqual(order.slice(3), ["heard 3"]);
 });
