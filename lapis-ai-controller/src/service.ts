@@ -16,7 +16,7 @@ import { startProtocol, type RunningProtocol } from "./transport/protocol.ts";
 import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { coalescedNotices, ThreadEventHub } from "./domain/event-hub.ts";
+import { journalNotices, ThreadEventHub } from "./domain/event-hub.ts";
 import { parseEngineConfig } from "./domain/turn-config.ts";
 import { engineTurnPort } from "./domain/turn-port.ts";
 import { TurnService } from "./domain/turn-service.ts";
@@ -128,7 +128,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   const capture = captured.value;
   const tools: EngineParts["tools"] = { bridge: null, registry: null };
   const hub = new ThreadEventHub();
-  const estore = engineStore(store, coalescedNotices((threadId) => hub.published(threadId, store.journal.lastSeq(threadId))), capture.redactor);
+  const estore = engineStore(store, journalNotices(hub), capture.redactor);
   const env: Record<string, string | undefined> = {};
   for (const name of new Set(["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL", ...config.providers.flatMap((p) => p.envAllowlist)])) {
     env[name] = options.env?.(name) ?? process.env[name];
@@ -276,7 +276,7 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
     cancelWaitMs: (parts0?.cancelConfirmMs ?? LIFECYCLE_LIMITS.cancelWaitMsDefault) + 5_000,
     cancelTurn: (turnId, actor) => void parts0?.turns.cancel(turnId, actor),
     forget: parts0 === null ? null : (s) => parts0.executor.forget?.(s) ?? Promise.resolve("unsupported"),
-    deleted: (threadId) => parts0?.hub.published(threadId, 0),
+    deleted: (threadId) => parts0?.hub.published(threadId),
   });
   const transport = await startTransport(options, store, engine.value, lifecycle, applications.value);
   if (!transport.ok) {

@@ -75,6 +75,7 @@ export class PinnedSecretRedactor implements EntryRedactor, BlockRedactor {
 
   /** Redacts one durable entry, or replaces it with an omission, or fails closed. */
   prepare(entry: RedactableEntry): RedactionDecision {
+    this.#settle();
     const found: Found[] = [];
     collect(entry.data, null, found);
     const unknown = found.filter((f) => !this.#clean.has(f.text)).map((f) => f.text);
@@ -103,10 +104,43 @@ export class PinnedSecretRedactor implements EntryRedactor, BlockRedactor {
 
   /** Scans the not yet known strings a receipt carries (its prompt, its command id) in one round trip, remembering the clean ones. */
   prescan(texts: readonly string[]): void {
-    const ask = [...new Set(texts.filter((t) => t.length >= MIN_SECRET_LENGTH && t.length <= CLEAN_MEMO_LENGTH && !this.#clean.has(t)))];
+    this.#settle();
+    const ask = this.#unknown(texts);
     // One string is asked by its own entry's preparation: a scan here would only repeat it.
     if (ask.length < 2) return;
-    const scanned = this.#scanner.scan(ask);
+    this.#learn(ask, this.#scanner.scan(ask));
+  }
+
+  /**
+   * Posts the strings a request will write (a submit's prompt, command id and
+   * source reference) to the scanner and returns at once, so the worker scans
+   * them while the request is checked; the next scan of this redactor, or an
+   * entry's preparation, takes the answer first (P-PRF-13). Like `prescan` it
+   * decides nothing: only clean verdicts are remembered.
+   */
+  prefetch(texts: readonly string[]): void {
+    this.#settle();
+    const ask = this.#unknown(texts);
+    if (ask.length === 0 || this.#scanner.begin === undefined) return;
+    const outcome = this.#scanner.begin(ask);
+    this.#pending = () => this.#learn(ask, outcome());
+  }
+
+  /** A prefetch posted and not yet taken. */
+  #pending: (() => void) | null = null;
+
+  #settle(): void {
+    const pending = this.#pending;
+    this.#pending = null;
+    pending?.();
+  }
+
+  /** The strings worth asking ahead: long enough for a detector, short enough to remember, not known clean. */
+  #unknown(texts: readonly string[]): string[] {
+    return [...new Set(texts.filter((t) => t.length >= MIN_SECRET_LENGTH && t.length <= CLEAN_MEMO_LENGTH && !this.#clean.has(t)))];
+  }
+
+  #learn(ask: readonly string[], scanned: ReturnType<TextScanner["scan"]>): void {
     if (!scanned.ok || scanned.results.length !== ask.length) return;
     const fresh = new Map<string, ScanResult>();
     ask.forEach((text, i) => { const r = scanned.results[i]; if (r !== undefined && r.text === text) fresh.set(text, r); });
@@ -123,6 +157,7 @@ export class PinnedSecretRedactor implements EntryRedactor, BlockRedactor {
 
   /** The matches in each text (streamed event preparation places the markers); a text too short for any match skips the worker. */
   scanSpans(texts: readonly string[]): RedactionSpan[][] | null | "overflow" {
+    this.#settle();
     const long = texts.filter((t) => t.length >= MIN_SECRET_LENGTH);
     if (long.length === 0) return texts.map(() => []);
     const scanned = this.#scanner.scan(long);

@@ -33,6 +33,13 @@ export type ScanOutcome = { ok: true; results: ScanResult[] } | { ok: false; cod
 /** A batch scanner (the worker client, or a test fake). */
 export interface TextScanner {
   scan(texts: readonly string[]): ScanOutcome;
+  /**
+   * Posts a batch and returns at once; the returned function waits for its
+   * outcome (within the same deadline) and answers it every time it is called.
+   * One batch is in flight at a time: a later `scan` or `begin` first waits for
+   * it. Absent: the caller scans synchronously when it needs the answer.
+   */
+  begin?(texts: readonly string[]): () => ScanOutcome;
 }
 
 const WORKER_URL = new URL("./scan-worker.ts", import.meta.url);
@@ -88,6 +95,32 @@ export class ScanClient implements TextScanner {
 
   /** Scans a batch synchronously, within the deadline and the buffer bound. */
   scan(texts: readonly string[]): ScanOutcome {
+    return this.begin(texts)();
+  }
+
+  /** Posts a batch to the worker without waiting (P-PRF-13); the function answers its outcome, waiting for it the first time. */
+  begin(texts: readonly string[]): () => ScanOutcome {
+    // The control block holds one batch: one posted earlier is waited for first.
+    this.#inflight?.();
+    const posted = this.#post(texts);
+    if (typeof posted !== "number") return () => posted;
+    let outcome: ScanOutcome | null = null;
+    const settle = (): ScanOutcome => {
+      if (outcome === null) {
+        outcome = this.#wait(posted, texts.length);
+        if (this.#inflight === settle) this.#inflight = null;
+      }
+      return outcome;
+    };
+    this.#inflight = settle;
+    return settle;
+  }
+
+  /** The batch posted and not yet waited for. */
+  #inflight: (() => ScanOutcome) | null = null;
+
+  /** Posts a batch; its sequence number, or the outcome when it cannot be posted. */
+  #post(texts: readonly string[]): number | ScanOutcome {
     if (this.#closed) return { ok: false, code: "scanner_unavailable" };
     let inputBytes = 0;
     for (const t of texts) inputBytes += t.length * 3;
@@ -98,7 +131,19 @@ export class ScanClient implements TextScanner {
     const seq = ++this.#seq;
     Atomics.store(this.#ctrl, SLOT.state, STATE.pending);
     try { worker.postMessage({ seq, texts }); } catch { this.#discard(); return { ok: false, code: "scanner_unavailable" }; }
-    const end = Date.now() + this.#limits.deadlineMs;
+    this.#postedAt = Date.now();
+    this.#postedTo = worker;
+    return seq;
+  }
+
+  #postedAt = 0;
+  #postedTo: Worker | null = null;
+
+  /** Waits for batch `seq` of `count` texts, within the deadline counted from its post. */
+  #wait(seq: number, count: number): ScanOutcome {
+    // Closed, or the worker it went to is gone (killed or replaced): no answer will come.
+    if (this.#closed || this.#seq !== seq || this.#worker === null || this.#worker !== this.#postedTo) return { ok: false, code: "scanner_unavailable" };
+    const end = this.#postedAt + this.#limits.deadlineMs;
     while (Atomics.load(this.#ctrl, SLOT.state) === STATE.pending) {
       const left = end - Date.now();
       if (left <= 0) { this.#discard(); return { ok: false, code: "scanner_unavailable" }; }
@@ -109,7 +154,7 @@ export class ScanClient implements TextScanner {
     Atomics.store(this.#ctrl, SLOT.state, STATE.idle);
     if (length < 0) return { ok: false, code: "scan_overflow" };
     const results = JSON.parse(new TextDecoder().decode(this.#data.slice(0, length))) as ScanResult[];
-    if (!Array.isArray(results) || results.length !== texts.length) { this.#discard(); return { ok: false, code: "scanner_unavailable" }; }
+    if (!Array.isArray(results) || results.length !== count) { this.#discard(); return { ok: false, code: "scanner_unavailable" }; }
     return { ok: true, results };
   }
 

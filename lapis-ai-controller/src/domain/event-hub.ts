@@ -1,8 +1,12 @@
 // In-process notice that a thread's journal grew. Subscribers read the
 // journal itself by seq, so a lost or merged notice can never cause a gap.
+import { setImmediate } from "node:timers";
 
-/** Listener told the thread and its newest seq after a commit. */
-export type JournalListener = (threadId: string, lastSeq: number) => void;
+/**
+ * Listener told the thread after a commit. No seq: listeners read the journal
+ * by their own cursor, so a notice costs no `max(seq)` query (P-PRF-10).
+ */
+export type JournalListener = (threadId: string) => void;
 
 /** Publishes journal growth to subscriptions. */
 export class ThreadEventHub {
@@ -24,12 +28,12 @@ export class ThreadEventHub {
   }
 
   /** Called after a committed append; listener failures never reach the writer. */
-  published(threadId: string, lastSeq: number): void {
+  published(threadId: string): void {
     const set = this.#listeners.get(threadId);
     if (set === undefined) return;
     for (const listener of [...set]) {
       try {
-        listener(threadId, lastSeq);
+        listener(threadId);
       } catch {
         // A broken subscriber drops itself; the journal stays the source of truth.
         set.delete(listener);
@@ -44,19 +48,32 @@ export class ThreadEventHub {
 }
 
 /**
- * One notice per thread per microtask round: a burst of appends (a group
- * commit of forty chunks) wakes each listener once, after the writing
- * transaction, instead of once per row. Listeners read the journal
- * themselves, so a merged notice loses nothing.
+ * One notice per thread per round (`schedule`'s: a microtask by default): a
+ * burst of appends (a group commit of forty chunks) wakes each listener once,
+ * after the writing transaction, instead of once per row. Listeners read the
+ * journal themselves, so a merged notice loses nothing.
  */
-export function coalescedNotices(publish: (threadId: string) => void): (threadId: string) => void {
+export function coalescedNotices(publish: (threadId: string) => void, schedule: (run: () => void) => void = queueMicrotask): (threadId: string) => void {
   const due = new Set<string>();
   return (threadId) => {
     if (due.has(threadId)) return;
     due.add(threadId);
-    queueMicrotask(() => {
+    schedule(() => {
       due.delete(threadId);
       publish(threadId);
     });
   };
+}
+
+/**
+ * The service's journal notices: each wakes the thread's listeners with its id
+ * alone (no journal read, P-PRF-10), merged per thread until the next
+ * macrotask (P-PRF-11). The macrotask lets the code that committed finish its
+ * synchronous and microtask work first: a submit's receipt commit runs on
+ * through preparation to the dispatch commit and the prompt written to the
+ * agent before any subscription pump or held wait reads the journal, and the
+ * pumps then send what both commits added in one round.
+ */
+export function journalNotices(hub: ThreadEventHub, schedule: (run: () => void) => void = (run) => void setImmediate(run)): (threadId: string) => void {
+  return coalescedNotices((threadId) => hub.published(threadId), schedule);
 }

@@ -89,4 +89,6 @@ export interface TurnPort {
   afterCommit(receipt: JournalMetadata): void;
   /** True while a turn of the thread is preparing or running (queued work is not) (configuration changes then fail `thread_busy`). */
   isBusy(threadId: string): boolean;
+  /** Lets the scanner start on a submission's strings while the request is checked (P-PRF-13); decides nothing. */
+  prefetch?(submission: { readonly commandId: string; readonly input: unknown; readonly sourceRef?: string | undefined }): void;
 }

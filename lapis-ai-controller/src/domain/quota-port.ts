@@ -31,5 +31,6 @@ export function quotaTurnPort(inner: TurnPort, o: GateDeps): TurnPort {
     },
     afterCommit: (receipt) => inner.afterCommit(receipt),
     isBusy: (threadId) => inner.isBusy(threadId),
+    prefetch: (submission) => inner.prefetch?.(submission),
   };
 }

@@ -20,6 +20,8 @@ export interface EntryRedactor {
    * (a failure or a match leaves them to `prepare`, which redacts or fails closed).
    */
   prescan?(texts: readonly string[]): void;
+  /** Like `prescan`, but posts the scan and returns at once; the next preparation takes its answer first (P-PRF-13). */
+  prefetch?(texts: readonly string[]): void;
 }
 
 /** One detector match in a scanned text (UTF-16 offsets). */

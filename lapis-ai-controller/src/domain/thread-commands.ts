@@ -76,7 +76,7 @@ function appendEvent(deps: ThreadCommandDeps, threadId: string, kind: string, co
 }
 
 function published(deps: ThreadCommandDeps, threadId: string): void {
-  deps.hub.published(threadId, deps.store.journal.lastSeq(threadId));
+  deps.hub.published(threadId);
 }
 
 /** threads.create input; placement is already authorized by the caller. */

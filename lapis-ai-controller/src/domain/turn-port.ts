@@ -26,6 +26,10 @@ export function engineTurnPort(service: TurnService): TurnPort {
     afterCommit() {
       service.engine.schedule();
     },
+    prefetch(submission) {
+      const text = submissionText(submission.input as Parameters<typeof submissionText>[0]);
+      service.store.prefetch?.([...(text === null ? [] : [text]), submission.commandId, ...(submission.sourceRef === undefined ? [] : [submission.sourceRef])]);
+    },
     isBusy(threadId: string) {
       return service.store.listTurns({ threadId }).some((t) => isActive(t.state));
     },

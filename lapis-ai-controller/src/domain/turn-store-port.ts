@@ -115,6 +115,8 @@ export type EngineStore = {
   appendGrouped(e: Omit<JournalEntry, "seq">): void;
   /** Lets the redactor ask about the strings the next appends carry in one scan (EntryRedactor.prescan); decides nothing. */
   prescan?(texts: readonly string[]): void;
+  /** Posts that scan without waiting (EntryRedactor.prefetch), before a request's checks; decides nothing. */
+  prefetch?(texts: readonly string[]): void;
   /**
    * Queues a small write with the agent's events (group commit): it commits
    * with them, in arrival order, and nothing reads it before then. For a state

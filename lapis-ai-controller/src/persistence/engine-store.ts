@@ -259,6 +259,7 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     append,
     appendGrouped,
     prescan: (texts) => redactor?.prescan?.(texts),
+    prefetch: (texts) => redactor?.prefetch?.(texts),
     txGrouped: (fn) => store.handle.group(fn, () => {}),
     flush: () => store.handle.flush(),
     // A grouped no-op inside the open transaction: its listener runs after that COMMIT only.

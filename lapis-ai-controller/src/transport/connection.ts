@@ -16,6 +16,8 @@ export const CLOSE_HELLO_REQUIRED = 4400;
 /** The socket operations a connection needs. */
 export interface RawSocket {
   send(text: string): void;
+  /** Sends frames in order, in one write where the socket can (ws-raw.ts); absent, one send each. */
+  sendAll?(texts: readonly string[]): void;
   close(code: number, reason: string): void;
   readonly bufferedAmount: number;
 }
@@ -53,6 +55,11 @@ export function openConnection(host: ConnectionHost, socket: RawSocket, id: stri
     subscriptions: new Map(),
     send(text) {
       if (state !== "closed") socket.send(text);
+    },
+    sendAll(texts) {
+      if (state === "closed" || texts.length === 0) return;
+      if (socket.sendAll !== undefined) socket.sendAll(texts);
+      else for (const text of texts) socket.send(text);
     },
     close(code, reason) {
       if (state === "closed") return;

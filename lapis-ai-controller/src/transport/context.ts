@@ -45,6 +45,8 @@ export interface Conn {
   readonly attachments: Map<string, Attachment>;
   readonly subscriptions: Map<string, Subscription>;
   send(text: string): void;
+  /** Sends frames in order, in one socket write where it can (a pump's page of events, P-PRF-12). */
+  sendAll(texts: readonly string[]): void;
   close(code: number, reason: string): void;
   bufferedAmount(): number;
   /** Closes every connection bound to an AuthSession (after revocation). */

@@ -96,6 +96,8 @@ const dispose: Handler = (deps, _conn, access, raw) => {
 const submit: Handler = (deps, conn, access, raw) => {
   // sourceRef is bounded by the contract (256 characters, the receipt metadata limit; no control characters).
   const { commandId, threadId, input, sourceRef } = raw as ParamsOf<"turns.submit">;
+  // The scanner starts on the strings the receipt will write while the request is checked (P-PRF-13).
+  deps.turns?.prefetch?.({ commandId, input, sourceRef });
   const loaded = loadThread(deps, access, threadId);
   if (!loaded.ok) return loaded;
   const attached = requireAttachment(conn, threadId);

@@ -61,18 +61,21 @@ export function pump(deps: ProtocolDeps, conn: Conn, sub: Subscription): void {
     }
     // Lost volatile payloads arrive as `payloadUnavailable` markers, never dropped (P-STO-17).
     const page = sharedPage(deps, sub.threadId, sub.cursor);
-    for (const event of page.events) sendEvent(conn, sub, event, page.json);
+    // One write for the page's frames (P-PRF-12); the buffered amount is checked again before the next page.
+    const frames: string[] = [];
+    for (const event of page.events) eventFrame(frames, sub, event, page.json);
+    conn.sendAll(frames);
     if (page.events.length < BATCH) return;
   }
 }
 
-function sendEvent(conn: Conn, sub: Subscription, event: ReplayEvent, encoded: Map<number, string>): void {
+function eventFrame(frames: string[], sub: Subscription, event: ReplayEvent, encoded: Map<number, string>): void {
   if (event.seq <= sub.cursor) return;
   sub.cursor = event.seq;
   let json = encoded.get(event.seq);
   if (json === undefined) { json = JSON.stringify(event); encoded.set(event.seq, json); }
   // Byte-for-byte what encodeNotification("event", {subscriptionId, threadId, seq, event}) writes.
-  conn.send(`{"jsonrpc":"2.0","method":"event","params":{"subscriptionId":${JSON.stringify(sub.id)},"threadId":${JSON.stringify(sub.threadId)},"seq":${event.seq},"event":${json}}}`);
+  frames.push(`{"jsonrpc":"2.0","method":"event","params":{"subscriptionId":${JSON.stringify(sub.id)},"threadId":${JSON.stringify(sub.threadId)},"seq":${event.seq},"event":${json}}}`);
 }
 
 const subscribe: Handler = (deps, conn, access, raw) => {

@@ -8,6 +8,7 @@ import { ok } from "../domain/errors.ts";
 import { fail } from "../domain/protocol-ports.ts";
 import type { ConnectionHandle, ConnectionHost } from "./connection.ts";
 import { openConnection } from "./connection.ts";
+import { rawSocket } from "./ws-raw.ts";
 import type { Handler, ProtocolDeps } from "./context.ts";
 import { CLOSE_UNAUTHORIZED, dispatchTable } from "./dispatch.ts";
 import { MAX_FRAME_BYTES_CEILING } from "./frames.ts";
@@ -91,7 +92,7 @@ export async function startWsServer(
       socket.close(CLOSE_TRY_AGAIN, "connection_limit");
       return;
     }
-    const handle = openConnection(host, socket, `c${++counter}`);
+    const handle = openConnection(host, rawSocket(socket), `c${++counter}`);
     handles.add(handle);
     sockets.set(handle, socket);
     socket.on("message", (data: RawData, isBinary: boolean) => {

@@ -33,7 +33,7 @@ test("P-ARC-16 drops during the reconnect's restore: every event still arrives o
   await client.subscribe(threadId, { event: (d) => seen.push(d.seq) }, 0);
   const append = () => {
     const r = h.store.journal.append({ threadId, turnId: null, visibility: "transcript", kind: "activity", createdAt: 0 });
-    if (r.ok) h.protocol.hub.published(threadId, h.store.journal.lastSeq(threadId));
+    if (r.ok) h.protocol.hub.published(threadId);
   };
   for (let round = 0; round < 5; round++) {
     for (let i = 0; i < 10; i++) append();

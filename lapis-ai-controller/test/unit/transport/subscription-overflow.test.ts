@@ -58,7 +58,7 @@ test("AIC-WIRE-06 a subscriber over maxBufferedBytes gets subscription.closed ov
   assert.equal(sent.filter((f) => f.method === "event").length, 1);
   socket.bufferedAmount = 1024 * 1024;
   store.journal.append({ threadId, turnId: null, visibility: "transcript", kind: "activity", createdAt: 0 });
-  deps.hub.published(threadId, 2);
+  deps.hub.published(threadId);
   await new Promise((r) => setImmediate(r));
   const closed = sent.find((f) => f.method === "subscription.closed");
   assert.deepEqual(closed?.params, { subscriptionId: sub.subscriptionId, threadId, reason: "overflow" });
