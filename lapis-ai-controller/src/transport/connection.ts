@@ -18,6 +18,9 @@ export interface RawSocket {
   send(text: string): void;
   close(code: number, reason: string): void;
   readonly bufferedAmount: number;
+  /** Holds the sends until the matching `uncork`, which writes them at once (optional: without it each send is its own write). */
+  cork?(): void;
+  uncork?(): void;
 }
 
 /** Inbound events from the socket library. */
@@ -53,6 +56,14 @@ export function openConnection(host: ConnectionHost, socket: RawSocket, id: stri
     subscriptions: new Map(),
     send(text) {
       if (state !== "closed") socket.send(text);
+    },
+    batch(sends) {
+      socket.cork?.();
+      try {
+        sends();
+      } finally {
+        socket.uncork?.();
+      }
     },
     close(code, reason) {
       if (state === "closed") return;

@@ -45,6 +45,8 @@ export interface Conn {
   readonly attachments: Map<string, Attachment>;
   readonly subscriptions: Map<string, Subscription>;
   send(text: string): void;
+  /** Runs `sends` (synchronous sends only); the frames it sends leave in one socket write where the socket can batch. */
+  batch(sends: () => void): void;
   close(code: number, reason: string): void;
   bufferedAmount(): number;
   /** Closes every connection bound to an AuthSession (after revocation). */

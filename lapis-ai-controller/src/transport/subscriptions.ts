@@ -61,7 +61,8 @@ export function pump(deps: ProtocolDeps, conn: Conn, sub: Subscription): void {
     }
     // Lost volatile payloads arrive as `payloadUnavailable` markers, never dropped (P-STO-17).
     const page = sharedPage(deps, sub.threadId, sub.cursor);
-    for (const event of page.events) sendEvent(conn, sub, event, page.json);
+    // The events of one page leave in one socket write (the end of a turn is three or four), not one each.
+    conn.batch(() => { for (const event of page.events) sendEvent(conn, sub, event, page.json); });
     if (page.events.length < BATCH) return;
   }
 }

@@ -6,7 +6,7 @@ import { WebSocketServer } from "ws";
 import type { Result } from "../domain/errors.ts";
 import { ok } from "../domain/errors.ts";
 import { fail } from "../domain/protocol-ports.ts";
-import type { ConnectionHandle, ConnectionHost } from "./connection.ts";
+import type { ConnectionHandle, ConnectionHost, RawSocket } from "./connection.ts";
 import { openConnection } from "./connection.ts";
 import type { Handler, ProtocolDeps } from "./context.ts";
 import { CLOSE_UNAUTHORIZED, dispatchTable } from "./dispatch.ts";
@@ -30,6 +30,23 @@ export interface ProtocolServer {
 function textOf(data: RawData): { text: string; bytes: number } {
   const buffer = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
   return { text: buffer.toString("utf8"), bytes: buffer.length };
+}
+
+/**
+ * The socket as a connection drives it, with cork/uncork of its TCP stream:
+ * `ws` writes each frame on its own, so a page of events was one write (one
+ * wake-up of the reader) per event; corked, the frames sent in between leave
+ * in one writev when uncorked. Without a stream to cork each send writes alone.
+ */
+export function corkable(socket: WebSocket): RawSocket {
+  const stream = (socket as unknown as { _socket?: { cork?: () => void; uncork?: () => void } })._socket;
+  return {
+    send: (text) => socket.send(text),
+    close: (code, reason) => socket.close(code, reason),
+    get bufferedAmount() { return socket.bufferedAmount; },
+    cork: () => stream?.cork?.(),
+    uncork: () => stream?.uncork?.(),
+  };
 }
 
 /** Starts listening; fails `service_unavailable` when the address cannot be bound. */
@@ -91,7 +108,7 @@ export async function startWsServer(
       socket.close(CLOSE_TRY_AGAIN, "connection_limit");
       return;
     }
-    const handle = openConnection(host, socket, `c${++counter}`);
+    const handle = openConnection(host, corkable(socket), `c${++counter}`);
     handles.add(handle);
     sockets.set(handle, socket);
     socket.on("message", (data: RawData, isBinary: boolean) => {
