@@ -14,6 +14,11 @@ import { perTurn, type RelayStats, relayRows, startRelayFloor } from "../lib/rel
 import { startDirectAgent } from "../../test/support/direct-acp-client.ts";
 import { type BenchRow, report, summary } from "../lib/stats.ts";
 
+/** The bench process's CPU per turn of each side, medians: `x, direct y, relay z ms`. */
+function benchCpuNote([ctl, dir, rel]: [number[], number[], number[]]): string {
+  return `${summary(ctl).median.toFixed(1)}, direct ${summary(dir).median.toFixed(1)}, relay ${summary(rel).median.toFixed(1)} ms`;
+}
+
 /** Runs rows 1 and 2. */
 export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
   const turns = ctx.quick ? 3 : 30;
@@ -30,6 +35,8 @@ export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
     const ctl = { first: [] as number[], done: [] as number[] };
     const dir = { first: [] as number[], done: [] as number[] };
     const rel = { first: [] as number[], done: [] as number[] };
+    // CPU time of this process (the model stand-in, and each side's client) while each side's turn ran, ms: controller, direct, relay.
+    const benchCpu: [number[], number[], number[]] = [[], [], []];
     let cpu0 = 0, relayCpu0 = 0, relay0: RelayStats = { commits: 0, events: 0, commitMs: 0 };
     for (let i = 0; i <= turns; i++) {
       if (i === 1) { cpu0 = serve.cpuMs(); relayCpu0 = relay.cpuMs(); relay0 = await relay.stats(); }
@@ -53,7 +60,13 @@ export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
           if (i > 0) { rel.first.push(r.firstTextMs); rel.done.push(r.doneMs); }
         },
       ];
-      for (let k = 0; k < sides.length; k++) await (sides[(i + k) % sides.length] as () => Promise<void>)();
+      for (let k = 0; k < sides.length; k++) {
+        const side = (i + k) % sides.length;
+        const cpu = process.cpuUsage();
+        await (sides[side] as () => Promise<void>)();
+        const used = process.cpuUsage(cpu);
+        if (i > 0) (benchCpu[side] as number[]).push((used.user + used.system) / 1000);
+      }
       if (i === 0) continue;
       commit.sample();
       await hop.sample();
@@ -65,7 +78,7 @@ export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
     return [
       report({ row: "first-event median", figure: `submit -> first agent text (n=${cf.n})`, value: cf.median, baseline: df.median, unit: "ms", goal: "<= baseline + 20 ms", met: cf.median <= df.median + 20 }),
       report({ row: "first-event p95", figure: "submit -> first agent text", value: cf.p95, baseline: df.p95, unit: "ms", goal: "<= 1.2x", met: cf.p95 <= 1.2 * df.p95 }),
-      report({ row: "completed median", figure: `submit -> completed, text turn (n=${cd.n})`, value: cd.median, baseline: dd.median, unit: "ms", goal: "<= 1.05x", met: cd.median <= 1.05 * dd.median, note: `gap ${(cd.median - dd.median).toFixed(1)} ms; direct p25-p75 ${middleHalf(dir.done)}; serve CPU ${cpuPerTurn.toFixed(1)} ms/turn` }),
+      report({ row: "completed median", figure: `submit -> completed, text turn (n=${cd.n})`, value: cd.median, baseline: dd.median, unit: "ms", goal: "<= 1.05x", met: cd.median <= 1.05 * dd.median, note: `gap ${(cd.median - dd.median).toFixed(1)} ms; direct p25-p75 ${middleHalf(dir.done)}; serve CPU ${cpuPerTurn.toFixed(1)} ms/turn; bench process CPU per turn (median; the model stand-in and the side's client) controller ${benchCpuNote(benchCpu)}` }),
       ...floorRows(commit.samples, hop.samples, cd.median - dd.median, dd.median, "completed"),
       ...relayRows({ what: "ACP", direct: dir.done, relay: rel.done, directFirst: dir.first, relayFirst: rel.first, controller: ctl.done, relayCpuPerTurn,
         relayPerTurn: perTurn(relay0, relay1, turns) }),

@@ -3,7 +3,8 @@
 // across reconnects (re-snapshot, then resubscribe from its cursor). Several
 // watches may follow one thread; subscribes on one thread are serialized so
 // catch-up events that arrive before a subscribe reply belong to exactly one
-// pending watch.
+// pending watch. An event is routed by its subscription id (a map), so its
+// cost does not grow with the number of watches.
 import type { ThreadEvent, ThreadSnapshot } from "../domain/contract/sdk-types.ts";
 
 /** A request to the service: a value, or a failure code. */
@@ -46,6 +47,10 @@ export class ThreadWatches {
   readonly #raw: RawRequest;
   readonly #fail: (failure: { readonly code: string; readonly retryable: boolean }) => Error;
   readonly #watches = new Set<Watch>();
+  /** The watch of each current subscription id. */
+  readonly #bySubscription = new Map<string, Watch>();
+  /** The watches of each thread. */
+  readonly #byThread = new Map<string, Set<Watch>>();
   readonly #chains = new Map<string, Promise<unknown>>();
 
   /** `fail` turns a refusal into the error `add` rejects with. */
@@ -57,20 +62,42 @@ export class ThreadWatches {
   /** Starts a watch from `afterSeq` (default: now); rejects with the failure when the subscribe is refused. */
   async add(threadId: string, listener: ThreadListener, afterSeq?: number): Promise<WatchHandle> {
     const watch: Watch = { threadId, listener, lastSeq: afterSeq ?? -1, subscriptionId: null, closed: false };
-    this.#watches.add(watch);
+    this.#track(watch);
     const failure = await this.#subscribe(watch, afterSeq);
     if (failure !== null) {
-      this.#watches.delete(watch);
+      this.#untrack(watch);
       throw this.#fail(failure);
     }
     return { threadId, close: () => this.#close(watch, null) };
   }
 
+  #track(watch: Watch): void {
+    this.#watches.add(watch);
+    const of = this.#byThread.get(watch.threadId);
+    if (of === undefined) this.#byThread.set(watch.threadId, new Set([watch]));
+    else of.add(watch);
+  }
+
+  #untrack(watch: Watch): void {
+    this.#watches.delete(watch);
+    this.#setSubscription(watch, null);
+    const of = this.#byThread.get(watch.threadId);
+    of?.delete(watch);
+    if (of?.size === 0) this.#byThread.delete(watch.threadId);
+  }
+
+  /** Sets a watch's subscription id and keeps the index by id true. */
+  #setSubscription(watch: Watch, id: string | null): void {
+    if (watch.subscriptionId !== null && this.#bySubscription.get(watch.subscriptionId) === watch) this.#bySubscription.delete(watch.subscriptionId);
+    watch.subscriptionId = id;
+    if (id !== null) this.#bySubscription.set(id, watch);
+  }
+
   async #close(watch: Watch, code: string | null): Promise<void> {
     if (watch.closed) return;
     watch.closed = true;
-    this.#watches.delete(watch);
     const id = watch.subscriptionId;
+    this.#untrack(watch);
     watch.listener.ended?.(code);
     if (id !== null) await this.#raw("threads.unsubscribe", { subscriptionId: id }).catch(() => undefined);
   }
@@ -79,7 +106,7 @@ export class ThreadWatches {
   endAll(code: string): void {
     for (const watch of [...this.#watches]) {
       watch.closed = true;
-      this.#watches.delete(watch);
+      this.#untrack(watch);
       watch.listener.ended?.(code);
     }
   }
@@ -89,11 +116,13 @@ export class ThreadWatches {
     const request = async () => {
       const params: Record<string, unknown> = { threadId: watch.threadId };
       if (afterSeq !== undefined) params.afterSeq = afterSeq;
-      watch.subscriptionId = null;
+      this.#setSubscription(watch, null);
       const reply = await this.#raw("threads.subscribe", params);
       if (!reply.ok) return reply.error;
       const result = reply.value as { subscriptionId: string; cursor: number };
-      watch.subscriptionId = result.subscriptionId;
+      // A watch closed while its subscribe was in flight stays out of the index.
+      if (watch.closed) watch.subscriptionId = result.subscriptionId;
+      else this.#setSubscription(watch, result.subscriptionId);
       if (watch.lastSeq < 0) watch.lastSeq = result.cursor;
       return null;
     };
@@ -124,22 +153,29 @@ export class ThreadWatches {
   /** Routes a notification; true when it was a watch's. */
   onNotification(method: string, params: Record<string, unknown>): boolean {
     if (method === "subscription.closed") {
-      for (const watch of this.#watches) if (watch.subscriptionId === params.subscriptionId) void this.#resume(watch);
+      const watch = this.#bySubscription.get(String(params.subscriptionId));
+      if (watch !== undefined) void this.#resume(watch);
       return true;
     }
     if (method !== "event") return false;
     const seq = Number(params.seq);
     if (!Number.isSafeInteger(seq)) return true;
-    const known = new Set([...this.#watches].map((w) => w.subscriptionId));
-    for (const watch of this.#watches) {
-      if (watch.threadId !== params.threadId) continue;
-      // Catch-up events may arrive before the subscribe reply: an unknown subscription's
-      // events belong to the thread's one pending watch (subscribes are serialized).
-      const mine = watch.subscriptionId === params.subscriptionId || (watch.subscriptionId === null && !known.has(String(params.subscriptionId)));
-      if (!mine || seq <= watch.lastSeq) continue;
-      watch.lastSeq = seq;
-      watch.listener.event({ threadId: watch.threadId, seq, event: params.event as ThreadEvent });
+    const threadId = params.threadId;
+    const owner = this.#bySubscription.get(String(params.subscriptionId));
+    if (owner !== undefined) {
+      if (owner.threadId === threadId) this.#deliver(owner, seq, params.event);
+      return true;
     }
+    // Catch-up events may arrive before the subscribe reply: an unknown subscription's
+    // events belong to the thread's one pending watch (subscribes are serialized).
+    const of = typeof threadId === "string" ? this.#byThread.get(threadId) : undefined;
+    if (of !== undefined) for (const watch of [...of]) if (watch.subscriptionId === null) this.#deliver(watch, seq, params.event);
     return true;
+  }
+
+  #deliver(watch: Watch, seq: number, event: unknown): void {
+    if (watch.closed || seq <= watch.lastSeq) return;
+    watch.lastSeq = seq;
+    watch.listener.event({ threadId: watch.threadId, seq, event: event as ThreadEvent });
   }
 }
