@@ -173,3 +173,35 @@ for (const [name, turns] of [["read at once", 8_191], ["read row by row", 8_192]
     assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "turns" });
   });
 }
+
+// Rows are read as arrays and judged by the statement's column names (record-validation.ts compiled): a column missing or extra
+// fails as before, columns in another order are judged by name, and the interactions' rule between columns still holds.
+const COMMANDS_COLUMNS = `principal TEXT NOT NULL, application TEXT NOT NULL, command_id TEXT NOT NULL, method TEXT NOT NULL,
+  input_digest TEXT NOT NULL, receipt TEXT NOT NULL, created_at INTEGER NOT NULL`;
+const COMMANDS_REBUILT: ReadonlyArray<readonly [string, string, string | null]> = [
+  ["an extra column", `CREATE TABLE commands (${COMMANDS_COLUMNS}, note TEXT) STRICT; INSERT INTO commands SELECT *, '${CANARY}' FROM commands_old;`, "commands"],
+  ["a column missing", `CREATE TABLE commands (${COMMANDS_COLUMNS.replace(", created_at INTEGER NOT NULL", "")}) STRICT;
+    INSERT INTO commands SELECT principal, application, command_id, method, input_digest, receipt FROM commands_old;`, "commands"],
+  ["its columns in another order", `CREATE TABLE commands (created_at INTEGER NOT NULL, receipt TEXT NOT NULL, ${COMMANDS_COLUMNS.replace(", receipt TEXT NOT NULL, created_at INTEGER NOT NULL", "")}) STRICT;
+    INSERT INTO commands SELECT created_at, receipt, principal, application, command_id, method, input_digest FROM commands_old;`, null],
+  ["its columns in another order and a malformed receipt", `CREATE TABLE commands (created_at INTEGER NOT NULL, receipt TEXT NOT NULL, ${COMMANDS_COLUMNS.replace(", receipt TEXT NOT NULL, created_at INTEGER NOT NULL", "")}) STRICT;
+    INSERT INTO commands SELECT created_at, '["${CANARY}"]', principal, application, command_id, method, input_digest FROM commands_old;`, "commands"],
+];
+for (const [name, sql, where] of COMMANDS_REBUILT) {
+  test(`P-STO-06 a commands table with ${name} ${where === null ? "passes" : "fails startup with storage_record_invalid (commands)"}`, (t) => {
+    const path = join(tempDir(t), "controller.sqlite");
+    seedEveryTable(path);
+    corrupt(path, `ALTER TABLE commands RENAME TO commands_old; ${sql} DROP TABLE commands_old;`);
+    const opened = openSqliteStore({ path });
+    if (opened.ok) opened.value.close();
+    assert.deepEqual(opened.ok ? null : opened.error, where === null ? null : { code: "storage_record_invalid", retryable: false, where });
+  });
+}
+
+test("P-STO-06 a settled interaction without its settled_at fails startup (a rule between columns of a row read as an array)", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  corrupt(path, "UPDATE interactions SET state = 'settled', outcome = 'allow_once', settled_at = NULL");
+  const opened = openSqliteStore({ path });
+  assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "interactions" });
+});
