@@ -8,7 +8,7 @@ import {
   DECIDERS, INTERACTION_KINDS, INTERACTION_STATES, JOURNAL_VISIBILITIES, LEASE_KINDS, PAYLOAD_STATES,
   RETENTION_PROFILES, TURN_STATES,
 } from "../domain/records.ts";
-import { validKind, validMetadata, validReceipt } from "./journal-rules.ts";
+import { FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, validKind, validMetadata, validReceipt } from "./journal-rules.ts";
 import {
   journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
   journalTurnIndexed, journalTurnLinked, journalTurnMissing, uniqueSequenceIndex,
@@ -22,7 +22,12 @@ import {
 } from "./validators.ts";
 
 const kind: Check = (v) => validKind(v);
-const metadata: Check = jsonWith(validMetadata);
+/** A JSON text whose parse `rule` accepts: a text `flat` matches is accepted without parsing (it implies the rule; journal-rules.ts). */
+function factsText(flat: RegExp, rule: (value: unknown) => boolean): Check {
+  const parsed = jsonWith(rule);
+  return (v) => typeof v === "string" && (flat.test(v) || parsed(v));
+}
+const metadata: Check = factsText(FLAT_METADATA_TEXT, validMetadata);
 const digest: Check = (v) => typeof v === "string" && /^[A-Za-z0-9:_-]{8,160}$/.test(v);
 
 const SHAPES: Readonly<Record<Exclude<TableName, "preparation_markers">, Readonly<Record<string, Check>>>> = {
@@ -38,7 +43,7 @@ const SHAPES: Readonly<Record<Exclude<TableName, "preparation_markers">, Readonl
   },
   commands: {
     principal: id, application: id, command_id: id, method: kindOrMethod(), input_digest: digest,
-    receipt: jsonWith(validReceipt), created_at: count,
+    receipt: factsText(FLAT_RECEIPT_TEXT, validReceipt), created_at: count,
   },
   journal: {
     journal_id: positive, thread_id: id, turn_id: idOrNull, seq: countOrNull, visibility: oneOf(JOURNAL_VISIBILITIES),
