@@ -11,7 +11,7 @@ import {
 import { FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, validKind, validMetadata, validReceipt } from "./journal-rules.ts";
 import {
   journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
-  journalTurnIndexed, journalTurnLinked, journalTurnMissing, uniqueSequenceIndex,
+  journalTurnIndexed, journalTurnLinked, journalTurnMissing, nulSafe, uniqueSequenceIndex,
 } from "./journal-validation.ts";
 import { validPreparationMarkerRow } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
@@ -129,28 +129,45 @@ function journalRowJudge(): (row: Row) => boolean {
   };
 }
 
-/** Validates every retained row in one read transaction (one snapshot); the first failure answers `storage_record_invalid` naming its table. */
-export function validateAllRecords(db: DatabaseSync): Result<void> {
+/**
+ * Validates every retained row in one read transaction (one snapshot); the
+ * first failure answers `storage_record_invalid` naming its table.
+ * `cutAtNul` (by default, what this runtime does: readsCutAtNul) reads every
+ * value holding a NUL as a BLOB no check accepts.
+ */
+export function validateAllRecords(db: DatabaseSync, cutAtNul = readsCutAtNul(db)): Result<void> {
   db.exec("BEGIN");
   try {
-    return validateInSnapshot(db);
+    return validateInSnapshot(db, cutAtNul);
   } finally {
     if (db.isTransaction) db.exec("COMMIT");
   }
 }
 
-function validateInSnapshot(db: DatabaseSync): Result<void> {
+/**
+ * Whether this runtime's node:sqlite hands JS a row's text cut at its first
+ * NUL (Deno 2.9's does, Node 24's does not): there the JS rules would judge
+ * `completed` for `completed<NUL>...`, so every value holding a NUL is read
+ * as x'00' instead (nulSafe), and fails every check.
+ */
+function readsCutAtNul(db: DatabaseSync): boolean {
+  const probe = db.prepare("SELECT 'a' || char(0) || 'b' AS v");
+  probe.setReturnArrays(true);
+  return (probe.get() as unknown as unknown[] | undefined)?.[0] !== "a\u0000b";
+}
+
+function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
   // Every table of schema v1 present and STRICT, read in one statement.
   const strict = new Map((db.prepare("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND type = 'table'").all() as Row[])
     .map((r) => [String(r.name), r.strict === 1]));
   for (const table of TABLES) {
     if (strict.get(table) !== true) return err(controllerError("storage_record_invalid", { where: table }));
     if (table === "journal") {
-      const journal = validateJournal(db);
+      const journal = validateJournal(db, cutAtNul);
       if (!journal.ok) return journal;
       continue;
     }
-    if (!tableValid(db, table)) return err(controllerError("storage_record_invalid", { where: table }));
+    if (!tableValid(db, table, cutAtNul)) return err(controllerError("storage_record_invalid", { where: table }));
   }
   if (!journalSequencesConsistent(db)) return err(controllerError("storage_record_invalid", { where: "journal" }));
   // The journal's foreign keys were proven in its pass; the other tables are small.
@@ -170,9 +187,12 @@ function validateInSnapshot(db: DatabaseSync): Result<void> {
 const READ_ALL_MAX_ROWS = 8_192;
 
 /** Every row of `table` valid, read in the read transaction of the validation (as arrays, but preparation_markers' own validator). */
-function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">): boolean {
+function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">, cutAtNul: boolean): boolean {
   const n = Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as Row).n);
-  const statement = db.prepare(`SELECT * FROM ${table}`);
+  const all = db.prepare(`SELECT * FROM ${table}`);
+  // Read through nulSafe: each column but a STRICT table's INT, INTEGER or REAL, which holds no text (quick_check proves the types).
+  const read = (c: { name: string; type: string | null }) => /^(INT|INTEGER|REAL)$/i.test(c.type ?? "") ? `"${c.name}"` : nulSafe(c.name);
+  const statement = cutAtNul ? db.prepare(`SELECT ${all.columns().map(read).join(", ")} FROM ${table}`) : all;
   if (table === "preparation_markers") {
     for (const row of (n <= READ_ALL_MAX_ROWS ? statement.all() : statement.iterate()) as Iterable<Row>) if (!validPreparationMarkerRow(row)) return false;
     return true;
@@ -193,14 +213,14 @@ function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">): boo
  * `foreign_key_check` would name it; a missing thread whose id is not even an
  * id is an invalid row.
  */
-function validateJournal(db: DatabaseSync): Result<void> {
+function validateJournal(db: DatabaseSync, cutAtNul: boolean): Result<void> {
   const invalid = (where: string) => err(controllerError("storage_record_invalid", { where }));
   if (!journalColumnsAre(db, Object.keys(SHAPES.journal)) || !journalIdsInRange(db) || !uniqueSequenceIndex(db)) return invalid("journal");
   const validJournalRow = journalRowJudge();
   const placed = journalPlacement(db);
   const turnLinked = journalTurnLinked(db);
   const turnsBySeek = journalTurnIndexed(db);
-  for (const row of journalRowsToCheck(db, turnsBySeek)) {
+  for (const row of journalRowsToCheck(db, turnsBySeek, cutAtNul)) {
     if (!validJournalRow(row) || !placed(row)) return invalid("journal");
     if (!turnLinked(row)) return invalid("foreign_keys");
   }

@@ -3,8 +3,10 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { acquireInstanceLock } from "../../../src/persistence/instance-lock.ts";
+import { validateAllRecords } from "../../../src/persistence/record-validation.ts";
 import { openSqliteStore } from "../../../src/persistence/sqlite-store.ts";
 import { startService } from "../../../src/service.ts";
+import { NUL_CORRUPTIONS, storeNul } from "../../support/nul-corruptions.ts";
 import { seedEveryTable } from "../../support/seeded-store.ts";
 import { tempDir } from "../../support/temp.ts";
 
@@ -205,3 +207,28 @@ test("P-STO-06 a settled interaction without its settled_at fails startup (a rul
   const opened = openSqliteStore({ path });
   assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "interactions" });
 });
+
+// Where node:sqlite cuts a text at its NUL (Deno 2.9), every value holding one is read as a BLOB no check accepts
+// (record-validation.ts readsCutAtNul, journal-validation.ts nulSafe); here that reading is forced on Node. The Deno
+// lane opens the same cases natively (test/deno/store_nul_test.ts).
+for (const [where, sql] of NUL_CORRUPTIONS) {
+  test(`P-STO-06 a ${where} value cut at a NUL fails startup closed when read as a runtime that cuts it would (${sql.slice(7, 60)})`, (t) => {
+    const path = join(tempDir(t), "controller.sqlite");
+    seedEveryTable(path);
+    const valid = new DatabaseSync(path);
+    t.after(() => valid.isOpen && valid.close());
+    assert.deepEqual(validateAllRecords(valid, true), { ok: true, value: undefined });
+    valid.close();
+    storeNul(path, sql);
+    // Forced, and as this runtime reads (Node: the whole text).
+    for (const cut of [true, undefined]) {
+      const db = new DatabaseSync(path);
+      try {
+        const result = cut === undefined ? validateAllRecords(db) : validateAllRecords(db, cut);
+        assert.deepEqual(result, { ok: false, error: { code: "storage_record_invalid", retryable: false, where } }, `cut ${cut}`);
+      } finally {
+        db.close();
+      }
+    }
+  });
+}
