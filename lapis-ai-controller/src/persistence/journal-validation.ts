@@ -123,6 +123,11 @@ export function journalColumnsAre(db: DatabaseSync, expected: readonly string[])
     typeof table?.sql === "string" && !/collate/i.test(table.sql);
 }
 
+/** A column read as itself, or as x'00' (a BLOB no check accepts) when it holds a NUL: for a runtime that cuts a text at its NUL (record-validation.ts readsCutAtNul). */
+export function nulSafe(column: string): string {
+  return `iif(instr("${column}", char(0)) > 0, x'00', "${column}") AS "${column}"`;
+}
+
 /**
  * Journal rows SQLite could not prove valid with their turn linked, in one
  * pass over the table; the caller judges each with the JS rules,
@@ -130,12 +135,15 @@ export function journalColumnsAre(db: DatabaseSync, expected: readonly string[])
  * leaves the turn link out and the caller proves it per distinct turn
  * (journalTurnMissing).
  */
-export function* journalRowsToCheck(db: DatabaseSync, turnsBySeek: boolean): Iterable<Row> {
+export function* journalRowsToCheck(db: DatabaseSync, turnsBySeek: boolean, cutAtNul = false): Iterable<Row> {
   db.function("aic_row_facts", { deterministic: true }, rowFactsJudge());
   const retentions = new Set((db.prepare("SELECT DISTINCT retention AS r FROM threads").all() as Row[]).map((r) => String(r.r)));
   // seq and created_at beyond a safe integer read as -1 (invalid either way): node:sqlite throws on reading one into a number.
-  yield* db.prepare(`SELECT journal_id, thread_id, turn_id, CASE WHEN seq >> 53 <> 0 THEN -1 ELSE seq END AS seq, visibility, kind, message_id,
-      payload_state, payload, metadata, CASE WHEN created_at >> 53 <> 0 THEN -1 ELSE created_at END AS created_at
+  // With cutAtNul, every text the JS rules judge is read through nulSafe.
+  const text = (column: string) => cutAtNul ? nulSafe(column) : column;
+  yield* db.prepare(`SELECT journal_id, ${text("thread_id")}, ${text("turn_id")}, CASE WHEN seq >> 53 <> 0 THEN -1 ELSE seq END AS seq,
+      ${["visibility", "kind", "message_id", "payload_state", "payload", "metadata"].map(text).join(", ")},
+      CASE WHEN created_at >> 53 <> 0 THEN -1 ELSE created_at END AS created_at
     FROM journal WHERE (${surelyValid(retentions, turnsBySeek)}) IS NOT TRUE`).iterate() as Iterable<Row>;
 }
 

@@ -8,10 +8,10 @@ import {
   DECIDERS, INTERACTION_KINDS, INTERACTION_STATES, JOURNAL_VISIBILITIES, LEASE_KINDS, PAYLOAD_STATES,
   RETENTION_PROFILES, TURN_STATES,
 } from "../domain/records.ts";
-import { validKind, validMetadata, validReceipt } from "./journal-rules.ts";
+import { FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, validKind, validMetadata, validReceipt } from "./journal-rules.ts";
 import {
   journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
-  journalTurnIndexed, journalTurnLinked, journalTurnMissing, uniqueSequenceIndex,
+  journalTurnIndexed, journalTurnLinked, journalTurnMissing, nulSafe, uniqueSequenceIndex,
 } from "./journal-validation.ts";
 import { validPreparationMarkerRow } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
@@ -22,7 +22,12 @@ import {
 } from "./validators.ts";
 
 const kind: Check = (v) => validKind(v);
-const metadata: Check = jsonWith(validMetadata);
+/** A JSON text whose parse `rule` accepts: a text `flat` matches is accepted without parsing (it implies the rule; journal-rules.ts). */
+function factsText(flat: RegExp, rule: (value: unknown) => boolean): Check {
+  const parsed = jsonWith(rule);
+  return (v) => typeof v === "string" && (flat.test(v) || parsed(v));
+}
+const metadata: Check = factsText(FLAT_METADATA_TEXT, validMetadata);
 const digest: Check = (v) => typeof v === "string" && /^[A-Za-z0-9:_-]{8,160}$/.test(v);
 
 const SHAPES: Readonly<Record<Exclude<TableName, "preparation_markers">, Readonly<Record<string, Check>>>> = {
@@ -38,7 +43,7 @@ const SHAPES: Readonly<Record<Exclude<TableName, "preparation_markers">, Readonl
   },
   commands: {
     principal: id, application: id, command_id: id, method: kindOrMethod(), input_digest: digest,
-    receipt: jsonWith(validReceipt), created_at: count,
+    receipt: factsText(FLAT_RECEIPT_TEXT, validReceipt), created_at: count,
   },
   journal: {
     journal_id: positive, thread_id: id, turn_id: idOrNull, seq: countOrNull, visibility: oneOf(JOURNAL_VISIBILITIES),
@@ -63,79 +68,106 @@ function kindOrMethod(): Check {
   return (v) => typeof v === "string" && /^[a-z][A-Za-z0-9_.]{0,63}$/.test(v);
 }
 
+/** Reads a column of one row by name. */
+type Column = (name: string) => unknown;
+
 /** Rules between the columns of one row, beyond their shapes. */
-function rowRules(table: TableName, row: Row): boolean {
+function rowRules(table: TableName, column: Column): boolean {
   switch (table) {
     case "journal":
-      return (row.visibility === "transcript") === (row.seq !== null) && (row.payload_state === "stored") === (row.payload !== null);
+      return (column("visibility") === "transcript") === (column("seq") !== null) && (column("payload_state") === "stored") === (column("payload") !== null);
     case "interactions":
-      return (row.state === "pending") === (row.settled_at === null);
-    case "preparation_markers":
-      return validPreparationMarkerRow(row);
+      return (column("state") === "pending") === (column("settled_at") === null);
     default:
       return true;
   }
 }
 
 /**
- * A shape's checks as a list, each remembering the last value it accepted:
- * the checks are pure, and the rows of a table repeat most of their ids
+ * A shape's checks for rows read as arrays in the order of `columns` (the
+ * statement's), each check remembering the last value it accepted: the
+ * checks are pure, and the rows of a table repeat most of their ids
  * (thread, workspace, provider, principal, application), so a repeat skips
- * the pattern. The same verdicts as rowMatches (validators.ts), without its
- * three arrays per row.
+ * the pattern. Undefined when the columns are not exactly the shape's (as
+ * rowMatches, validators.ts, refuses a row with a column missing or extra).
+ * An array row spares node:sqlite building an object per row (turns and
+ * commands at 100k rows: Node ~1.1 -> ~0.65 us a row).
  */
-function compiled(shape: Readonly<Record<string, Check>>): (row: Row) => boolean {
-  const checks = Object.entries(shape).map(([column, check]) => {
+function compiled(table: TableName, shape: Readonly<Record<string, Check>>, columns: readonly string[]): ((row: readonly unknown[]) => boolean) | undefined {
+  if (columns.length !== Object.keys(shape).length || new Set(columns).size !== columns.length || !columns.every((c) => Object.hasOwn(shape, c))) return undefined;
+  const checks = columns.map((name) => {
+    const check = shape[name] as Check;
     let accepted: unknown;
     let any = false;
-    const remembered: Check = (v) => {
+    return (v: unknown) => {
       if (any && v === accepted) return true;
       if (!check(v)) return false;
       accepted = v;
       any = true;
       return true;
     };
-    return [column, remembered] as const;
   });
+  const at = new Map(columns.map((c, i) => [c, i]));
+  const rules = table === "journal" || table === "interactions";
   return (row) => {
-    if (Object.keys(row).length !== checks.length) return false;
-    for (const [column, check] of checks) if (!(column in row) || !check(row[column])) return false;
-    return true;
+    for (let i = 0; i < checks.length; i++) if (!(checks[i] as Check)(row[i])) return false;
+    return !rules || rowRules(table, (name) => row[at.get(name) as number]);
   };
 }
 
-const MATCHERS = Object.fromEntries(Object.entries(SHAPES).map(([table, shape]) => [table, compiled(shape)])) as
-  Readonly<Record<keyof typeof SHAPES, (row: Row) => boolean>>;
-
-function validRow(table: TableName, row: Row): boolean {
-  if (table === "preparation_markers") return validPreparationMarkerRow(row);
-  return MATCHERS[table](row) && rowRules(table, row);
+/** A judge of the journal's rows the pass could not prove, read as objects (journal-validation.ts): the same checks and rules, compiled at the first row for the columns that row has (every row of the pass has the same). */
+function journalRowJudge(): (row: Row) => boolean {
+  let names: readonly string[] | undefined;
+  let check: ((row: readonly unknown[]) => boolean) | undefined;
+  return (row) => {
+    const keys = Object.keys(row);
+    if (names === undefined || keys.length !== names.length || keys.some((k, i) => k !== names?.[i])) {
+      names = keys;
+      check = compiled("journal", SHAPES.journal, keys);
+    }
+    return check !== undefined && check(keys.map((name) => row[name]));
+  };
 }
 
-/** Validates every retained row in one read transaction (one snapshot); the first failure answers `storage_record_invalid` naming its table. */
-export function validateAllRecords(db: DatabaseSync): Result<void> {
+/**
+ * Validates every retained row in one read transaction (one snapshot); the
+ * first failure answers `storage_record_invalid` naming its table.
+ * `cutAtNul` (by default, what this runtime does: readsCutAtNul) reads every
+ * value holding a NUL as a BLOB no check accepts.
+ */
+export function validateAllRecords(db: DatabaseSync, cutAtNul = readsCutAtNul(db)): Result<void> {
   db.exec("BEGIN");
   try {
-    return validateInSnapshot(db);
+    return validateInSnapshot(db, cutAtNul);
   } finally {
     if (db.isTransaction) db.exec("COMMIT");
   }
 }
 
-function validateInSnapshot(db: DatabaseSync): Result<void> {
+/**
+ * Whether this runtime's node:sqlite hands JS a row's text cut at its first
+ * NUL (Deno 2.9's does, Node 24's does not): there the JS rules would judge
+ * `completed` for `completed<NUL>...`, so every value holding a NUL is read
+ * as x'00' instead (nulSafe), and fails every check.
+ */
+function readsCutAtNul(db: DatabaseSync): boolean {
+  const probe = db.prepare("SELECT 'a' || char(0) || 'b' AS v");
+  probe.setReturnArrays(true);
+  return (probe.get() as unknown as unknown[] | undefined)?.[0] !== "a\u0000b";
+}
+
+function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
   // Every table of schema v1 present and STRICT, read in one statement.
   const strict = new Map((db.prepare("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND type = 'table'").all() as Row[])
     .map((r) => [String(r.name), r.strict === 1]));
   for (const table of TABLES) {
     if (strict.get(table) !== true) return err(controllerError("storage_record_invalid", { where: table }));
     if (table === "journal") {
-      const journal = validateJournal(db);
+      const journal = validateJournal(db, cutAtNul);
       if (!journal.ok) return journal;
       continue;
     }
-    for (const row of tableRows(db, table)) {
-      if (!validRow(table, row)) return err(controllerError("storage_record_invalid", { where: table }));
-    }
+    if (!tableValid(db, table, cutAtNul)) return err(controllerError("storage_record_invalid", { where: table }));
   }
   if (!journalSequencesConsistent(db)) return err(controllerError("storage_record_invalid", { where: "journal" }));
   // The journal's foreign keys were proven in its pass; the other tables are small.
@@ -154,11 +186,22 @@ function validateInSnapshot(db: DatabaseSync): Result<void> {
  */
 const READ_ALL_MAX_ROWS = 8_192;
 
-/** Every row of `table`, in the read transaction of the validation. */
-function tableRows(db: DatabaseSync, table: TableName): Iterable<Row> {
+/** Every row of `table` valid, read in the read transaction of the validation (as arrays, but preparation_markers' own validator). */
+function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">, cutAtNul: boolean): boolean {
   const n = Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as Row).n);
-  const rows = db.prepare(`SELECT * FROM ${table}`);
-  return n <= READ_ALL_MAX_ROWS ? rows.all() as Row[] : rows.iterate() as Iterable<Row>;
+  const all = db.prepare(`SELECT * FROM ${table}`);
+  // Read through nulSafe: each column but a STRICT table's INT, INTEGER or REAL, which holds no text (quick_check proves the types).
+  const read = (c: { name: string; type: string | null }) => /^(INT|INTEGER|REAL)$/i.test(c.type ?? "") ? `"${c.name}"` : nulSafe(c.name);
+  const statement = cutAtNul ? db.prepare(`SELECT ${all.columns().map(read).join(", ")} FROM ${table}`) : all;
+  if (table === "preparation_markers") {
+    for (const row of (n <= READ_ALL_MAX_ROWS ? statement.all() : statement.iterate()) as Iterable<Row>) if (!validPreparationMarkerRow(row)) return false;
+    return true;
+  }
+  const valid = compiled(table, SHAPES[table], statement.columns().map((c) => c.name));
+  if (valid === undefined) return false;
+  statement.setReturnArrays(true);
+  for (const row of (n <= READ_ALL_MAX_ROWS ? statement.all() : statement.iterate()) as Iterable<unknown[]>) if (!valid(row)) return false;
+  return true;
 }
 
 /**
@@ -170,14 +213,15 @@ function tableRows(db: DatabaseSync, table: TableName): Iterable<Row> {
  * `foreign_key_check` would name it; a missing thread whose id is not even an
  * id is an invalid row.
  */
-function validateJournal(db: DatabaseSync): Result<void> {
+function validateJournal(db: DatabaseSync, cutAtNul: boolean): Result<void> {
   const invalid = (where: string) => err(controllerError("storage_record_invalid", { where }));
   if (!journalColumnsAre(db, Object.keys(SHAPES.journal)) || !journalIdsInRange(db) || !uniqueSequenceIndex(db)) return invalid("journal");
+  const validJournalRow = journalRowJudge();
   const placed = journalPlacement(db);
   const turnLinked = journalTurnLinked(db);
   const turnsBySeek = journalTurnIndexed(db);
-  for (const row of journalRowsToCheck(db, turnsBySeek)) {
-    if (!validRow("journal", row) || !placed(row)) return invalid("journal");
+  for (const row of journalRowsToCheck(db, turnsBySeek, cutAtNul)) {
+    if (!validJournalRow(row) || !placed(row)) return invalid("journal");
     if (!turnLinked(row)) return invalid("foreign_keys");
   }
   const turn = turnsBySeek ? journalTurnMissing(db) : undefined;

@@ -3,8 +3,10 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { acquireInstanceLock } from "../../../src/persistence/instance-lock.ts";
+import { validateAllRecords } from "../../../src/persistence/record-validation.ts";
 import { openSqliteStore } from "../../../src/persistence/sqlite-store.ts";
 import { startService } from "../../../src/service.ts";
+import { NUL_CORRUPTIONS, storeNul } from "../../support/nul-corruptions.ts";
 import { seedEveryTable } from "../../support/seeded-store.ts";
 import { tempDir } from "../../support/temp.ts";
 
@@ -171,5 +173,62 @@ for (const [name, turns] of [["read at once", 8_191], ["read row by row", 8_192]
     corrupt(path, `UPDATE turns SET state = '${CANARY}' WHERE rowid = (SELECT max(rowid) FROM turns)`);
     const opened = openSqliteStore({ path });
     assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "turns" });
+  });
+}
+
+// Rows are read as arrays and judged by the statement's column names (record-validation.ts compiled): a column missing or extra
+// fails as before, columns in another order are judged by name, and the interactions' rule between columns still holds.
+const COMMANDS_COLUMNS = `principal TEXT NOT NULL, application TEXT NOT NULL, command_id TEXT NOT NULL, method TEXT NOT NULL,
+  input_digest TEXT NOT NULL, receipt TEXT NOT NULL, created_at INTEGER NOT NULL`;
+const COMMANDS_REBUILT: ReadonlyArray<readonly [string, string, string | null]> = [
+  ["an extra column", `CREATE TABLE commands (${COMMANDS_COLUMNS}, note TEXT) STRICT; INSERT INTO commands SELECT *, '${CANARY}' FROM commands_old;`, "commands"],
+  ["a column missing", `CREATE TABLE commands (${COMMANDS_COLUMNS.replace(", created_at INTEGER NOT NULL", "")}) STRICT;
+    INSERT INTO commands SELECT principal, application, command_id, method, input_digest, receipt FROM commands_old;`, "commands"],
+  ["its columns in another order", `CREATE TABLE commands (created_at INTEGER NOT NULL, receipt TEXT NOT NULL, ${COMMANDS_COLUMNS.replace(", receipt TEXT NOT NULL, created_at INTEGER NOT NULL", "")}) STRICT;
+    INSERT INTO commands SELECT created_at, receipt, principal, application, command_id, method, input_digest FROM commands_old;`, null],
+  ["its columns in another order and a malformed receipt", `CREATE TABLE commands (created_at INTEGER NOT NULL, receipt TEXT NOT NULL, ${COMMANDS_COLUMNS.replace(", receipt TEXT NOT NULL, created_at INTEGER NOT NULL", "")}) STRICT;
+    INSERT INTO commands SELECT created_at, '["${CANARY}"]', principal, application, command_id, method, input_digest FROM commands_old;`, "commands"],
+];
+for (const [name, sql, where] of COMMANDS_REBUILT) {
+  test(`P-STO-06 a commands table with ${name} ${where === null ? "passes" : "fails startup with storage_record_invalid (commands)"}`, (t) => {
+    const path = join(tempDir(t), "controller.sqlite");
+    seedEveryTable(path);
+    corrupt(path, `ALTER TABLE commands RENAME TO commands_old; ${sql} DROP TABLE commands_old;`);
+    const opened = openSqliteStore({ path });
+    if (opened.ok) opened.value.close();
+    assert.deepEqual(opened.ok ? null : opened.error, where === null ? null : { code: "storage_record_invalid", retryable: false, where });
+  });
+}
+
+test("P-STO-06 a settled interaction without its settled_at fails startup (a rule between columns of a row read as an array)", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  corrupt(path, "UPDATE interactions SET state = 'settled', outcome = 'allow_once', settled_at = NULL");
+  const opened = openSqliteStore({ path });
+  assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "interactions" });
+});
+
+// Where node:sqlite cuts a text at its NUL (Deno 2.9), every value holding one is read as a BLOB no check accepts
+// (record-validation.ts readsCutAtNul, journal-validation.ts nulSafe); here that reading is forced on Node. The Deno
+// lane opens the same cases natively (test/deno/store_nul_test.ts).
+for (const [where, sql] of NUL_CORRUPTIONS) {
+  test(`P-STO-06 a ${where} value cut at a NUL fails startup closed when read as a runtime that cuts it would (${sql.slice(7, 60)})`, (t) => {
+    const path = join(tempDir(t), "controller.sqlite");
+    seedEveryTable(path);
+    const valid = new DatabaseSync(path);
+    t.after(() => valid.isOpen && valid.close());
+    assert.deepEqual(validateAllRecords(valid, true), { ok: true, value: undefined });
+    valid.close();
+    storeNul(path, sql);
+    // Forced, and as this runtime reads (Node: the whole text).
+    for (const cut of [true, undefined]) {
+      const db = new DatabaseSync(path);
+      try {
+        const result = cut === undefined ? validateAllRecords(db) : validateAllRecords(db, cut);
+        assert.deepEqual(result, { ok: false, error: { code: "storage_record_invalid", retryable: false, where } }, `cut ${cut}`);
+      } finally {
+        db.close();
+      }
+    }
   });
 }
