@@ -68,8 +68,10 @@ export function turnStore(handle: StoreHandle): TurnStore {
         if (current === undefined) return err(controllerError("not_found"));
         // The state machine of domain/turn-state.ts holds for every writer.
         if (!canTransition(current.state, state)) return err(controllerError("turn_transition_invalid", { where: "turns.state" }));
-        update.run(state, errorCode === undefined ? current.errorCode : errorCode, at, turnId);
-        return ok(get(turnId) as TurnRecord);
+        const code = errorCode === undefined ? current.errorCode : errorCode;
+        update.run(state, code, at, turnId);
+        // The row as written: the one read above with the three columns just set, not read again (P-PRF-14).
+        return ok({ ...current, state, errorCode: code, updatedAt: at });
       });
     },
   };
