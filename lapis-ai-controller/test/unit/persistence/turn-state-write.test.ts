@@ -70,3 +70,32 @@ test("P-PRF-14 a state change whose transaction rolls back leaves the row as it 
   }), /rolled back/);
   assert.deepEqual(store.turns.get("turn-1"), before);
 });
+
+test("P-PRF-14 a row the caller read inside the open transaction is not read again; outside one, or another turn's, it is", (t) => {
+  const store = open(join(tempDir(t, "aic-turn-state-"), "c.sqlite"));
+  t.after(() => store.close());
+  assert.ok(store.threads.insert(threadFixture()).ok);
+  assert.ok(store.turns.insert(turnFixture()).ok);
+  assert.ok(store.turns.insert(turnFixture({ turnId: "turn-2", commandId: "cmd-2" })).ok);
+  const inside = turnReads(store, () => store.handle.transact(() => {
+    const read = store.turns.get("turn-1");
+    assert.ok(read);
+    return store.turns.setState("turn-1", "preparing", 2_000, undefined, read);
+  }));
+  assert.equal(inside.reads, 1, "the caller's read only");
+  assert.ok(inside.value.ok);
+  assert.deepEqual(inside.value.value, store.turns.get("turn-1"));
+  // Read outside a transaction: possibly stale by the time the change runs, so read again.
+  const stale = store.turns.get("turn-1");
+  assert.ok(stale);
+  assert.ok(store.turns.setState("turn-1", "dispatched", 3_000).ok);
+  const outside = turnReads(store, () => store.turns.setState("turn-1", "preparing", 4_000, undefined, stale));
+  assert.equal(outside.reads, 1, "read again");
+  assert.deepEqual(outside.value, { ok: false, error: { code: "turn_transition_invalid", retryable: false, where: "turns.state" } }, "judged on the row as it is, not the stale one");
+  // Another turn's row is never taken for this one.
+  const other = turnReads(store, () => store.handle.transact(() => store.turns.setState("turn-2", "preparing", 5_000, undefined, store.turns.get("turn-1"))));
+  assert.equal(other.reads, 2);
+  assert.ok(other.value.ok);
+  assert.equal(other.value.value.turnId, "turn-2");
+  assert.deepEqual(other.value.value, store.turns.get("turn-2"));
+});
