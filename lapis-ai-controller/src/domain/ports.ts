@@ -48,8 +48,11 @@ export interface TurnStore {
   get(turnId: string): TurnRecord | undefined;
   listByThread(threadId: string): readonly TurnRecord[];
   listByState(states: readonly TurnState[]): readonly TurnRecord[];
-  /** Moves a turn to `state` along the transition table (`turn_transition_invalid` otherwise); `errorCode` must be a short snake_case code (P-STO-08). */
-  setState(turnId: string, state: TurnState, at: number, errorCode?: string | null): Result<TurnRecord>;
+  /**
+   * Moves a turn to `state` along the transition table (`turn_transition_invalid` otherwise); `errorCode` must be a short snake_case code (P-STO-08).
+   * `read`: the turn's row as the caller read it inside the same open transaction, so it is not read again (P-PRF-14).
+   */
+  setState(turnId: string, state: TurnState, at: number, errorCode?: string | null, read?: TurnRecord): Result<TurnRecord>;
 }
 
 /** Accepted commands, for idempotency on command identity. */

@@ -13,7 +13,7 @@ import { ok, refuse, toOutcome, type Result } from "./turn-result.ts";
 import { isFencing, type TurnState } from "./turn-state.ts";
 import { readRecall, RECALL_KINDS, type TurnMemory } from "./memory-journal.ts";
 import { usageOfEntries, type TurnUsage } from "./token-usage.ts";
-import type { InteractionRecord, JournalEntry, PreparedConfig, EngineStore } from "./turn-store-port.ts";
+import type { InteractionRecord, JournalEntry, PreparedConfig, EngineStore, TurnRecord } from "./turn-store-port.ts";
 import type { PreparationPort } from "./turn-preparation.ts";
 import type { HistoryDeps } from "./history-commands.ts";
 
@@ -159,7 +159,12 @@ export class TurnService {
   turn(turnId: string): Result<TurnView> {
     const t = this.store.getTurn(turnId);
     if (!t) return refuse("not_found");
-    return ok({ turnId: t.id, threadId: t.threadId, state: t.state, attemptOf: t.attemptOf, errorCode: t.errorCode, config: t.config });
+    return ok(this.viewOf(t));
+  }
+
+  /** The view of a turn record already read. */
+  viewOf(t: TurnRecord): TurnView {
+    return { turnId: t.id, threadId: t.threadId, state: t.state, attemptOf: t.attemptOf, errorCode: t.errorCode, config: t.config };
   }
 
   /** What recall gave a turn (its preparation metadata: ids and counts), or null. */

@@ -224,7 +224,7 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
       return store.transact(() => {
         const t = store.turns.get(id);
         if (!t || !from.includes(t.state)) return false;
-        must(store.turns.setState(id, to, now(), patch.errorCode));
+        must(store.turns.setState(id, to, now(), patch.errorCode, t));
         // The turn stops running: a transcript event tells subscribers (the SDK's turns.wait) without polling.
         if (SETTLED.has(to)) append({ threadId: t.threadId, turnId: id, type: "turn_outcome", visibility: "transcript", data: { state: to, errorCode: patch.errorCode ?? t.errorCode ?? null } });
         // Settled turns rebuild their configuration from the marker when read again.

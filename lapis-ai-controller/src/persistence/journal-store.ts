@@ -9,6 +9,9 @@ import type { JournalMetadata, JournalRecord, Json, PayloadState } from "../doma
 import type { StoreHandle } from "./handle.ts";
 import { validMetadata, validKind } from "./journal-rules.ts";
 import { int, intOrNull, json, text, textOrNull, toJson, type Row } from "./rows.ts";
+import { keptThreadRow } from "./thread-store.ts";
+
+const retentionFromRow = (row: Row | undefined): string | undefined => (row === undefined ? undefined : text(row, "retention"));
 
 /** Maps a validated `journal` row to its record. */
 export function journalFromRow(row: Row, withPayload: boolean): JournalRecord {
@@ -59,9 +62,10 @@ export function journalStore(handle: StoreHandle): JournalStore {
       const metadata = entry.metadata ?? {};
       if (!validMetadata(metadata)) return err(controllerError("invalid_params", { where: "journal.metadata" }));
       return handle.transact(() => {
-        const thread = retentionOf.get(entry.threadId) as Row | undefined;
-        if (thread === undefined) return err(controllerError("not_found", { where: "journal.thread" }));
-        const volatile = text(thread, "retention") === "metadata-only";
+        // The thread's kept row answers its retention without a read (P-PRF-16); a row not kept is read.
+        const retention = keptThreadRow(handle, entry.threadId)?.retention ?? retentionFromRow(retentionOf.get(entry.threadId) as Row | undefined);
+        if (retention === undefined) return err(controllerError("not_found", { where: "journal.thread" }));
+        const volatile = retention === "metadata-only";
         const seq = entry.visibility === "transcript" ? lastSeq(entry.threadId) + 1 : null;
         const hasPayload = entry.payload !== undefined;
         const payloadState: PayloadState = !hasPayload ? "none" : volatile ? "volatile" : "stored";

@@ -45,6 +45,14 @@ export function forgetThreadRow(handle: StoreHandle, threadId: string): void {
   caches.get(handle.db)?.delete(threadId);
 }
 
+/**
+ * A thread's decoded row if kept (as last committed), without reading: the journal
+ * takes a row's retention from it (P-PRF-16), which no write changes after the insert.
+ */
+export function keptThreadRow(handle: StoreHandle, threadId: string): ThreadRecord | undefined {
+  return caches.get(handle.db)?.get(threadId);
+}
+
 function frozen<T>(value: T): T {
   if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
     for (const v of Object.values(value)) frozen(v);

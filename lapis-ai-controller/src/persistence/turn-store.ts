@@ -61,15 +61,19 @@ export function turnStore(handle: StoreHandle): TurnStore {
       const rows = statement(`SELECT * FROM turns WHERE state IN (${states.map(() => "?").join(", ")}) ORDER BY created_at, rowid`).all(...states);
       return (rows as Row[]).map(turnFromRow);
     },
-    setState(turnId, state, at, errorCode): Result<TurnRecord> {
+    setState(turnId, state, at, errorCode, read): Result<TurnRecord> {
       if (!codeOk(errorCode)) return err(controllerError("invalid_params", { where: "turns.error_code" }));
+      // A row the caller read counts only when the caller's transaction is open already: nothing wrote in between.
+      const given = read !== undefined && read.turnId === turnId && db.isTransaction ? read : undefined;
       return handle.transact(() => {
-        const current = get(turnId);
+        const current = given ?? get(turnId);
         if (current === undefined) return err(controllerError("not_found"));
         // The state machine of domain/turn-state.ts holds for every writer.
         if (!canTransition(current.state, state)) return err(controllerError("turn_transition_invalid", { where: "turns.state" }));
-        update.run(state, errorCode === undefined ? current.errorCode : errorCode, at, turnId);
-        return ok(get(turnId) as TurnRecord);
+        const code = errorCode === undefined ? current.errorCode : errorCode;
+        update.run(state, code, at, turnId);
+        // The row as written: the one read above with the three columns just set, not read again (P-PRF-14).
+        return ok({ ...current, state, errorCode: code, updatedAt: at });
       });
     },
   };

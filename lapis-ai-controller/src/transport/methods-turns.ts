@@ -6,7 +6,7 @@
 import { ok } from "../domain/errors.ts";
 import type { AccessContext, Outcome } from "../domain/protocol-ports.ts";
 import { fail } from "../domain/protocol-ports.ts";
-import { toOutcome } from "../domain/turn-result.ts";
+import type { TurnRecord } from "../domain/turn-store-port.ts";
 import type { TurnService } from "../domain/turn-service.ts";
 import { hasOwnerAuthority } from "../auth/access.ts";
 import type { Conn, Handler, ProtocolDeps } from "./context.ts";
@@ -15,11 +15,11 @@ import { loadThread } from "./methods-threads.ts";
 import { WAIT_HOLD_MAX_MS, type ParamsOf } from "../domain/contract/methods.ts";
 import { SETTLED_TURN_STATES } from "../domain/contract/sdk-types.ts";
 
-function loadTurn(deps: ProtocolDeps, service: TurnService, access: AccessContext, turnId: string): Outcome<{ threadId: string }> {
+function loadTurn(deps: ProtocolDeps, service: TurnService, access: AccessContext, turnId: string): Outcome<{ threadId: string; turn: TurnRecord }> {
   const turn = service.store.getTurn(turnId);
   if (!turn) return fail("not_found");
   const thread = loadThread(deps, access, turn.threadId);
-  return thread.ok ? ok({ threadId: turn.threadId }) : thread;
+  return thread.ok ? ok({ threadId: turn.threadId, turn }) : thread;
 }
 
 /**
@@ -80,13 +80,13 @@ export function turnMethods(service: TurnService, gate?: (thread: { threadId: st
     const { turnId } = raw as ParamsOf<"turns.get">;
     const loaded = loadTurn(deps, service, access, turnId);
     if (!loaded.ok) return loaded;
-    const view = toOutcome(service.turn(turnId));
-    if (!view.ok) return view;
+    // The turn as loadTurn read it, in the same synchronous step: not read again (P-PRF-15).
+    const view = service.viewOf(loaded.value.turn);
     const interactions = service.interactions(turnId).map((i) => ({
       interactionId: i.id, nativeRequestId: i.nativeRequestId, category: i.category, state: i.state,
       optionIds: i.optionIds, optionId: i.optionId, decidedBy: i.decidedBy, deadlineAt: i.deadlineAt,
     }));
-    return ok({ result: { ...view.value, interactions, memory: service.memory(turnId), usage: service.usage(turnId) } });
+    return ok({ result: { ...view, interactions, memory: service.memory(turnId), usage: service.usage(turnId) } });
   };
 
   // Held until the turn is settled (or the deadline): one request instead of a subscription plus a read after the outcome event.
