@@ -1,4 +1,4 @@
-// Values holding a NUL after a valid prefix, one per table: a runtime whose node:sqlite cuts a text at its NUL
+// Raw SQL on a closed store (storeNul), and values holding a NUL after a valid prefix, one per table: a runtime whose node:sqlite cuts a text at its NUL
 // (Deno 2.9) would hand startup validation the valid prefix; each must still fail startup closed.
 import { DatabaseSync } from "node:sqlite";
 

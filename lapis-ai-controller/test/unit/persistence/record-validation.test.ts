@@ -13,16 +13,7 @@ import { tempDir } from "../../support/temp.ts";
 const CANARY = "CANARY-ROW-5be0c1d9";
 
 /** Runs raw SQL on a closed store file, with CHECK constraints off so malformed rows can exist. */
-function corrupt(path: string, sql: string): void {
-  const db = new DatabaseSync(path);
-  try {
-    db.exec("PRAGMA ignore_check_constraints = ON");
-    db.exec("PRAGMA foreign_keys = OFF");
-    db.exec(sql);
-  } finally {
-    db.close();
-  }
-}
+const corrupt = storeNul;
 
 const CORRUPTIONS: ReadonlyArray<readonly [string, string]> = [
   ["threads", `UPDATE threads SET config = 'not json ${CANARY}'`],
