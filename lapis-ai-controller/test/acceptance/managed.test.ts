@@ -33,8 +33,11 @@ test("P-SDK-04 P-SDK-05 P-SDK-08/09/10/11 P-CLI-07 the installed CLI as a manage
   assert.match(cmdline, /deno\0run\0/, "the launcher exec'd Deno in the same process");
   assert.ok(!cmdline.includes(TOKEN), "token not in argv");
   assert.ok(!environ.includes(TOKEN), "token not in the environment");
-  // P-SDK-10: the environment is the allowlist plus PATH and HOME (and PWD, which the launcher's /bin/sh sets).
-  assert.deepEqual(environ.split("\0").filter(Boolean).map((kv) => kv.split("=")[0]).sort(), ["HOME", "LANG", "PATH", "PWD"]);
+  // P-SDK-10: the environment is the allowlist plus PATH and HOME (and PWD, which the launcher's /bin/sh sets,
+  // and DENO_NO_UPDATE_CHECK=1, which the launcher exports: P-NET-02).
+  const vars = environ.split("\0").filter(Boolean);
+  assert.deepEqual(vars.map((kv) => kv.split("=")[0]).sort(), ["DENO_NO_UPDATE_CHECK", "HOME", "LANG", "PATH", "PWD"]);
+  assert.ok(vars.includes("DENO_NO_UPDATE_CHECK=1"));
   const client = await managed.value.connect();
   assert.equal(client.hello.protocol, "lapis-ai-controller/1", "the stdin token authenticates");
   client.close();
