@@ -173,11 +173,20 @@ export function journalTurnLinked(db: DatabaseSync): (row: Row) => boolean {
  * journal is refused before this is asked (uniqueSequenceIndex).
  */
 export function journalThreadMissing(db: DatabaseSync): { readonly threadId: unknown } | undefined {
-  const missing = db.prepare(`WITH RECURSIVE ids(id) AS (
-      SELECT (SELECT min(thread_id) FROM journal)
-      UNION ALL SELECT (SELECT min(thread_id) FROM journal WHERE thread_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
-    SELECT id FROM ids WHERE id IS NOT NULL AND id NOT IN (SELECT thread_id FROM threads) LIMIT 1`).get() as Row | undefined;
+  const missing = firstIdMissing(db, "thread_id", "threads");
   return missing === undefined ? undefined : { threadId: missing.id };
+}
+
+/**
+ * The least distinct value of the journal's `column` that `table` has no row
+ * for: the distinct values read from an index led by `column` one seek at a
+ * time (each the least value above the last).
+ */
+function firstIdMissing(db: DatabaseSync, column: "thread_id" | "turn_id", table: "threads" | "turns"): Row | undefined {
+  return db.prepare(`WITH RECURSIVE ids(id) AS (
+      SELECT (SELECT min(${column}) FROM journal)
+      UNION ALL SELECT (SELECT min(${column}) FROM journal WHERE ${column} > ids.id) FROM ids WHERE ids.id IS NOT NULL)
+    SELECT id FROM ids WHERE id IS NOT NULL AND id NOT IN (SELECT ${column} FROM ${table}) LIMIT 1`).get() as Row | undefined;
 }
 
 /**
@@ -200,10 +209,7 @@ export function journalTurnIndexed(db: DatabaseSync): boolean {
  * here too.
  */
 export function journalTurnMissing(db: DatabaseSync): { readonly turnId: unknown } | undefined {
-  const missing = db.prepare(`WITH RECURSIVE ids(id) AS (
-      SELECT (SELECT min(turn_id) FROM journal)
-      UNION ALL SELECT (SELECT min(turn_id) FROM journal WHERE turn_id > ids.id) FROM ids WHERE ids.id IS NOT NULL)
-    SELECT id FROM ids WHERE id IS NOT NULL AND id NOT IN (SELECT turn_id FROM turns) LIMIT 1`).get() as Row | undefined;
+  const missing = firstIdMissing(db, "turn_id", "turns");
   return missing === undefined ? undefined : { turnId: missing.id };
 }
 

@@ -7,7 +7,7 @@
 // the listeners' reads and sends.
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import { setImmediate } from "node:timers/promises";
 import { journalNotices, ThreadEventHub } from "../../../src/domain/event-hub.ts";
 import { engineStore } from "../../../src/persistence/engine-store.ts";
@@ -15,13 +15,19 @@ import { openSqliteStore } from "../../../src/persistence/sqlite-store.ts";
 import { threadFixture, turnFixture } from "../../support/fixtures.ts";
 import { tempDir } from "../../support/temp.ts";
 
-test("P-PRF-10 P-ARC-14 a committed group wakes a thread's listeners once, after the COMMIT, and the notice reads no journal seq", async (t) => {
+/** A fresh store holding thread-1 and its turn-1, closed after the test. */
+function storeWithTurn(t: TestContext) {
   const opened = openSqliteStore({ path: join(tempDir(t), "controller.sqlite") });
   assert.ok(opened.ok);
   const store = opened.value;
   t.after(() => store.close());
   assert.ok(store.threads.insert(threadFixture()).ok);
   assert.ok(store.turns.insert(turnFixture()).ok);
+  return store;
+}
+
+test("P-PRF-10 P-ARC-14 a committed group wakes a thread's listeners once, after the COMMIT, and the notice reads no journal seq", async (t) => {
+  const store = storeWithTurn(t);
   let seqReads = 0;
   const lastSeq = store.journal.lastSeq.bind(store.journal);
   store.journal.lastSeq = (threadId: string) => { seqReads += 1; return lastSeq(threadId); };
@@ -45,12 +51,7 @@ test("P-PRF-10 P-ARC-14 a committed group wakes a thread's listeners once, after
 });
 
 test("P-PRF-11 a commit's notice waits for the next macrotask: the committing code's synchronous and microtask work (a receipt running on to its dispatch commit) goes first, and both commits wake a listener once", async (t) => {
-  const opened = openSqliteStore({ path: join(tempDir(t), "controller.sqlite") });
-  assert.ok(opened.ok);
-  const store = opened.value;
-  t.after(() => store.close());
-  assert.ok(store.threads.insert(threadFixture()).ok);
-  assert.ok(store.turns.insert(turnFixture()).ok);
+  const store = storeWithTurn(t);
   const hub = new ThreadEventHub();
   const order: string[] = [];
   hub.listen("thread-1", () => order.push(`heard ${store.journal.replay("thread-1").events.length}`));
