@@ -14,6 +14,7 @@ import { watchedThread } from "../lib/controller-turns.ts";
 import { durableCommitProbe, floorRows, hopProbe, middleHalf } from "../lib/floor.ts";
 import { perTurn, type RelayStats, relayRows, startRelayFloor } from "../lib/relay-floor.ts";
 import { startDirectAppServer } from "../../test/support/direct-app-server-client.ts";
+import { runRotated, sideTimes, timedSide } from "../lib/sides.ts";
 import { type BenchRow, report, summary } from "../lib/stats.ts";
 
 /** Runs the native rows. */
@@ -32,40 +33,18 @@ export async function nativeRows(ctx: BenchContext): Promise<BenchRow[]> {
   try {
     const nThread = await watchedThread(nativeClient, "ws0");
     const aThread = await watchedThread(acpClient, "ws0");
-    const ctl = { first: [] as number[], done: [] as number[] };
-    const dir = { first: [] as number[], done: [] as number[] };
-    const viaAcp = { first: [] as number[], done: [] as number[] };
-    const rel = { first: [] as number[], done: [] as number[] };
+    const ctl = sideTimes(), dir = sideTimes(), viaAcp = sideTimes(), rel = sideTimes();
+    const answer = () => model.push({ text: [...FIXED_ANSWER] });
     let cpu0 = 0, acpCpu0 = 0, relayCpu0 = 0, relay0: RelayStats = { commits: 0, events: 0, commitMs: 0 };
     for (let i = 0; i <= turns; i++) {
       if (i === 1) { cpu0 = native.cpuMs(); acpCpu0 = acp.cpuMs(); relayCpu0 = relay.cpuMs(); relay0 = await relay.stats(); }
-      const sides = [
-        async () => {
-          model.push({ text: [...FIXED_ANSWER] });
-          const c = await nThread.run(`Say hello (${i}).`);
-          if (c.state !== "completed") throw new Error(`native controller turn ended ${c.state}`);
-          if (i > 0) { ctl.first.push(c.firstTextMs); ctl.done.push(c.doneMs); }
-        },
-        async () => {
-          model.push({ text: [...FIXED_ANSWER] });
-          const d = await direct.turn(`Say hello (${i}).`);
-          if (d.status !== "completed") throw new Error(`direct turn ended ${d.status}`);
-          if (i > 0) { dir.first.push(d.firstTextMs); dir.done.push(d.doneMs); }
-        },
-        async () => {
-          model.push({ text: [...FIXED_ANSWER] });
-          const r = await relay.run(`Say hello (${i}).`);
-          if (r.state !== "completed") throw new Error(`relay turn ended ${r.state}`);
-          if (i > 0) { rel.first.push(r.firstTextMs); rel.done.push(r.doneMs); }
-        },
-        async () => {
-          model.push({ text: [...FIXED_ANSWER] });
-          const a = await aThread.run(`Say hello (${i}).`);
-          if (a.state !== "completed") throw new Error(`acp controller turn ended ${a.state}`);
-          if (i > 0) { viaAcp.first.push(a.firstTextMs); viaAcp.done.push(a.doneMs); }
-        },
-      ];
-      for (let k = 0; k < sides.length; k++) await (sides[(i + k) % sides.length] as () => Promise<void>)();
+      const prompt = `Say hello (${i}).`;
+      await runRotated(i, [
+        timedSide(i, ctl, answer, "native controller", "completed", async () => { const c = await nThread.run(prompt); return { ...c, ended: c.state }; }),
+        timedSide(i, dir, answer, "direct", "completed", async () => { const d = await direct.turn(prompt); return { ...d, ended: d.status }; }),
+        timedSide(i, rel, answer, "relay", "completed", async () => { const r = await relay.run(prompt); return { ...r, ended: r.state }; }),
+        timedSide(i, viaAcp, answer, "acp controller", "completed", async () => { const x = await aThread.run(prompt); return { ...x, ended: x.state }; }),
+      ]);
       if (i === 0) continue;
       commit.sample();
       await hop.sample();

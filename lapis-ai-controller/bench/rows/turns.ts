@@ -12,6 +12,7 @@ import { watchedThread } from "../lib/controller-turns.ts";
 import { durableCommitProbe, floorRows, hopProbe, middleHalf } from "../lib/floor.ts";
 import { perTurn, type RelayStats, relayRows, startRelayFloor } from "../lib/relay-floor.ts";
 import { startDirectAgent } from "../../test/support/direct-acp-client.ts";
+import { runRotated, sideTimes, timedSide } from "../lib/sides.ts";
 import { type BenchRow, report, summary } from "../lib/stats.ts";
 
 /** The bench process's CPU per turn of each side, medians: `x, direct y, relay z ms`. */
@@ -32,41 +33,19 @@ export async function turnRows(ctx: BenchContext): Promise<BenchRow[]> {
   const hop = await hopProbe(ctx.runtime);
   try {
     const thread = await watchedThread(client, "ws0");
-    const ctl = { first: [] as number[], done: [] as number[] };
-    const dir = { first: [] as number[], done: [] as number[] };
-    const rel = { first: [] as number[], done: [] as number[] };
+    const ctl = sideTimes(), dir = sideTimes(), rel = sideTimes();
     // CPU time of this process (the model stand-in, and each side's client) while each side's turn ran, ms: controller, direct, relay.
     const benchCpu: [number[], number[], number[]] = [[], [], []];
     let cpu0 = 0, relayCpu0 = 0, relay0: RelayStats = { commits: 0, events: 0, commitMs: 0 };
+    const answer = () => model.push({ text: [...FIXED_ANSWER] });
     for (let i = 0; i <= turns; i++) {
       if (i === 1) { cpu0 = serve.cpuMs(); relayCpu0 = relay.cpuMs(); relay0 = await relay.stats(); }
-      const sides = [
-        async () => {
-          model.push({ text: [...FIXED_ANSWER] });
-          const c = await thread.run(`Say hello (${i}).`);
-          if (c.state !== "completed") throw new Error(`controller turn ended ${c.state}`);
-          if (i > 0) { ctl.first.push(c.firstTextMs); ctl.done.push(c.doneMs); }
-        },
-        async () => {
-          model.push({ text: [...FIXED_ANSWER] });
-          const d = await direct.prompt(`Say hello (${i}).`);
-          if (d.stopReason !== "end_turn") throw new Error(`direct turn stopped ${d.stopReason}`);
-          if (i > 0) { dir.first.push(d.firstTextMs); dir.done.push(d.doneMs); }
-        },
-        async () => {
-          model.push({ text: [...FIXED_ANSWER] });
-          const r = await relay.run(`Say hello (${i}).`);
-          if (r.state !== "completed") throw new Error(`relay turn ended ${r.state}`);
-          if (i > 0) { rel.first.push(r.firstTextMs); rel.done.push(r.doneMs); }
-        },
-      ];
-      for (let k = 0; k < sides.length; k++) {
-        const side = (i + k) % sides.length;
-        const cpu = process.cpuUsage();
-        await (sides[side] as () => Promise<void>)();
-        const used = process.cpuUsage(cpu);
-        if (i > 0) (benchCpu[side] as number[]).push((used.user + used.system) / 1000);
-      }
+      const prompt = `Say hello (${i}).`;
+      await runRotated(i, [
+        timedSide(i, ctl, answer, "controller", "completed", async () => { const c = await thread.run(prompt); return { ...c, ended: c.state }; }),
+        timedSide(i, dir, answer, "direct", "end_turn", async () => { const d = await direct.prompt(prompt); return { ...d, ended: d.stopReason }; }),
+        timedSide(i, rel, answer, "relay", "completed", async () => { const r = await relay.run(prompt); return { ...r, ended: r.state }; }),
+      ], benchCpu);
       if (i === 0) continue;
       commit.sample();
       await hop.sample();
