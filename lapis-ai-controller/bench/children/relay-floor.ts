@@ -101,7 +101,8 @@ let current: number | null = null;
 const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => typeof e[1] === "string"));
 const agent = executor === "acp"
   ? await (async () => {
-    const a = await startDirectAgent({ env, cwd: workspace, modeId: "read-only", onUpdate: (params) => journal(current, params) });
+    // Each update parsed once by the SDK's session router, as in serve (P-PRF-06); the baseline client parses it twice.
+    const a = await startDirectAgent({ env, cwd: workspace, modeId: "read-only", parseOnce: true, onUpdate: (params) => journal(current, params) });
     return { run: async (text: string) => ((await a.prompt(text)).stopReason === "end_turn" ? "completed" : "failed"), close: () => a.close() };
   })()
   : await (async () => {

@@ -27,8 +27,12 @@ export type DirectAgent = {
  * Launches codex-acp, initializes, opens a session in `cwd` and selects `modeId`.
  * `onUpdate` (optional) sees every `session/update` notification's params as
  * it arrives (the bench's relay floor journals and forwards them).
+ * `parseOnce` (the relay floor): the handler takes the verdict of the session
+ * router `acp.client()` installs, which already parses every update with the
+ * SDK's schema, instead of parsing it a second time (as serve does, P-PRF-06);
+ * the baseline keeps the SDK's default (two parses).
  */
-export async function startDirectAgent(options: { env: Record<string, string>; cwd: string; modeId: string; onUpdate?: (params: unknown) => void }): Promise<DirectAgent> {
+export async function startDirectAgent(options: { env: Record<string, string>; cwd: string; modeId: string; onUpdate?: (params: unknown) => void; parseOnce?: boolean }): Promise<DirectAgent> {
   const resolved = resolveLaunch({ agent: "codex" }, currentLaunchHost());
   if (!resolved.ok) throw new Error(`codex launch: ${resolved.code}`);
   const child: ChildProcess = spawn(resolved.launch.command, resolved.launch.args, { cwd: options.cwd, env: options.env, stdio: ["pipe", "pipe", "pipe"] });
@@ -56,12 +60,14 @@ export async function startDirectAgent(options: { env: Record<string, string>; c
       clearTimeout(hard);
     },
   };
-  const app = acp.client({ name: "bench-direct" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => {
-      const update = params.update as { sessionUpdate: string };
-      if (update.sessionUpdate === "agent_message_chunk" && firstText === null) firstText = now();
-      options.onUpdate?.(params);
-    })
+  const onUpdate = ({ params }: { params: acp.SessionNotification }): void => {
+    const update = params.update as { sessionUpdate: string };
+    if (update.sessionUpdate === "agent_message_chunk" && firstText === null) firstText = now();
+    options.onUpdate?.(params);
+  };
+  const app = (options.parseOnce === true
+    ? acp.client({ name: "bench-direct" }).onNotification(acp.methods.client.session.update, (params: unknown) => params as acp.SessionNotification, onUpdate)
+    : acp.client({ name: "bench-direct" }).onNotification(acp.methods.client.session.update, onUpdate))
     .onRequest(acp.methods.client.session.requestPermission, async ({ params }) => {
       const choose = agent.onPermission;
       const optionId = choose === null ? null : choose(params.options.map((o) => ({ optionId: o.optionId, kind: o.kind })));
