@@ -5,7 +5,7 @@
 // bench/lib/statement-counter.ts preloaded (armed after the warm-up) and the
 // per-turn statement counts and SQLite wall times are printed too. Extra flags
 // for serve (e.g. --cpu-prof --cpu-prof-dir=DIR) go in TURN_PATH_NODE_OPTIONS.
-// Run: N=300 W=30 [COUNT=1] node_modules/.bin/node bench/turn-path.ts
+// Run: N=300 W=30 [COUNT=1] [CHUNKS=40] node_modules/.bin/node bench/turn-path.ts
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,7 +20,10 @@ const COUNT = process.env.COUNT === "1";
 const TOKEN = "turn-path-token-not-a-secret-5d1c9e0b";
 const dir = mkdtempSync(join(tmpdir(), "aic-turn-path-"));
 const countOut = join(dir, "counts.json");
-const agent = scriptedAgent({ steps: [{ say: "Hello there, this is the answer of the agent.", messageId: "m1" }] }, "scripted", dir);
+// CHUNKS=n splits the answer into n word chunks (codex-acp sends one chunk a word: 40 for the bench's fixed answer).
+const CHUNKS = Math.max(1, Number(process.env.CHUNKS ?? 1));
+const answer = CHUNKS === 1 ? ["Hello there, this is the answer of the agent."] : Array.from({ length: CHUNKS }, (_, i) => `word${i} `);
+const agent = scriptedAgent({ steps: answer.map((say) => ({ say, messageId: "m1" })) }, "scripted", dir);
 const ws = join(dir, "ws-1");
 mkdirSync(ws);
 const configPath = join(dir, "config.json");
