@@ -1,9 +1,9 @@
 // Texts holding a NUL, kept whole on every runtime (P-STO-21). SQLite stores
 // a bound string whole on Node 24 and Deno 2.9 alike, and hands a user
 // function its whole argument, but Deno 2.9's node:sqlite hands JS a read
-// TEXT cut at its first NUL (get, all, iterate, arrays mode). The cut is
-// only possible in a column whose value no check confines: the free-text
-// columns below. Every other text column holds an id, a code or a word of a
+// TEXT cut at its first NUL (get, all, iterate, arrays mode). A stored NUL
+// can only stand in a column whose check admits it: the free-text columns
+// below. Every other text column holds an id, a code or a word of a
 // vocabulary (no NUL passes its check at startup) or JSON.stringify's
 // output, which escapes a NUL as `\u0000`. So on a runtime that cuts, the
 // reads of a free-text column select a value holding a NUL as its BLOB
@@ -46,16 +46,14 @@ export function wholeTextItem(column: string, as = column): string {
 }
 
 /**
- * The select list of every column of `table` (aliased `alias` when given):
- * `*` where texts are read whole, else each column by name, a free-text one
- * through wholeTextItem.
+ * The select list of every column of `table`: `*` where texts are read
+ * whole, else each column by name, a free-text one through wholeTextItem.
  */
-export function allColumns(db: DatabaseSync, table: string, alias?: string): string {
+export function allColumns(db: DatabaseSync, table: string): string {
   const free = FREE_TEXT_COLUMNS[table] ?? [];
-  const prefix = alias === undefined ? "" : `${alias}.`;
-  if (free.length === 0 || !readsCutAtNul(db)) return `${prefix}*`;
+  if (free.length === 0 || !readsCutAtNul(db)) return "*";
   const names = (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((c) => c.name);
-  return names.map((name) => (free.includes(name) ? wholeTextItem(`${prefix}"${name}"`, name) : `${prefix}"${name}"`)).join(", ");
+  return names.map((name) => (free.includes(name) ? wholeTextItem(`"${name}"`, name) : `"${name}"`)).join(", ");
 }
 
 /** A free-text `column` as a select item kept whole (plain where texts are read whole). */
