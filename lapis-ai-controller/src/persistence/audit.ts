@@ -7,6 +7,7 @@ import type { AuditStore } from "../domain/ports.ts";
 import type { AuditRecord, JournalMetadata } from "../domain/records.ts";
 import type { StoreHandle } from "./handle.ts";
 import { validKind, validMetadata } from "./journal-rules.ts";
+import { allColumns } from "./nul-text.ts";
 import { int, json, text, toJson, type Row } from "./rows.ts";
 
 /** Maps a validated `audit` row to its record. */
@@ -28,7 +29,7 @@ const AUDIT_PAGE_MAX = 10_000;
 export function auditStore(handle: StoreHandle): AuditStore {
   const { db } = handle;
   const insert = db.prepare("INSERT INTO audit (at, actor, action, subject_kind, subject_id, details) VALUES (?, ?, ?, ?, ?, ?)");
-  const page = db.prepare("SELECT * FROM audit WHERE audit_id > ? ORDER BY audit_id LIMIT ?");
+  const page = db.prepare(`SELECT ${allColumns(db, "audit")} FROM audit WHERE audit_id > ? ORDER BY audit_id LIMIT ?`);
   return {
     record(entry): Result<AuditRecord> {
       if (!validKind(entry.action)) return err(controllerError("invalid_params", { where: "audit.action" }));

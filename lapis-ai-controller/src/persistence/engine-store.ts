@@ -12,6 +12,7 @@ import type { EngineStore, InteractionRecord, JournalEntry, PreparedConfig, Thre
 import type { TurnState } from "../domain/turn-state.ts";
 import { journalFromRow } from "./journal-store.ts";
 import { METADATA_MAX_STRING } from "./journal-rules.ts";
+import { allColumns } from "./nul-text.ts";
 import type { Row } from "./rows.ts";
 import type { SqliteStore } from "./sqlite-store.ts";
 import { statementCache } from "./statement-cache.ts";
@@ -107,8 +108,9 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
   const configs = new Map<string, PreparedConfig>();
   const statement = statementCache(db);
   const now = (): number => clock.now();
+  const journalColumns = allColumns(db, "journal");
   const journalRows = (where: string[], params: (string | number)[]): JournalEntry[] => {
-    const rows = statement(`SELECT * FROM journal WHERE ${where.join(" AND ")} ORDER BY journal_id`).all(...params) as Row[];
+    const rows = statement(`SELECT ${journalColumns} FROM journal WHERE ${where.join(" AND ")} ORDER BY journal_id`).all(...params) as Row[];
     return rows.map((row) => {
       const r = journalFromRow(row, true);
       let payload: Json | null = r.payload;

@@ -4,6 +4,7 @@ import { controllerError, err, ok, type Result } from "../domain/errors.ts";
 import type { InteractionStore } from "../domain/ports.ts";
 import type { Decider, InteractionRecord } from "../domain/records.ts";
 import type { StoreHandle } from "./handle.ts";
+import { allColumns } from "./nul-text.ts";
 import { int, intOrNull, json, primaryCode, SQLITE_CONSTRAINT, text, textOrNull, toJson, type Row } from "./rows.ts";
 
 /** Maps a validated `interactions` row to its record. */
@@ -29,8 +30,9 @@ export function interactionStore(handle: StoreHandle): InteractionStore {
   const { db } = handle;
   const insert = db.prepare(`INSERT INTO interactions (interaction_id, turn_id, thread_id, native_request_id, kind, state, option_ids,
     outcome, decided_by, deadline_at, created_at, settled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const select = db.prepare("SELECT * FROM interactions WHERE interaction_id = ?");
-  const byTurn = db.prepare("SELECT * FROM interactions WHERE turn_id = ? ORDER BY created_at, rowid");
+  const columns = allColumns(db, "interactions");
+  const select = db.prepare(`SELECT ${columns} FROM interactions WHERE interaction_id = ?`);
+  const byTurn = db.prepare(`SELECT ${columns} FROM interactions WHERE turn_id = ? ORDER BY created_at, rowid`);
   const settle = db.prepare("UPDATE interactions SET state = ?, outcome = ?, decided_by = ?, settled_at = ? WHERE interaction_id = ? AND state = 'pending'");
   const get = (id: string): InteractionRecord | undefined => {
     const row = select.get(id) as Row | undefined;

@@ -8,6 +8,7 @@ import type { JournalAppend, JournalStore, ReplayEvent, ReplayResult } from "../
 import type { JournalMetadata, JournalRecord, Json, PayloadState } from "../domain/records.ts";
 import type { StoreHandle } from "./handle.ts";
 import { validMetadata, validKind } from "./journal-rules.ts";
+import { allColumns } from "./nul-text.ts";
 import { int, intOrNull, json, text, textOrNull, toJson, type Row } from "./rows.ts";
 import { keptThreadRow } from "./thread-store.ts";
 
@@ -41,7 +42,12 @@ export const REPLAY_PAGE_MAX = 10_000;
  * unique index seeks to the cursor, so a page costs the same in a long thread
  * as in a short one.
  */
-export const REPLAY_PAGE_SQL = "SELECT * FROM journal WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?";
+export const REPLAY_PAGE_SQL = replayPageSql("*");
+
+/** The replay page selecting `columns` (allColumns: `*`, or the list that keeps a message id holding a NUL whole). */
+export function replayPageSql(columns: string): string {
+  return `SELECT ${columns} FROM journal WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?`;
+}
 
 /** The JournalStore port over a store handle. */
 export function journalStore(handle: StoreHandle): JournalStore {
@@ -50,8 +56,9 @@ export function journalStore(handle: StoreHandle): JournalStore {
   const maxSeq = db.prepare("SELECT coalesce(max(seq), 0) AS seq FROM journal WHERE thread_id = ?");
   const insert = db.prepare(`INSERT INTO journal (thread_id, turn_id, seq, visibility, kind, message_id, payload_state, payload, metadata, created_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-  const transcript = db.prepare(REPLAY_PAGE_SQL);
-  const owner = db.prepare("SELECT * FROM journal WHERE journal_id > ? ORDER BY journal_id LIMIT ?");
+  const columns = allColumns(db, "journal");
+  const transcript = db.prepare(replayPageSql(columns));
+  const owner = db.prepare(`SELECT ${columns} FROM journal WHERE journal_id > ? ORDER BY journal_id LIMIT ?`);
   // Owner rows have no seq: the (thread_id, seq) index finds a thread's quickly.
   const fact = db.prepare("SELECT metadata FROM journal WHERE thread_id = ? AND seq IS NULL AND turn_id IS NULL AND kind = ? ORDER BY journal_id DESC LIMIT 1");
   const lastSeq = (threadId: string): number => int(maxSeq.get(threadId) as Row, "seq");

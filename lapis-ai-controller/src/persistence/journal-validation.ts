@@ -20,6 +20,7 @@
 import type { DatabaseSync } from "node:sqlite";
 import { EVENT_KINDS } from "../domain/contract/events.ts";
 import { validKind, validMetadata } from "./journal-rules.ts";
+import { wholeTextItem } from "./nul-text.ts";
 import type { Row } from "./rows.ts";
 import { shortTextOrNull } from "./validators.ts";
 
@@ -123,9 +124,13 @@ export function journalColumnsAre(db: DatabaseSync, expected: readonly string[])
     typeof table?.sql === "string" && !/collate/i.test(table.sql);
 }
 
-/** A column read as itself, or as x'00' (a BLOB no check accepts) when it holds a NUL: for a runtime that cuts a text at its NUL (record-validation.ts readsCutAtNul). */
+/**
+ * A column read as itself, or as its BLOB when it holds a NUL: for a runtime that cuts a text at its NUL (nul-text.ts
+ * readsCutAtNul). validators.ts shortText judges the decoded text; every other check refuses a BLOB, as it refuses
+ * the whole text (a NUL passes none of them).
+ */
 export function nulSafe(column: string): string {
-  return `iif(instr("${column}", char(0)) > 0, x'00', "${column}") AS "${column}"`;
+  return wholeTextItem(`"${column}"`, column);
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   type NativeModeResult, type PreparationMarkerRecord,
 } from "../domain/records.ts";
 import type { StoreHandle } from "./handle.ts";
+import { allColumns } from "./nul-text.ts";
 import { int, primaryCode, SQLITE_CONSTRAINT, text, textOrNull, type Row } from "./rows.ts";
 import { count, flag, id, oneOf, oneOfOrNull, positive, rowMatches, shortTextOrNull, type Check } from "./validators.ts";
 
@@ -78,7 +79,7 @@ export function preparationMarkerStore(handle: StoreHandle): PreparationMarkerSt
   const { db } = handle;
   const columns = Object.keys(MARKER_SHAPE);
   const insert = db.prepare(`INSERT INTO preparation_markers (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`);
-  const select = db.prepare("SELECT * FROM preparation_markers WHERE turn_id = ?");
+  const select = db.prepare(`SELECT ${allColumns(db, "preparation_markers")} FROM preparation_markers WHERE turn_id = ?`);
   return {
     insert(marker): Result<PreparationMarkerRecord> {
       const row = toRow(marker);

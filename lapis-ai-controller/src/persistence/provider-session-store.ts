@@ -5,6 +5,7 @@ import { controllerError, err, ok, type Result } from "../domain/errors.ts";
 import type { ProviderSessionStore } from "../domain/ports.ts";
 import type { ProviderSessionRecord } from "../domain/records.ts";
 import type { StoreHandle } from "./handle.ts";
+import { allColumns } from "./nul-text.ts";
 import { int, json, text, toJson, type Row } from "./rows.ts";
 
 /** Maps a validated `provider_sessions` row to its record. */
@@ -22,7 +23,7 @@ export function providerSessionFromRow(row: Row): ProviderSessionRecord {
 /** The ProviderSessionStore port over a store handle. */
 export function providerSessionStore(handle: StoreHandle): ProviderSessionStore {
   const { db } = handle;
-  const select = db.prepare("SELECT * FROM provider_sessions WHERE thread_id = ? AND provider = ?");
+  const select = db.prepare(`SELECT ${allColumns(db, "provider_sessions")} FROM provider_sessions WHERE thread_id = ? AND provider = ?`);
   const upsert = db.prepare(`INSERT INTO provider_sessions (thread_id, provider, native_session_id, binding, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, provider) DO UPDATE SET
     native_session_id = excluded.native_session_id, binding = excluded.binding, updated_at = excluded.updated_at`);

@@ -13,6 +13,7 @@ import {
   journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
   journalTurnIndexed, journalTurnLinked, journalTurnMissing, nulSafe, uniqueSequenceIndex,
 } from "./journal-validation.ts";
+import { readsCutAtNul } from "./nul-text.ts";
 import { validPreparationMarkerRow } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
 import { TABLES, type TableName } from "./schema.ts";
@@ -132,8 +133,8 @@ function journalRowJudge(): (row: Row) => boolean {
 /**
  * Validates every retained row in one read transaction (one snapshot); the
  * first failure answers `storage_record_invalid` naming its table.
- * `cutAtNul` (by default, what this runtime does: readsCutAtNul) reads every
- * value holding a NUL as a BLOB no check accepts.
+ * `cutAtNul` (by default, what this runtime does: nul-text.ts readsCutAtNul)
+ * reads every value holding a NUL as its BLOB (nulSafe), judged whole.
  */
 export function validateAllRecords(db: DatabaseSync, cutAtNul = readsCutAtNul(db)): Result<void> {
   db.exec("BEGIN");
@@ -142,18 +143,6 @@ export function validateAllRecords(db: DatabaseSync, cutAtNul = readsCutAtNul(db
   } finally {
     if (db.isTransaction) db.exec("COMMIT");
   }
-}
-
-/**
- * Whether this runtime's node:sqlite hands JS a row's text cut at its first
- * NUL (Deno 2.9's does, Node 24's does not): there the JS rules would judge
- * `completed` for `completed<NUL>...`, so every value holding a NUL is read
- * as x'00' instead (nulSafe), and fails every check.
- */
-function readsCutAtNul(db: DatabaseSync): boolean {
-  const probe = db.prepare("SELECT 'a' || char(0) || 'b' AS v");
-  probe.setReturnArrays(true);
-  return (probe.get() as unknown as unknown[] | undefined)?.[0] !== "a\u0000b";
 }
 
 function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {

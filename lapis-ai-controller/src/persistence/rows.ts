@@ -3,19 +3,20 @@
 
 import type { SQLInputValue } from "node:sqlite";
 import type { Json } from "../domain/records.ts";
+import { textOf } from "./nul-text.ts";
 
 /** A row as node:sqlite returns it. */
 export type Row = Record<string, SQLInputValue | undefined>;
 
-/** The text column `name` of a row. */
+/** The text column `name` of a row (a free text read as its BLOB decoded: nul-text.ts). */
 export function text(row: Row, name: string): string {
-  return String(row[name]);
+  return textOf(row[name]);
 }
 
 /** The nullable text column `name` of a row. */
 export function textOrNull(row: Row, name: string): string | null {
   const value = row[name];
-  return value === null || value === undefined ? null : String(value);
+  return value === null || value === undefined ? null : textOf(value);
 }
 
 /** The integer column `name` of a row. */

@@ -12,6 +12,7 @@ import type { TurnState } from "../domain/records.ts";
 import { auditStore } from "./audit.ts";
 import { commandStore } from "./command-store.ts";
 import type { StoreHandle } from "./handle.ts";
+import { freeTextColumn } from "./nul-text.ts";
 import { int, text, textOrNull, type Row } from "./rows.ts";
 import { statementCache } from "./statement-cache.ts";
 import { forgetThreadRow } from "./thread-store.ts";
@@ -52,7 +53,7 @@ export function lifecycleStore(handle: StoreHandle): LifecycleStore {
   const audit = auditStore(handle);
   const firstPrompt = db.prepare("SELECT payload FROM journal WHERE thread_id = ? AND kind = 'user_prompt' AND payload IS NOT NULL ORDER BY seq LIMIT 1");
   const turnStates = db.prepare("SELECT turn_id, state FROM turns WHERE thread_id = ? ORDER BY created_at, rowid");
-  const session = db.prepare("SELECT provider, native_session_id FROM provider_sessions WHERE thread_id = ? ORDER BY updated_at DESC LIMIT 1");
+  const session = db.prepare(`SELECT provider, ${freeTextColumn(db, "native_session_id")} FROM provider_sessions WHERE thread_id = ? ORDER BY updated_at DESC LIMIT 1`);
   const erase = [
     "DELETE FROM workspace_leases WHERE turn_id IN (SELECT turn_id FROM turns WHERE thread_id = ?)",
     "DELETE FROM journal WHERE thread_id = ?",

@@ -2,6 +2,7 @@
 // boolean only: a validator never echoes the value it rejected.
 
 import { ERROR_CODE_PATTERN } from "../domain/errors.ts";
+import { textOf } from "./nul-text.ts";
 import type { Row } from "./rows.ts";
 
 /** Identifiers (thread, turn, command, principal, application, workspace, provider ids). */
@@ -14,8 +15,8 @@ export type Check = (value: unknown) => boolean;
 export const id: Check = (v) => typeof v === "string" && ID_PATTERN.test(v);
 /** An identifier or null. */
 export const idOrNull: Check = (v) => v === null || id(v);
-/** A non-empty string of at most 1,024 characters. */
-export const shortText: Check = (v) => typeof v === "string" && v.length > 0 && v.length <= 1_024;
+/** A non-empty string of at most 1,024 characters; one holding a NUL may come as its BLOB (journal-validation.ts nulSafe). */
+export const shortText: Check = (v) => typeof v === "string" ? v.length > 0 && v.length <= 1_024 : v instanceof Uint8Array && shortText(textOf(v));
 /** A short string or null. */
 export const shortTextOrNull: Check = (v) => v === null || shortText(v);
 /** A safe non-negative integer (timestamps, counters). */

@@ -1,6 +1,6 @@
 // The Deno lane: Deno 2.9's node:sqlite hands JS a row's text cut at its first NUL, so startup validation reads every
-// value holding one as a BLOB no check accepts (record-validation.ts readsCutAtNul). Each value here, a valid prefix,
-// a NUL and more, must fail startup closed under Deno as it does under Node.
+// value holding one as its BLOB, judged whole (nul-text.ts readsCutAtNul, journal-validation.ts nulSafe). Each value
+// here, a valid prefix, a NUL and more, must fail startup closed under Deno as it does under Node.
 import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -199,8 +199,8 @@ test("P-STO-06 a settled interaction without its settled_at fails startup (a rul
   assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "interactions" });
 });
 
-// Where node:sqlite cuts a text at its NUL (Deno 2.9), every value holding one is read as a BLOB no check accepts
-// (record-validation.ts readsCutAtNul, journal-validation.ts nulSafe); here that reading is forced on Node. The Deno
+// Where node:sqlite cuts a text at its NUL (Deno 2.9), every value holding one is read as its BLOB, judged whole
+// (nul-text.ts readsCutAtNul, journal-validation.ts nulSafe); here that reading is forced on Node. The Deno
 // lane opens the same cases natively (test/deno/store_nul_test.ts).
 for (const [where, sql] of NUL_CORRUPTIONS) {
   test(`P-STO-06 a ${where} value cut at a NUL fails startup closed when read as a runtime that cuts it would (${sql.slice(7, 60)})`, (t) => {

@@ -1,0 +1,69 @@
+// Texts holding a NUL, kept whole on every runtime (P-STO-21). SQLite stores
+// a bound string whole on Node 24 and Deno 2.9 alike, and hands a user
+// function its whole argument, but Deno 2.9's node:sqlite hands JS a read
+// TEXT cut at its first NUL (get, all, iterate, arrays mode). A stored NUL
+// can only stand in a column whose check admits it: the free-text columns
+// below. Every other text column holds an id, a code or a word of a
+// vocabulary (no NUL passes its check at startup) or JSON.stringify's
+// output, which escapes a NUL as `\u0000`. So on a runtime that cuts, the
+// reads of a free-text column select a value holding a NUL as its BLOB
+// (its UTF-8 bytes), and rows.ts text() decodes it; a runtime that reads
+// whole texts keeps the plain `*` and pays nothing.
+import type { DatabaseSync } from "node:sqlite";
+
+/**
+ * The text columns whose check at startup admits any text (validators.ts
+ * shortText: a NUL included): values an agent or a client supplies.
+ */
+export const FREE_TEXT_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  journal: ["message_id"],
+  interactions: ["native_request_id", "outcome"],
+  provider_sessions: ["native_session_id"],
+  audit: ["subject_id"],
+  preparation_markers: ["native_mode_requested"],
+};
+
+const probed = new WeakMap<DatabaseSync, boolean>();
+
+/**
+ * Whether this runtime's node:sqlite hands JS a row's text cut at its first
+ * NUL (Deno 2.9's does, Node 24's does not), probed once per connection.
+ */
+export function readsCutAtNul(db: DatabaseSync): boolean {
+  let cuts = probed.get(db);
+  if (cuts === undefined) {
+    const probe = db.prepare("SELECT 'a' || char(0) || 'b' AS v");
+    probe.setReturnArrays(true);
+    cuts = (probe.get() as unknown as unknown[] | undefined)?.[0] !== "a\u0000b";
+    probed.set(db, cuts);
+  }
+  return cuts;
+}
+
+/** `column` as a select item: a value holding a NUL as its BLOB, else itself (named `as`). */
+export function wholeTextItem(column: string, as = column): string {
+  return `iif(instr(${column}, char(0)) > 0, CAST(${column} AS BLOB), ${column}) AS "${as}"`;
+}
+
+/**
+ * The select list of every column of `table`: `*` where texts are read
+ * whole, else each column by name, a free-text one through wholeTextItem.
+ */
+export function allColumns(db: DatabaseSync, table: string): string {
+  const free = FREE_TEXT_COLUMNS[table] ?? [];
+  if (free.length === 0 || !readsCutAtNul(db)) return "*";
+  const names = (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((c) => c.name);
+  return names.map((name) => (free.includes(name) ? wholeTextItem(`"${name}"`, name) : `"${name}"`)).join(", ");
+}
+
+/** A free-text `column` as a select item kept whole (plain where texts are read whole). */
+export function freeTextColumn(db: DatabaseSync, column: string): string {
+  return readsCutAtNul(db) ? wholeTextItem(column) : column;
+}
+
+const UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** A text column's value as a string: a BLOB read by wholeTextItem decoded from UTF-8. */
+export function textOf(value: unknown): string {
+  return typeof value === "string" ? value : value instanceof Uint8Array ? UTF8.decode(value) : String(value);
+}
