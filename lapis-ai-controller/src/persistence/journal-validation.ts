@@ -19,30 +19,32 @@
 // (journalSequencesConsistent).
 import type { DatabaseSync } from "node:sqlite";
 import { EVENT_KINDS } from "../domain/contract/events.ts";
-import { validKind, validMetadata } from "./journal-rules.ts";
+import { CHUNK_KINDS, readMetadata, validKind, validMetadata } from "./journal-rules.ts";
 import type { Row } from "./rows.ts";
 import { shortTextOrNull } from "./validators.ts";
 
 const MAX_SAFE = "9007199254740991";
 const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", ");
-/** The kinds of streamed chunks, compared first: most rows are one of them, and an equality is cheaper than the IN list's lookup. */
-const CHUNK_KINDS = ["text", "reasoning"];
 
 /**
  * The row facts of most journal rows proven in SQL, without a call into JS
  * (which costs more than the rest of the pass): a contract event kind (each
- * matches KIND_PATTERN), and either metadata exactly `{"messageId": <the
- * row's message id>}` as SQLite encodes it (a streamed chunk's; valid by
- * validMetadata) whose 17..272 bytes bound the id to 1..256 UTF-8 bytes (the
- * encoding adds 16 bytes and never shortens the id; a NULL id encodes as
- * `null`), or metadata `{}` beside a NULL id or one of 1..256 bytes. 1..256
- * bytes are 1..256 UTF-16 units, within shortTextOrNull and
- * METADATA_MAX_STRING; a TEXT by the STRICT table. Any other row asks the JS
- * rules.
+ * matches KIND_PATTERN), and metadata `{}` (what a streamed chunk stores,
+ * journal-rules.ts storedMetadata: read as `{"messageId": <the row's message
+ * id>}`, valid by validMetadata for an id of at most 256 UTF-16 units) or
+ * `{"messageId":null}`, each beside a NULL id or one of 1..256 UTF-8 bytes, or
+ * (a file written before P-STO-40) metadata exactly `{"messageId": <the row's
+ * message id>}` as SQLite encodes it, whose 17..272 bytes bound the id to
+ * 1..256 UTF-8 bytes (the encoding adds 16 bytes and never shortens the id; a
+ * NULL id encodes as `null`). 1..256 bytes are 1..256 UTF-16 units, within
+ * shortTextOrNull and METADATA_MAX_STRING; a TEXT by the STRICT table. The
+ * constants are compared first: an equality with a constant costs a fraction
+ * of building the JSON object (and the chunk kinds before the IN list, for the
+ * same reason). Any other row asks the JS rules.
  */
 const COMMON_FACTS = `((kind = 'text' OR kind = 'reasoning' OR kind IN (${list(Object.keys(EVENT_KINDS).filter((k) => validKind(k) && !CHUNK_KINDS.includes(k)))}))
-    AND (metadata = json_object('messageId', message_id) AND octet_length(metadata) BETWEEN 17 AND 272
-      OR metadata = '{}' AND (message_id IS NULL OR octet_length(message_id) BETWEEN 1 AND 256)))`;
+    AND ((metadata = '{}' OR metadata = '{"messageId":null}') AND (message_id IS NULL OR octet_length(message_id) BETWEEN 1 AND 256)
+      OR metadata = json_object('messageId', message_id) AND octet_length(metadata) BETWEEN 17 AND 272))`;
 
 /**
  * A stored payload JSON.parse accepts: valid JSON (json_valid) with no NUL
@@ -93,7 +95,8 @@ function rowFactsJudge(): (kind: unknown, messageId: unknown, metadata: unknown)
     if (kind === last[0] && messageId === last[1] && metadata === last[2]) return lastVerdict;
     let verdict = 0;
     if (validKind(kind) && shortTextOrNull(messageId) && typeof metadata === "string") {
-      try { verdict = metadata === "{}" || validMetadata(JSON.parse(metadata)) ? 1 : 0; } catch { verdict = 0; }
+      // The metadata as readers get it (a chunk's `{}` is its message id: readMetadata).
+      try { verdict = validMetadata(readMetadata(kind, messageId, metadata)) ? 1 : 0; } catch { verdict = 0; }
     }
     last = [kind, messageId, metadata];
     lastVerdict = verdict;

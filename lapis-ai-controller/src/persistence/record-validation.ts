@@ -8,7 +8,7 @@ import {
   DECIDERS, INTERACTION_KINDS, INTERACTION_STATES, JOURNAL_VISIBILITIES, LEASE_KINDS, PAYLOAD_STATES,
   RETENTION_PROFILES, TURN_STATES,
 } from "../domain/records.ts";
-import { FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, validKind, validMetadata, validReceipt } from "./journal-rules.ts";
+import { FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, shortChunkMetadata, validKind, validMetadata, validReceipt } from "./journal-rules.ts";
 import {
   journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
   journalTurnIndexed, journalTurnLinked, journalTurnMissing, nulSafe, uniqueSequenceIndex,
@@ -75,7 +75,9 @@ type Column = (name: string) => unknown;
 function rowRules(table: TableName, column: Column): boolean {
   switch (table) {
     case "journal":
-      return (column("visibility") === "transcript") === (column("seq") !== null) && (column("payload_state") === "stored") === (column("payload") !== null);
+      return (column("visibility") === "transcript") === (column("seq") !== null) && (column("payload_state") === "stored") === (column("payload") !== null) &&
+        // A chunk's `{}` is read as its message id (journal-rules.ts readMetadata): that metadata valid too.
+        (!shortChunkMetadata(column("kind"), column("message_id"), column("metadata")) || validMetadata({ messageId: column("message_id") }));
     case "interactions":
       return (column("state") === "pending") === (column("settled_at") === null);
     default:
