@@ -218,10 +218,9 @@ export function journalTurnMissing(db: DatabaseSync): { readonly turnId: unknown
 
 /** Every journal_id is a positive safe integer: the rowid's least and greatest, two seeks. */
 export function journalIdsInRange(db: DatabaseSync): boolean {
-  // Two statements: SQLite seeks a lone min() or max() of the rowid, but scans for both in one.
-  const lo = db.prepare("SELECT coalesce(min(journal_id) >= 1, 1) AS ok FROM journal").get() as Row;
-  const hi = db.prepare(`SELECT coalesce(max(journal_id) <= ${MAX_SAFE}, 1) AS ok FROM journal`).get() as Row;
-  return lo.ok === 1 && hi.ok === 1;
+  // Two scalar subqueries in one statement: SQLite seeks a lone min() or max() of the rowid (each subquery has one), but scans for both in one SELECT.
+  const ids = db.prepare(`SELECT coalesce((SELECT min(journal_id) FROM journal) >= 1, 1) AND coalesce((SELECT max(journal_id) FROM journal) <= ${MAX_SAFE}, 1) AS ok`).get() as Row;
+  return ids.ok === 1;
 }
 
 /** The journal's UNIQUE (thread_id, seq) constraint is in force: a unique, non-partial index on exactly those columns. */

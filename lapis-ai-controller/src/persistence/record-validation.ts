@@ -13,6 +13,7 @@ import {
   journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
   journalTurnIndexed, journalTurnLinked, journalTurnMissing, nulSafe, uniqueSequenceIndex,
 } from "./journal-validation.ts";
+import { catalogIsV1 } from "./catalog-v1.ts";
 import { validPreparationMarkerRow } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
 import { TABLES, type TableName } from "./schema.ts";
@@ -153,19 +154,24 @@ export function validateAllRecords(db: DatabaseSync, cutAtNul = readsCutAtNul(db
  * as x'00' instead (nulSafe), and fails every check.
  */
 function readsCutAtNul(db: DatabaseSync): boolean {
+  // A fact of this runtime's node:sqlite, the same for every connection: asked once per process.
+  if (cutAtNulSeen !== undefined) return cutAtNulSeen;
   const probe = db.prepare("SELECT 'a' || char(0) || 'b' AS v");
   probe.setReturnArrays(true);
-  return (probe.get() as unknown as unknown[] | undefined)?.[0] !== "a\u0000b";
+  cutAtNulSeen = (probe.get() as unknown as unknown[] | undefined)?.[0] !== "a\u0000b";
+  return cutAtNulSeen;
 }
 
+let cutAtNulSeen: boolean | undefined;
+
 function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
-  // Every table of schema v1 present and STRICT, read in one statement.
-  const strict = new Map((db.prepare("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND type = 'table'").all() as Row[])
-    .map((r) => [String(r.name), r.strict === 1]));
+  // Every table of schema v1 present and STRICT: the catalog exactly v1's (one read), else read in one statement.
+  const v1 = catalogIsV1(db);
+  const strict = v1 ? undefined : strictTables(db);
   for (const table of TABLES) {
-    if (strict.get(table) !== true) return err(controllerError("storage_record_invalid", { where: table }));
+    if (strict !== undefined && strict.get(table) !== true) return err(controllerError("storage_record_invalid", { where: table }));
     if (table === "journal") {
-      const journal = validateJournal(db, cutAtNul);
+      const journal = validateJournal(db, cutAtNul, v1);
       if (!journal.ok) return journal;
       continue;
     }
@@ -178,6 +184,12 @@ function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
   }
   if (!pagesIntact(db)) return err(controllerError("storage_record_invalid", { where: "integrity" }));
   return ok(undefined);
+}
+
+/** Whether each table is STRICT, by name, read in one statement. */
+function strictTables(db: DatabaseSync): ReadonlyMap<string, boolean> {
+  return new Map((db.prepare("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND type = 'table'").all() as Row[])
+    .map((r) => [String(r.name), r.strict === 1]));
 }
 
 /**
@@ -215,13 +227,15 @@ function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">, cutA
  * `foreign_key_check` would name it; a missing thread whose id is not even an
  * id is an invalid row.
  */
-function validateJournal(db: DatabaseSync, cutAtNul: boolean): Result<void> {
+function validateJournal(db: DatabaseSync, cutAtNul: boolean, v1: boolean): Result<void> {
   const invalid = (where: string) => err(controllerError("storage_record_invalid", { where }));
-  if (!journalColumnsAre(db, Object.keys(SHAPES.journal)) || !journalIdsInRange(db) || !uniqueSequenceIndex(db)) return invalid("journal");
+  // A v1 catalog (catalogIsV1) declares the columns, the unique (thread_id, seq) index and journal_by_turn.
+  if (!v1 && (!journalColumnsAre(db, Object.keys(SHAPES.journal)) || !uniqueSequenceIndex(db))) return invalid("journal");
+  if (!journalIdsInRange(db)) return invalid("journal");
   const validJournalRow = journalRowJudge();
   const placed = journalPlacement(db);
   const turnLinked = journalTurnLinked(db);
-  const turnsBySeek = journalTurnIndexed(db);
+  const turnsBySeek = v1 || journalTurnIndexed(db);
   for (const row of journalRowsToCheck(db, turnsBySeek, cutAtNul)) {
     if (!validJournalRow(row) || !placed(row)) return invalid("journal");
     if (!turnLinked(row)) return invalid("foreign_keys");
