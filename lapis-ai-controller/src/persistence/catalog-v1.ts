@@ -22,30 +22,36 @@ export const V1_AUTOINDEXES: Readonly<Record<string, number>> = {
   preparation_markers: 1,
 };
 
-const entry = (type: unknown, name: unknown, table: unknown, sql: unknown) => JSON.stringify([type, name, table, sql]);
+/** A catalog row: type, table and sql text (null for an automatic index). */
+type CatalogRow = readonly [type: string, table: string, sql: string | null];
 
-/** The catalog rows schema v1 makes, each as `entry` writes it, sorted. */
-function v1Catalog(): readonly string[] {
-  const rows: string[] = [];
+/** The catalog rows schema v1 makes, by name. */
+function v1Catalog(): ReadonlyMap<string, CatalogRow> {
+  const rows = new Map<string, CatalogRow>();
   for (const statement of SCHEMA_V1) {
     const made = /^CREATE (?:UNIQUE )?(TABLE|INDEX) (\w+)(?: ON (\w+))?/.exec(statement);
     if (made === null) continue;
-    const [, type, name, on] = made;
-    rows.push(entry(type?.toLowerCase(), name, on ?? name, statement));
+    const [, type = "", name = "", on] = made;
+    rows.set(name, [type.toLowerCase(), on ?? name, statement]);
   }
   for (const [table, count] of Object.entries(V1_AUTOINDEXES)) {
-    for (let n = 1; n <= count; n++) rows.push(entry("index", `sqlite_autoindex_${table}_${n}`, table, null));
+    for (let n = 1; n <= count; n++) rows.set(`sqlite_autoindex_${table}_${n}`, ["index", table, null]);
   }
-  return rows.sort();
+  return rows;
 }
 
-let expected: readonly string[] | undefined;
+let expected: ReadonlyMap<string, CatalogRow> | undefined;
 
 /** True when the catalog is exactly schema v1's as SCHEMA_V1 made it; false asks the caller for the pragma reads. */
 export function catalogIsV1(db: DatabaseSync): boolean {
-  expected ??= v1Catalog();
-  const rows = (db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master").all() as Row[]).map((r) => entry(r.type, r.name, r.tbl_name, r.sql));
-  if (rows.length !== expected.length) return false;
-  rows.sort();
-  return rows.every((row, i) => row === expected?.[i]);
+  const v1 = expected ??= v1Catalog();
+  const rows = db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master").all() as Row[];
+  // As many rows as v1 has, each a distinct name of v1's with v1's type, table and text (a catalog written around SQLite may repeat a name).
+  const seen = new Set<unknown>();
+  return rows.length === v1.size && rows.every((r) => {
+    const want = typeof r.name === "string" ? v1.get(r.name) : undefined;
+    if (want === undefined || seen.has(r.name)) return false;
+    seen.add(r.name);
+    return r.type === want[0] && r.tbl_name === want[1] && r.sql === want[2];
+  });
 }

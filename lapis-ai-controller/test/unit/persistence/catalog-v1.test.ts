@@ -82,3 +82,15 @@ test("P-STO-41 a v1 catalog missing the journal's unique index row is not v1's a
   // SQLite itself refuses the schema (a UNIQUE constraint without its index's row) when it first reads it.
   assert.deepEqual(openError(path), { code: "storage_unavailable", retryable: false });
 });
+
+test("P-STO-41 a catalog repeating one v1 row in place of another (as many rows as v1's) is not v1's", () => {
+  // SQLite refuses to load such a schema itself; the check does not lean on that. Its rows served as sqlite_master would serve them.
+  const db = new DatabaseSync(":memory:");
+  for (const statement of SCHEMA_V1) db.exec(statement);
+  const rows = db.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master").all() as Record<string, unknown>[];
+  db.close();
+  const served = (list: readonly Record<string, unknown>[]) => ({ prepare: () => ({ all: () => list }) }) as unknown as DatabaseSync;
+  assert.equal(catalogIsV1(served(rows)), true);
+  const byTurn = rows.find((r) => r.name === "journal_by_turn");
+  assert.equal(catalogIsV1(served(rows.map((r) => (r.name === "turns_by_state" ? byTurn ?? r : r)))), false);
+});
