@@ -175,7 +175,7 @@ function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
       if (!journal.ok) return journal;
       continue;
     }
-    if (!tableValid(db, table, cutAtNul)) return err(controllerError("storage_record_invalid", { where: table }));
+    if (!tableValid(db, table, cutAtNul, v1)) return err(controllerError("storage_record_invalid", { where: table }));
   }
   if (!journalSequencesConsistent(db)) return err(controllerError("storage_record_invalid", { where: "journal" }));
   // The journal's foreign keys were proven in its pass; the other tables are small.
@@ -200,9 +200,11 @@ function strictTables(db: DatabaseSync): ReadonlyMap<string, boolean> {
  */
 const READ_ALL_MAX_ROWS = 8_192;
 
-/** Every row of `table` valid, read in the read transaction of the validation (as arrays, but preparation_markers' own validator). */
-function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">, cutAtNul: boolean): boolean {
+/** Every row of `table` valid, read in the read transaction of the validation (as arrays, but preparation_markers' own validator); `v1`: the catalog is schema v1's. */
+function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">, cutAtNul: boolean, v1: boolean): boolean {
   const n = Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as Row).n);
+  // An empty table of a v1 catalog (catalogIsV1: its columns are v1's) holds nothing to judge: no statement to prepare.
+  if (n === 0 && v1) return true;
   const all = db.prepare(`SELECT * FROM ${table}`);
   // Read through nulSafe: each column but a STRICT table's INT, INTEGER or REAL, which holds no text (quick_check proves the types).
   const read = (c: { name: string; type: string | null }) => /^(INT|INTEGER|REAL)$/i.test(c.type ?? "") ? `"${c.name}"` : nulSafe(c.name);
