@@ -94,3 +94,12 @@ test("P-STO-41 a catalog repeating one v1 row in place of another (as many rows 
   const byTurn = rows.find((r) => r.name === "journal_by_turn");
   assert.equal(catalogIsV1(served(rows.map((r) => (r.name === "turns_by_state" ? byTurn ?? r : r)))), false);
 });
+
+test("P-STO-41 an empty table rebuilt STRICT with a column missing is not v1's: its columns are still judged and startup fails closed", (t) => {
+  const path = join(tempDir(t), "controller.sqlite");
+  seedEveryTable(path);
+  raw(path, `DROP TABLE workspace_leases; CREATE TABLE workspace_leases (workspace_id TEXT PRIMARY KEY, turn_id TEXT NOT NULL, kind TEXT NOT NULL,
+    acquired_at INTEGER NOT NULL) STRICT;`);
+  assert.equal(isV1(path), false);
+  assert.deepEqual(openError(path), { code: "storage_record_invalid", retryable: false, where: "workspace_leases" });
+});
