@@ -8,12 +8,12 @@ import {
   DECIDERS, INTERACTION_KINDS, INTERACTION_STATES, JOURNAL_VISIBILITIES, LEASE_KINDS, PAYLOAD_STATES,
   RETENTION_PROFILES, TURN_STATES,
 } from "../domain/records.ts";
+import { catalogIsV1 } from "./catalog-v1.ts";
 import { FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, shortChunkMetadata, validKind, validMetadata, validReceipt } from "./journal-rules.ts";
 import {
   journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
   journalTurnIndexed, journalTurnLinked, journalTurnMissing, nulSafe, uniqueSequenceIndex,
 } from "./journal-validation.ts";
-import { catalogIsV1 } from "./catalog-v1.ts";
 import { validPreparationMarkerRow } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
 import { TABLES, type TableName } from "./schema.ts";
