@@ -2,8 +2,10 @@
 // startup rows: rows shaped exactly as the journal writer stores a full-
 // retention text event (contiguous seq, stored payload; for the startup row
 // also their turn, as real rows name one), inserted in one transaction while
-// serve is stopped, so startup validation accepts them.
+// serve is stopped, so startup validation accepts them. Their metadata is
+// stored as the writer stores a chunk's (journal-rules.ts storedMetadata).
 import { DatabaseSync } from "node:sqlite";
+import { storedMetadata } from "../../src/persistence/journal-rules.ts";
 
 const TEXT = "a line of agent text of ordinary length, like most streamed chunks are ";
 
@@ -47,7 +49,9 @@ export function seedTranscript(databasePath: string, threadId: string, count: nu
           command.run(`cmd-seed-${n}`, `sha256:${n.toString(16).padStart(64, "0")}`, receipt, at, threadId);
         }
       }
-      insert.run(threadId, turnId, seq, messageId, JSON.stringify({ text: `${TEXT}${seq}` }), JSON.stringify({ messageId }), at);
+      const metadata = storedMetadata("text", messageId, { messageId });
+      if (metadata === undefined) throw new Error("the seed's chunk metadata has no stored form");
+      insert.run(threadId, turnId, seq, messageId, JSON.stringify({ text: `${TEXT}${seq}` }), metadata, at);
     }
     db.exec("COMMIT");
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");

@@ -57,3 +57,31 @@ function flatFactsText(forbidden: readonly string[]): RegExp {
 export const FLAT_METADATA_TEXT = flatFactsText([]);
 /** A flat receipt as JSON.stringify writes it (flatFactsText): implies `validReceipt` of its parse. */
 export const FLAT_RECEIPT_TEXT = flatFactsText(RECEIPT_CONTENT_KEYS);
+
+/** The streamed chunk kinds, whose metadata is `{"messageId": <the row's message_id>}` (contract/events.ts). */
+export const CHUNK_KINDS: readonly string[] = ["text", "reasoning"];
+
+/**
+ * The metadata text a chunk row stores (P-STO-40): `{}` when its metadata is
+ * exactly `{"messageId": <its string message id>}`, which the message_id
+ * column already holds (readMetadata gives it back); any other metadata is
+ * stored whole. Undefined for the one shape `{}` could not tell apart: a
+ * chunk with a string message id whose metadata is `{}` (serve never writes
+ * one: a chunk's metadata always carries the id that sets the column).
+ */
+export function storedMetadata(kind: string, messageId: string | null, metadata: Readonly<Record<string, unknown>>): string | undefined {
+  const keys = Object.keys(metadata);
+  if (!CHUNK_KINDS.includes(kind) || messageId === null) return JSON.stringify(metadata);
+  if (keys.length === 1 && keys[0] === "messageId" && metadata.messageId === messageId) return "{}";
+  return keys.length === 0 ? undefined : JSON.stringify(metadata);
+}
+
+/** True when a row's stored metadata `{}` stands for `{"messageId": <messageId>}` (storedMetadata). */
+export function shortChunkMetadata(kind: unknown, messageId: unknown, metadata: unknown): messageId is string {
+  return metadata === "{}" && typeof messageId === "string" && typeof kind === "string" && CHUNK_KINDS.includes(kind);
+}
+
+/** A row's metadata as written from its stored text (the inverse of storedMetadata); the text is valid JSON (startup validation). */
+export function readMetadata(kind: unknown, messageId: unknown, metadata: string): Record<string, unknown> {
+  return shortChunkMetadata(kind, messageId, metadata) ? { messageId } : JSON.parse(metadata) as Record<string, unknown>;
+}

@@ -7,8 +7,8 @@ import { controllerError, err, ok, type Result } from "../domain/errors.ts";
 import type { JournalAppend, JournalStore, ReplayEvent, ReplayResult } from "../domain/ports.ts";
 import type { JournalMetadata, JournalRecord, Json, PayloadState } from "../domain/records.ts";
 import type { StoreHandle } from "./handle.ts";
-import { validMetadata, validKind } from "./journal-rules.ts";
-import { allColumns } from "./nul-text.ts";
+import { readMetadata, storedMetadata, validMetadata, validKind } from "./journal-rules.ts";
+import { allColumns, freeTextColumn } from "./nul-text.ts";
 import { int, intOrNull, json, text, textOrNull, toJson, type Row } from "./rows.ts";
 import { keptThreadRow } from "./thread-store.ts";
 
@@ -17,6 +17,7 @@ const retentionFromRow = (row: Row | undefined): string | undefined => (row === 
 /** Maps a validated `journal` row to its record. */
 export function journalFromRow(row: Row, withPayload: boolean): JournalRecord {
   const payloadState = text(row, "payload_state") as PayloadState;
+  const messageId = textOrNull(row, "message_id");
   return {
     journalId: int(row, "journal_id"),
     threadId: text(row, "thread_id"),
@@ -24,10 +25,11 @@ export function journalFromRow(row: Row, withPayload: boolean): JournalRecord {
     seq: intOrNull(row, "seq"),
     visibility: text(row, "visibility") as JournalRecord["visibility"],
     kind: text(row, "kind"),
-    messageId: textOrNull(row, "message_id"),
+    messageId,
     payloadState,
     payload: withPayload && payloadState === "stored" ? json(row, "payload") : null,
-    metadata: json<JournalMetadata>(row, "metadata"),
+    // A chunk's `{}` stands for its message id (storedMetadata, P-STO-40).
+    metadata: readMetadata(row.kind, messageId, text(row, "metadata")) as JournalMetadata,
     createdAt: int(row, "created_at"),
   };
 }
@@ -60,7 +62,7 @@ export function journalStore(handle: StoreHandle): JournalStore {
   const transcript = db.prepare(replayPageSql(columns));
   const owner = db.prepare(`SELECT ${columns} FROM journal WHERE journal_id > ? ORDER BY journal_id LIMIT ?`);
   // Owner rows have no seq: the (thread_id, seq) index finds a thread's quickly.
-  const fact = db.prepare("SELECT metadata FROM journal WHERE thread_id = ? AND seq IS NULL AND turn_id IS NULL AND kind = ? ORDER BY journal_id DESC LIMIT 1");
+  const fact = db.prepare(`SELECT kind, ${freeTextColumn(db, "message_id")}, metadata FROM journal WHERE thread_id = ? AND seq IS NULL AND turn_id IS NULL AND kind = ? ORDER BY journal_id DESC LIMIT 1`);
   const lastSeq = (threadId: string): number => int(maxSeq.get(threadId) as Row, "seq");
 
   return {
@@ -68,6 +70,8 @@ export function journalStore(handle: StoreHandle): JournalStore {
       if (!validKind(entry.kind)) return err(controllerError("invalid_params", { where: "journal.kind" }));
       const metadata = entry.metadata ?? {};
       if (!validMetadata(metadata)) return err(controllerError("invalid_params", { where: "journal.metadata" }));
+      const storedText = storedMetadata(entry.kind, entry.messageId ?? null, metadata);
+      if (storedText === undefined) return err(controllerError("invalid_params", { where: "journal.metadata" }));
       return handle.transact(() => {
         // The thread's kept row answers its retention without a read (P-PRF-16); a row not kept is read.
         const retention = keptThreadRow(handle, entry.threadId)?.retention ?? retentionFromRow(retentionOf.get(entry.threadId) as Row | undefined);
@@ -78,7 +82,7 @@ export function journalStore(handle: StoreHandle): JournalStore {
         const payloadState: PayloadState = !hasPayload ? "none" : volatile ? "volatile" : "stored";
         const stored = payloadState === "stored" ? toJson(entry.payload) : null;
         const result = insert.run(entry.threadId, entry.turnId, seq, entry.visibility, entry.kind, entry.messageId ?? null,
-          payloadState, stored, toJson(metadata), entry.createdAt);
+          payloadState, stored, storedText, entry.createdAt);
         // Volatile capture is filled only after the row is in, so a failed insert leaves nothing behind.
         if (payloadState === "volatile" && seq !== null) handle.volatile.put(entry.threadId, seq, entry.payload as Json);
         return ok({
@@ -124,7 +128,7 @@ export function journalStore(handle: StoreHandle): JournalStore {
     lastSeq,
     lastThreadFact(threadId, kind) {
       const row = fact.get(threadId, kind) as Row | undefined;
-      return row === undefined ? undefined : json(row, "metadata") as JournalRecord["metadata"];
+      return row === undefined ? undefined : readMetadata(row.kind, textOrNull(row, "message_id"), text(row, "metadata")) as JournalRecord["metadata"];
     },
   };
 }

@@ -23,21 +23,20 @@ export const FREE_TEXT_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   preparation_markers: ["native_mode_requested"],
 };
 
-const probed = new WeakMap<DatabaseSync, boolean>();
+/** This runtime's answer, once known: a fact of its node:sqlite, the same for every connection. */
+let cutsSeen: boolean | undefined;
 
 /**
  * Whether this runtime's node:sqlite hands JS a row's text cut at its first
- * NUL (Deno 2.9's does, Node 24's does not), probed once per connection.
+ * NUL (Deno 2.9's does, Node 24's does not), probed once per process.
  */
 export function readsCutAtNul(db: DatabaseSync): boolean {
-  let cuts = probed.get(db);
-  if (cuts === undefined) {
+  if (cutsSeen === undefined) {
     const probe = db.prepare("SELECT 'a' || char(0) || 'b' AS v");
     probe.setReturnArrays(true);
-    cuts = (probe.get() as unknown as unknown[] | undefined)?.[0] !== "a\u0000b";
-    probed.set(db, cuts);
+    cutsSeen = (probe.get() as unknown as unknown[] | undefined)?.[0] !== "a\u0000b";
   }
-  return cuts;
+  return cutsSeen;
 }
 
 /** `column` as a select item: a value holding a NUL as its BLOB, else itself (named `as`). */

@@ -8,12 +8,13 @@ import {
   DECIDERS, INTERACTION_KINDS, INTERACTION_STATES, JOURNAL_VISIBILITIES, LEASE_KINDS, PAYLOAD_STATES,
   RETENTION_PROFILES, TURN_STATES,
 } from "../domain/records.ts";
-import { FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, validKind, validMetadata, validReceipt } from "./journal-rules.ts";
+import { catalogIsV1 } from "./catalog-v1.ts";
+import { FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, shortChunkMetadata, validKind, validMetadata, validReceipt } from "./journal-rules.ts";
 import {
   journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
   journalTurnIndexed, journalTurnLinked, journalTurnMissing, nulSafe, uniqueSequenceIndex,
 } from "./journal-validation.ts";
-import { readsCutAtNul } from "./nul-text.ts";
+import { readsCutAtNul, textOf } from "./nul-text.ts";
 import { validPreparationMarkerRow } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
 import { TABLES, type TableName } from "./schema.ts";
@@ -72,11 +73,16 @@ function kindOrMethod(): Check {
 /** Reads a column of one row by name. */
 type Column = (name: string) => unknown;
 
+/** A message id as a reader gets it: a NUL-holding one read as its BLOB (nul-text.ts wholeTextItem) decoded. */
+const messageIdRead = (value: unknown): unknown => value instanceof Uint8Array ? textOf(value) : value;
+
 /** Rules between the columns of one row, beyond their shapes. */
 function rowRules(table: TableName, column: Column): boolean {
   switch (table) {
     case "journal":
-      return (column("visibility") === "transcript") === (column("seq") !== null) && (column("payload_state") === "stored") === (column("payload") !== null);
+      return (column("visibility") === "transcript") === (column("seq") !== null) && (column("payload_state") === "stored") === (column("payload") !== null) &&
+        // A chunk's `{}` is read as its message id (journal-rules.ts readMetadata): that metadata valid too.
+        (!shortChunkMetadata(column("kind"), messageIdRead(column("message_id")), column("metadata")) || validMetadata({ messageId: messageIdRead(column("message_id")) }));
     case "interactions":
       return (column("state") === "pending") === (column("settled_at") === null);
     default:
@@ -146,17 +152,17 @@ export function validateAllRecords(db: DatabaseSync, cutAtNul = readsCutAtNul(db
 }
 
 function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
-  // Every table of schema v1 present and STRICT, read in one statement.
-  const strict = new Map((db.prepare("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND type = 'table'").all() as Row[])
-    .map((r) => [String(r.name), r.strict === 1]));
+  // Every table of schema v1 present and STRICT: the catalog exactly v1's (one read), else read in one statement.
+  const v1 = catalogIsV1(db);
+  const strict = v1 ? undefined : strictTables(db);
   for (const table of TABLES) {
-    if (strict.get(table) !== true) return err(controllerError("storage_record_invalid", { where: table }));
+    if (strict !== undefined && strict.get(table) !== true) return err(controllerError("storage_record_invalid", { where: table }));
     if (table === "journal") {
-      const journal = validateJournal(db, cutAtNul);
+      const journal = validateJournal(db, cutAtNul, v1);
       if (!journal.ok) return journal;
       continue;
     }
-    if (!tableValid(db, table, cutAtNul)) return err(controllerError("storage_record_invalid", { where: table }));
+    if (!tableValid(db, table, cutAtNul, v1)) return err(controllerError("storage_record_invalid", { where: table }));
   }
   if (!journalSequencesConsistent(db)) return err(controllerError("storage_record_invalid", { where: "journal" }));
   // The journal's foreign keys were proven in its pass; the other tables are small.
@@ -167,6 +173,12 @@ function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
   return ok(undefined);
 }
 
+/** Whether each table is STRICT, by name, read in one statement. */
+function strictTables(db: DatabaseSync): ReadonlyMap<string, boolean> {
+  return new Map((db.prepare("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND type = 'table'").all() as Row[])
+    .map((r) => [String(r.name), r.strict === 1]));
+}
+
 /**
  * A table of at most this many rows is read at once with all(): node:sqlite
  * builds a row for less than its iterator does (per row, Node about 0.95 vs
@@ -175,9 +187,11 @@ function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
  */
 const READ_ALL_MAX_ROWS = 8_192;
 
-/** Every row of `table` valid, read in the read transaction of the validation (as arrays, but preparation_markers' own validator). */
-function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">, cutAtNul: boolean): boolean {
+/** Every row of `table` valid, read in the read transaction of the validation (as arrays, but preparation_markers' own validator); `v1`: the catalog is schema v1's. */
+function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">, cutAtNul: boolean, v1: boolean): boolean {
   const n = Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as Row).n);
+  // An empty table of a v1 catalog (catalogIsV1: its columns are v1's) holds nothing to judge: no statement to prepare.
+  if (n === 0 && v1) return true;
   const all = db.prepare(`SELECT * FROM ${table}`);
   // Read through nulSafe: each column but a STRICT table's INT, INTEGER or REAL, which holds no text (quick_check proves the types).
   const read = (c: { name: string; type: string | null }) => /^(INT|INTEGER|REAL)$/i.test(c.type ?? "") ? `"${c.name}"` : nulSafe(c.name);
@@ -202,13 +216,15 @@ function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">, cutA
  * `foreign_key_check` would name it; a missing thread whose id is not even an
  * id is an invalid row.
  */
-function validateJournal(db: DatabaseSync, cutAtNul: boolean): Result<void> {
+function validateJournal(db: DatabaseSync, cutAtNul: boolean, v1: boolean): Result<void> {
   const invalid = (where: string) => err(controllerError("storage_record_invalid", { where }));
-  if (!journalColumnsAre(db, Object.keys(SHAPES.journal)) || !journalIdsInRange(db) || !uniqueSequenceIndex(db)) return invalid("journal");
+  // A v1 catalog (catalogIsV1) declares the columns, the unique (thread_id, seq) index and journal_by_turn.
+  if (!v1 && (!journalColumnsAre(db, Object.keys(SHAPES.journal)) || !uniqueSequenceIndex(db))) return invalid("journal");
+  if (!journalIdsInRange(db)) return invalid("journal");
   const validJournalRow = journalRowJudge();
   const placed = journalPlacement(db);
   const turnLinked = journalTurnLinked(db);
-  const turnsBySeek = journalTurnIndexed(db);
+  const turnsBySeek = v1 || journalTurnIndexed(db);
   for (const row of journalRowsToCheck(db, turnsBySeek, cutAtNul)) {
     if (!validJournalRow(row) || !placed(row)) return invalid("journal");
     if (!turnLinked(row)) return invalid("foreign_keys");
