@@ -186,7 +186,7 @@ export class ToolBridge {
         annotations: { readOnlyHint: !t.mutating },
       })),
     }));
-    server.setRequestHandler(mcp.CallToolRequestSchema, async (request) => {
+    server.setRequestHandler(mcp.CallToolRequestSchema, async (request: import("@modelcontextprotocol/sdk/types").CallToolRequest) => {
       // A revoked grant answers nothing, even on a connection opened before.
       if (![...this.#grants.values()].includes(binding)) return { isError: true, content: [{ type: "text" as const, text: "endpoint_revoked" }] };
       const args = request.params.arguments ?? {};

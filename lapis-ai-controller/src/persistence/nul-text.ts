@@ -10,6 +10,10 @@
 // (its UTF-8 bytes), and rows.ts text() decodes it; a runtime that reads
 // whole texts keeps the plain `*` and pays nothing.
 import type { DatabaseSync } from "node:sqlite";
+import { wholeTextItem } from "../domain/whole-text.ts";
+
+// The select item and the decoding are shared with the group memory profile (domain/whole-text.ts).
+export { textOf, wholeTextItem } from "../domain/whole-text.ts";
 
 /**
  * The text columns whose check at startup admits any text (validators.ts
@@ -39,11 +43,6 @@ export function readsCutAtNul(db: DatabaseSync): boolean {
   return cutsSeen;
 }
 
-/** `column` as a select item: a value holding a NUL as its BLOB, else itself (named `as`). */
-export function wholeTextItem(column: string, as = column): string {
-  return `iif(instr(${column}, char(0)) > 0, CAST(${column} AS BLOB), ${column}) AS "${as}"`;
-}
-
 /**
  * The select list of every column of `table`: `*` where texts are read
  * whole, else each column by name, a free-text one through wholeTextItem.
@@ -58,11 +57,4 @@ export function allColumns(db: DatabaseSync, table: string): string {
 /** A free-text `column` as a select item kept whole (plain where texts are read whole). */
 export function freeTextColumn(db: DatabaseSync, column: string): string {
   return readsCutAtNul(db) ? wholeTextItem(column) : column;
-}
-
-const UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
-
-/** A text column's value as a string: a BLOB read by wholeTextItem decoded from UTF-8. */
-export function textOf(value: unknown): string {
-  return typeof value === "string" ? value : value instanceof Uint8Array ? UTF8.decode(value) : String(value);
 }

@@ -12,6 +12,7 @@ import type { EmbeddingProvider } from "../ports.ts";
 import { inList, inTransaction, type GroupDatabase } from "./database-port.ts";
 import type { GroupLimits } from "./records.ts";
 import { normalize, type VectorIndex } from "./vectors.ts";
+import { recordText, textOf } from "./whole-text.ts";
 
 /** Why the drain stopped on its own. */
 export type DrainHalt = "scanner_unavailable" | "memory_store_failed";
@@ -166,9 +167,9 @@ export class EmbeddingDrain {
     while (!this.#closed && this.#halted === null && this.#queue.size > 0) {
       const batch = this.#take();
       const list = inList(batch);
-      const rows = db.all(`SELECT no, id, partition_no, text, updated_at FROM group_records WHERE no IN (${list.marks}) AND status = 'active' AND embed_state = 'pending' ORDER BY no`, list.params);
+      const rows = db.all(`SELECT no, id, partition_no, ${recordText(db)}, updated_at FROM group_records WHERE no IN (${list.marks}) AND status = 'active' AND embed_state = 'pending' ORDER BY no`, list.params);
       if (rows.length === 0) continue;
-      const outcome = await embedSafely(provider, rows.map((r) => String(r.text)), limits.embedTimeoutMs, this.#stop.signal);
+      const outcome = await embedSafely(provider, rows.map((r) => textOf(r.text)), limits.embedTimeoutMs, this.#stop.signal);
       if (this.#closed) return;
       if (outcome.ok) this.#store(rows, outcome.vectors);
       else this.#recordFailure(rows.map((r) => ({ no: Number(r.no), id: String(r.id) })));

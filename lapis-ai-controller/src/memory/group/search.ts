@@ -11,6 +11,7 @@ import { lexicalSearch } from "./lexical.ts";
 import { validPartition, type GroupLimits, type GroupRecord } from "./records.ts";
 import { recordOf, type GroupRecordStore } from "./store.ts";
 import type { VectorIndex } from "./vectors.ts";
+import { recordColumns } from "./whole-text.ts";
 
 /** One search. */
 export type GroupSearchQuery = {
@@ -44,7 +45,7 @@ type Ranked = { readonly rowNo: number; readonly id: string; readonly updatedAt:
 function records(db: GroupDatabase, partitionOf: Map<number, string>, ranked: readonly { item: Ranked; score: number }[]): GroupHit[] {
   if (ranked.length === 0) return [];
   const list = inList(ranked.map((r) => r.item.rowNo));
-  const rows = new Map(db.all(`SELECT * FROM group_records WHERE no IN (${list.marks})`, list.params).map((row) => [Number(row.no), row]));
+  const rows = new Map(db.all(`SELECT ${recordColumns(db)} FROM group_records WHERE no IN (${list.marks})`, list.params).map((row) => [Number(row.no), row]));
   const hits: GroupHit[] = [];
   for (const { item, score } of ranked) {
     const row = rows.get(item.rowNo);

@@ -10,6 +10,7 @@ import { memoryErr, memoryOk, type MemoryErrorCode, type MemoryResult } from "..
 import { tokenize } from "../ranking.ts";
 import { carriesRecalledTag, scanMemoryTexts } from "../redaction.ts";
 import { inTransaction, type GroupDatabase, type SqlRow } from "./database-port.ts";
+import { recordColumns, textOf } from "./whole-text.ts";
 import { rememberProblem, validPartition, type GroupClaim, type GroupLimits, type GroupRecord, type GroupRecordStatus, type GroupRememberInput } from "./records.ts";
 
 const LIST_CAP = 1_000;
@@ -38,7 +39,7 @@ export function recordOf(row: SqlRow, partition: string): GroupRecord {
     schema: 1,
     id: String(row.id),
     partition,
-    text: String(row.text),
+    text: textOf(row.text),
     claims: JSON.parse(String(row.claims)) as GroupClaim[],
     status: String(row.status) as GroupRecordStatus,
     supersededBy: row.superseded_by === null ? null : String(row.superseded_by),
@@ -89,13 +90,13 @@ export class GroupRecordStore {
       return memoryErr("memory_excluded");
     }
     const claim: GroupClaim = { by: input.claim.by, ref: input.claim.ref, sha256: input.claim.sha256, at };
-    const same = db.get("SELECT * FROM group_records WHERE partition_no = ? AND text_sha256 = ? AND status = 'active'", [partitionNo, admitted.hash]);
+    const same = db.get(`SELECT ${recordColumns(db)} FROM group_records WHERE partition_no = ? AND text_sha256 = ? AND status = 'active'`, [partitionNo, admitted.hash]);
     if (same !== undefined) {
       const claims = JSON.parse(String(same.claims)) as GroupClaim[];
       const known = claims.some((c) => c.by === claim.by && c.ref === claim.ref);
       const next = known || claims.length >= this.#o.limits.maxClaims ? claims : [...claims, claim];
       db.run("UPDATE group_records SET claims = ?, updated_at = ?, revision = revision + 1 WHERE no = ?", [JSON.stringify(next), at, same.no as number]);
-      const row = db.get("SELECT * FROM group_records WHERE no = ?", [same.no as number]) as SqlRow;
+      const row = db.get(`SELECT ${recordColumns(db)} FROM group_records WHERE no = ?`, [same.no as number]) as SqlRow;
       return memoryOk({ record: recordOf(row, input.partition), indexed: null });
     }
     const id = this.#o.newId();
@@ -103,7 +104,7 @@ export class GroupRecordStore {
       "INSERT INTO group_records (id, partition_no, text, search_text, text_sha256, claims, status, superseded_by, created_at, updated_at, revision, embed_state) VALUES (?, ?, ?, ?, ?, ?, 'active', NULL, ?, ?, 1, ?)",
       [id, partitionNo, input.text, admitted.searchText, admitted.hash, JSON.stringify([claim]), at, at, this.#o.embeds ? "pending" : "none"],
     );
-    const row = db.get("SELECT * FROM group_records WHERE id = ?", [id]) as SqlRow;
+    const row = db.get(`SELECT ${recordColumns(db)} FROM group_records WHERE id = ?`, [id]) as SqlRow;
     db.run("INSERT INTO group_records_fts (rowid, fts_body, fts_scope) VALUES (?, ?, ?)", [row.no as number, admitted.searchText, `p${partitionNo}`]);
     return memoryOk({ record: recordOf(row, input.partition), indexed: Number(row.no) });
   }
@@ -118,7 +119,7 @@ export class GroupRecordStore {
 
   #active(partition: string, id: string, expectedRevision: number): MemoryResult<SqlRow> {
     const no = validPartition(partition) ? this.partitionNo(partition) : null;
-    const row = no === null ? undefined : this.#o.db.get("SELECT * FROM group_records WHERE id = ? AND partition_no = ?", [id, no]);
+    const row = no === null ? undefined : this.#o.db.get(`SELECT ${recordColumns(this.#o.db)} FROM group_records WHERE id = ? AND partition_no = ?`, [id, no]);
     if (row === undefined) return memoryErr("memory_record_not_found");
     if (Number(row.revision) !== expectedRevision) return memoryErr("memory_revision_conflict", true);
     return memoryOk(row);
@@ -151,7 +152,7 @@ export class GroupRecordStore {
     const written = this.#write(next, Number(old.value.partition_no), admitted, at);
     if (!written.ok) throw new RollBack(written.error.code);
     this.#o.db.run("UPDATE group_records SET superseded_by = ? WHERE no = ?", [written.value.record.id, no]);
-    const previous = recordOf(this.#o.db.get("SELECT * FROM group_records WHERE no = ?", [no]) as SqlRow, partition);
+    const previous = recordOf(this.#o.db.get(`SELECT ${recordColumns(this.#o.db)} FROM group_records WHERE no = ?`, [no]) as SqlRow, partition);
     return memoryOk({ ...written.value, previous, removed: no });
   }
 
@@ -168,7 +169,7 @@ export class GroupRecordStore {
       this.#o.db.run("UPDATE group_records SET text = '', search_text = '', status = 'forgotten', updated_at = ?, revision = revision + 1, embed_state = 'none' WHERE no = ?", [at, no]);
       this.#o.db.run("DELETE FROM group_vectors WHERE record_no = ?", [no]);
       this.#o.db.run("INSERT OR IGNORE INTO group_exclusions (partition_no, sha256, record_id, at) VALUES (?, ?, ?, ?)", [row.partition_no as number, row.text_sha256 as string, String(row.id), at]);
-      return memoryOk({ record: recordOf(this.#o.db.get("SELECT * FROM group_records WHERE no = ?", [no]) as SqlRow, partition), removed: no });
+      return memoryOk({ record: recordOf(this.#o.db.get(`SELECT ${recordColumns(this.#o.db)} FROM group_records WHERE no = ?`, [no]) as SqlRow, partition), removed: no });
     });
     if (!forgotten.ok) return forgotten;
     this.#o.onRemoved(forgotten.value.removed);
@@ -185,7 +186,7 @@ export class GroupRecordStore {
   /** One record of one partition (a record of another partition is not found). */
   get(partition: string, id: string): MemoryResult<GroupRecord> {
     const no = validPartition(partition) ? this.partitionNo(partition) : null;
-    const row = no === null ? undefined : this.#o.db.get("SELECT * FROM group_records WHERE id = ? AND partition_no = ?", [id, no]);
+    const row = no === null ? undefined : this.#o.db.get(`SELECT ${recordColumns(this.#o.db)} FROM group_records WHERE id = ? AND partition_no = ?`, [id, no]);
     return row === undefined ? memoryErr("memory_record_not_found") : memoryOk(recordOf(row, partition));
   }
 
@@ -196,8 +197,8 @@ export class GroupRecordStore {
     const no = this.partitionNo(partition);
     if (no === null) return memoryOk([]);
     const rows = options.status === undefined
-      ? this.#o.db.all("SELECT * FROM group_records WHERE partition_no = ? ORDER BY updated_at DESC, id LIMIT ?", [no, limit])
-      : this.#o.db.all("SELECT * FROM group_records WHERE partition_no = ? AND status = ? ORDER BY updated_at DESC, id LIMIT ?", [no, options.status, limit]);
+      ? this.#o.db.all(`SELECT ${recordColumns(this.#o.db)} FROM group_records WHERE partition_no = ? ORDER BY updated_at DESC, id LIMIT ?`, [no, limit])
+      : this.#o.db.all(`SELECT ${recordColumns(this.#o.db)} FROM group_records WHERE partition_no = ? AND status = ? ORDER BY updated_at DESC, id LIMIT ?`, [no, options.status, limit]);
     return memoryOk(rows.map((r) => recordOf(r, partition)));
   }
 }

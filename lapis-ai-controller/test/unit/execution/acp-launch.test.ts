@@ -5,13 +5,14 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { currentLaunchHost, resolveLaunch } from "../../../src/execution/acp-launch.ts";
 import { parseEngineConfig } from "../../../src/domain/turn-config.ts";
 import { installedAdapterFixture } from "../../support/installed-adapter-fixture.ts";
 import { scriptedAgent, tempForProcess } from "../../support/scripted-agent-fixture.ts";
 import { DENO_CHILD_ENV } from "../../support/deno-env.ts";
 
-const PACKAGE = resolve(import.meta.dirname, "../../..");
+const PACKAGE = resolve(fileURLToPath(new URL("../../..", import.meta.url)));
 
 function fixture() {
   const agent = scriptedAgent({ steps: [{ say: "from the installed adapter" }] });
@@ -27,7 +28,8 @@ test("P-PRV-01 codex resolves through acpx/agent-registry to the installed adapt
 
 test("P-PRV-02 under Deno the installed adapter runs with an absolute node, args unchanged", () => {
   const { root, resolvePackageRoot } = fixture();
-  const nodeDir = dirname(realpathSync(process.execPath));
+  // The package's pinned node, as in the real-Deno test below (process.execPath is deno when this file runs under `deno test`).
+  const nodeDir = dirname(realpathSync(join(PACKAGE, "node_modules/.bin/node")));
   const r = resolveLaunch({ agent: "codex" }, { isDeno: true, execPath: "/opt/deno/bin/deno", pathEnv: `relative/bin:${nodeDir}`, resolvePackageRoot });
   assert.ok(r.ok);
   if (!r.ok) return;

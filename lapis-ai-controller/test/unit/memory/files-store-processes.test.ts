@@ -9,6 +9,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { MarkdownFilesStore } from "../../../src/memory/lapis/files-store.ts";
+import { evalModuleCommand } from "../../support/eval-module.ts";
 import { episodeDoc, record } from "../../support/memory-store-contract.ts";
 import { PACKAGE_ROOT } from "../../support/processes.ts";
 import { tempDir } from "../../support/temp.ts";
@@ -23,7 +24,9 @@ const wait = ${startAt} - Date.now();
 if (wait > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
 const out = await store.put(record("user", "ep-1", 2, ${JSON.stringify(text)}), 1);
 process.stdout.write(out.ok ? "ok" : out.error.code);`;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { cwd: PACKAGE_ROOT, stdio: ["ignore", "pipe", "inherit"] });
+  // Each writer runs on the runtime running this file (Node, or Deno under `deno test`).
+  const { command, args, env } = evalModuleCommand(script);
+  const child = spawn(command, args, { cwd: PACKAGE_ROOT, env, stdio: ["ignore", "pipe", "inherit"] });
   let out = "";
   child.stdout.on("data", (d: Buffer) => { out += d.toString(); });
   return once(child, "exit").then(() => out);

@@ -11,6 +11,7 @@ import { test } from "node:test";
 import { planConsolidation } from "../../../src/memory/lapis/consolidate.ts";
 import type { Episode } from "../../../src/memory/lapis/episode.ts";
 import { MarkdownFilesStore } from "../../../src/memory/lapis/files-store.ts";
+import { evalModuleCommand } from "../../support/eval-module.ts";
 import { episodeDoc } from "../../support/memory-store-contract.ts";
 import { PACKAGE_ROOT } from "../../support/processes.ts";
 import { value, vaultSetup } from "../../support/vault-memory.ts";
@@ -93,7 +94,8 @@ const lease = await new MarkdownFilesStore(${JSON.stringify(root)}).acquireLease
 process.stdout.write(lease.ok ? "held\\n" : "failed\\n");
 process.stdin.on("end", async () => { if (lease.ok) await lease.value.release(); process.exit(0); });
 process.stdin.resume();`;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script], { cwd: PACKAGE_ROOT, stdio: ["pipe", "pipe", "inherit"] });
+  const run = evalModuleCommand(script);
+  const child = spawn(run.command, run.args, { cwd: PACKAGE_ROOT, env: run.env, stdio: ["pipe", "pipe", "inherit"] });
   t.after(() => child.kill());
   const [line] = await once(child.stdout, "data") as [Buffer];
   assert.equal(line.toString(), "held\n");

@@ -1,0 +1,18 @@
+// A text read whole from SQLite on every runtime: the pieces the durable
+// store (persistence/nul-text.ts) and the group memory profile
+// (memory/group/whole-text.ts) share. Deno 2.9's node:sqlite hands JS a read
+// TEXT cut at its first NUL, so where a runtime cuts, a free-text column is
+// selected as its BLOB (its UTF-8 bytes) when it holds a NUL, and decoded.
+// Pure: no SQLite here, only the select item and the decoding.
+
+/** `column` as a select item: a value holding a NUL as its BLOB, else itself (named `as`). */
+export function wholeTextItem(column: string, as = column): string {
+  return `iif(instr(${column}, char(0)) > 0, CAST(${column} AS BLOB), ${column}) AS "${as}"`;
+}
+
+const UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** A text column's value as a string: a BLOB read by wholeTextItem decoded from UTF-8. */
+export function textOf(value: unknown): string {
+  return typeof value === "string" ? value : value instanceof Uint8Array ? UTF8.decode(value) : String(value);
+}
