@@ -8,14 +8,7 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { readsCutAtNul } from "../../src/persistence/nul-text.ts";
-import { openSqliteStore, type SqliteStore } from "../../src/persistence/sqlite-store.ts";
-import { assertNulTextsWhole, NUL_TEXTS, writeNulTexts } from "../support/nul-texts.ts";
-
-function open(path: string): SqliteStore {
-  const opened = openSqliteStore({ path });
-  assert.ok(opened.ok, JSON.stringify(opened.ok ? null : opened.error));
-  return opened.value;
-}
+import { NUL_TEXTS, nulTextsSurviveReopen } from "../support/nul-texts.ts";
 
 test("P-STO-21 under Deno: a bound text keeps its NUL, a read one is cut (the reason for the whole-text reads), a BLOB read is whole", () => {
   const db = new DatabaseSync(":memory:");
@@ -35,20 +28,7 @@ test("P-STO-21 under Deno: a bound text keeps its NUL, a read one is cut (the re
 test("P-STO-21 under Deno: texts holding a NUL (message, tool and native ids, option ids, prompt, chunk and tool text, metadata, title, receipt) come back whole, and again after a reopen", () => {
   const dir = mkdtempSync(join(tmpdir(), "aic-deno-nul-texts-"));
   try {
-    const path = join(dir, "controller.sqlite");
-    const store = open(path);
-    try {
-      writeNulTexts(store);
-      assertNulTextsWhole(store);
-    } finally {
-      store.close();
-    }
-    const reopened = open(path);
-    try {
-      assertNulTextsWhole(reopened);
-    } finally {
-      reopened.close();
-    }
+    nulTextsSurviveReopen(join(dir, "controller.sqlite"));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

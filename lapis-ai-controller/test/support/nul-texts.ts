@@ -3,7 +3,7 @@
 // hands JS a read text cut at its first NUL. Each value is valid JSON text and a valid JS string.
 import assert from "node:assert/strict";
 import { engineStore } from "../../src/persistence/engine-store.ts";
-import type { SqliteStore } from "../../src/persistence/sqlite-store.ts";
+import { openSqliteStore, type SqliteStore } from "../../src/persistence/sqlite-store.ts";
 import { lifecycleStore } from "../../src/persistence/thread-lifecycle-store.ts";
 import { markerFixture, threadFixture, turnFixture } from "./fixtures.ts";
 
@@ -60,4 +60,26 @@ export function assertNulTextsWhole(store: SqliteStore): void {
   assert.equal(store.threads.get(T)?.config.title, "title\u0000x", "thread config");
   const receipt = store.commands.get("alice", "notes", "cmd-nul");
   assert.equal(receipt?.receipt.sourceRef, "ref\u0000x", "receipt");
+}
+
+/** Writes the NUL texts into a new store at `path`, reads them back whole, then again after a reopen. */
+export function nulTextsSurviveReopen(path: string): void {
+  const open = (): SqliteStore => {
+    const opened = openSqliteStore({ path });
+    assert.ok(opened.ok, JSON.stringify(opened.ok ? null : opened.error));
+    return opened.value;
+  };
+  const store = open();
+  try {
+    writeNulTexts(store);
+    assertNulTextsWhole(store);
+  } finally {
+    store.close();
+  }
+  const reopened = open();
+  try {
+    assertNulTextsWhole(reopened);
+  } finally {
+    reopened.close();
+  }
 }

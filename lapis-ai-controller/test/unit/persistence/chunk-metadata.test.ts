@@ -13,6 +13,7 @@ import { readMetadata, storedMetadata } from "../../../src/persistence/journal-r
 import { engineStore } from "../../../src/persistence/engine-store.ts";
 import { openSqliteStore, type SqliteStore } from "../../../src/persistence/sqlite-store.ts";
 import { threadFixture, turnFixture } from "../../support/fixtures.ts";
+import { storeNul as raw } from "../../support/nul-corruptions.ts";
 import { seedEveryTable } from "../../support/seeded-store.ts";
 import { tempDir } from "../../support/temp.ts";
 
@@ -22,18 +23,6 @@ function opened(path: string): SqliteStore {
   const store = openSqliteStore({ path });
   assert.ok(store.ok, store.ok ? "" : store.error.code);
   return store.value;
-}
-
-/** Raw SQL on a closed store file, CHECKs and foreign keys off. */
-function raw(path: string, sql: string): void {
-  const db = new DatabaseSync(path);
-  try {
-    db.exec("PRAGMA ignore_check_constraints = ON");
-    db.exec("PRAGMA foreign_keys = OFF");
-    db.exec(sql);
-  } finally {
-    db.close();
-  }
 }
 
 function storedTexts(path: string): string[] {

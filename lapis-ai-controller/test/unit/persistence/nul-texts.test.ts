@@ -10,7 +10,7 @@ import { validateAllRecords } from "../../../src/persistence/record-validation.t
 import { TABLES } from "../../../src/persistence/schema.ts";
 import { openSqliteStore, type SqliteStore } from "../../../src/persistence/sqlite-store.ts";
 import { storeNul } from "../../support/nul-corruptions.ts";
-import { assertNulTextsWhole, writeNulTexts } from "../../support/nul-texts.ts";
+import { assertNulTextsWhole, nulTextsSurviveReopen, writeNulTexts } from "../../support/nul-texts.ts";
 import { seedEveryTable } from "../../support/seeded-store.ts";
 import { tempDir } from "../../support/temp.ts";
 
@@ -21,20 +21,7 @@ function open(path: string): SqliteStore {
 }
 
 test("P-STO-21 texts holding a NUL (message, tool and native ids, option ids, prompt, chunk and tool text, metadata, title, receipt) come back whole, and again after a reopen", (t) => {
-  const path = join(tempDir(t), "controller.sqlite");
-  const store = open(path);
-  try {
-    writeNulTexts(store);
-    assertNulTextsWhole(store);
-  } finally {
-    store.close();
-  }
-  const reopened = open(path);
-  try {
-    assertNulTextsWhole(reopened);
-  } finally {
-    reopened.close();
-  }
+  nulTextsSurviveReopen(join(tempDir(t), "controller.sqlite"));
 });
 
 test("P-STO-21 startup validation judges the stored NUL texts whole also when reading as a runtime that cuts them (each free text as its BLOB)", (t) => {
