@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { ControllerClient } from "../../src/client.ts";
 import { FAKE_KEY_ENV, writeCodexHome, type CodexHome } from "../../test/support/codex-home.ts";
 import { spawnServe, stopServeChild, type ServeChild } from "../../test/support/serve-process.ts";
+import { connectProfiler, inspectorUrl, selfTimes } from "./inspector-profile.ts";
 
 const TOKEN_ENV = "AIC_BENCH_TOKEN";
 const TOKEN = "bench-token-not-a-secret-3f9a1c7e5b2d4086";
@@ -87,12 +88,34 @@ export async function startBenchServe(options: { modelBaseUrl: string; runtime: 
   const workspace = join(dir, "controller");
   let child: ServeChild | null = null;
   let ready: Record<string, unknown> = {};
+  // BENCH_SERVE_PROFILE=DIR: a CPU profile of serve's main thread (either runtime, through the inspector;
+  // Deno has no --cpu-prof) from its readiness to its stop, written to DIR with a self-time summary on stderr.
+  const profileDir = process.env.BENCH_SERVE_PROFILE;
+  let profiler: Awaited<ReturnType<typeof connectProfiler>> | null = null;
   const launch = async () => {
-    child = spawnServe({ dir, configPath, workspace, env, runtime: options.runtime, allowRun: true });
+    child = spawnServe({ dir, configPath, workspace, env, runtime: options.runtime, allowRun: true, ...(profileDir === undefined ? {} : { runtimeArgs: ["--inspect=127.0.0.1:0"] }) });
     ready = await child.ready;
+    if (profileDir !== undefined) {
+      profiler = await connectProfiler(inspectorUrl(child.stderr()) ?? "", 100);
+      await profiler.start();
+    }
   };
   await launch();
-  const stopChild = async () => { if (child !== null) await stopServeChild(child); child = null; };
+  const stopChild = async () => {
+    if (profiler !== null && profileDir !== undefined) {
+      const profile = await profiler.stop();
+      profiler.close();
+      profiler = null;
+      mkdirSync(profileDir, { recursive: true });
+      const name = `serve-${options.runtime}-${options.executor ?? "acp"}-${Date.now()}`;
+      writeFileSync(join(profileDir, `${name}.cpuprofile`), JSON.stringify(profile));
+      const self = selfTimes(profile);
+      const rows = (list: [string, number][]) => list.slice(0, 30).map(([k, ms]) => `${ms.toFixed(1).padStart(8)} ms ${((100 * ms) / self.totalMs).toFixed(1).padStart(5)}%  ${k}`).join("\n");
+      writeFileSync(join(profileDir, `${name}.txt`), `busy ${self.totalMs.toFixed(0)} ms, idle ${self.idleMs.toFixed(0)} ms\n${rows(self.byFile)}\n\n${rows(self.byFunction)}\n`);
+    }
+    if (child !== null) await stopServeChild(child);
+    child = null;
+  };
   return {
     dir,
     home,

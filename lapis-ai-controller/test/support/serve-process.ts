@@ -56,12 +56,15 @@ export function spawnServe(options: {
   dir: string; configPath: string; workspace: string; env: Readonly<Record<string, string>>; runtime: "node" | "deno"; allowRun: boolean;
   /** false: start without serve's V8 flags, as a hand-run `node src/main.ts serve` does (default true). */
   v8Flags?: boolean;
+  /** Extra runtime arguments before the entry (e.g. Deno's `--inspect=127.0.0.1:0` for a profile); none by default. */
+  runtimeArgs?: readonly string[];
 }): ServeChild {
   const bin = join(PACKAGE, "node_modules/.bin", options.runtime);
   const main = [MAIN, "serve", "--config", options.configPath, "--workspace", options.workspace];
   const flags = options.v8Flags !== false;
   // The V8 flags every way serve starts carries (src/cli/v8-flags.ts).
-  const args = options.runtime === "node" ? [...(flags ? nodeV8Args() : []), ...main] : ["run", ...DENO_FLAGS, ...(options.allowRun ? ["--allow-run"] : []), ...(flags ? denoV8Args() : []), ...main];
+  const extra = options.runtimeArgs ?? [];
+  const args = options.runtime === "node" ? [...(flags ? nodeV8Args() : []), ...extra, ...main] : ["run", ...DENO_FLAGS, ...(options.allowRun ? ["--allow-run"] : []), ...(flags ? denoV8Args() : []), ...extra, ...main];
   const child: ChildProcess = spawn(bin, args, { cwd: options.dir, env: options.runtime === "deno" ? { ...DENO_CHILD_ENV, ...options.env } : options.env, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
