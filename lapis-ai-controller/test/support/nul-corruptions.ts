@@ -15,9 +15,9 @@ export const NUL_CORRUPTIONS: ReadonlyArray<readonly [string, string]> = [
   ["journal", `UPDATE journal SET visibility = 'owner' || char(0) || 'x' WHERE seq IS NULL`],
 ];
 
-/** Runs raw SQL on a closed store file with CHECKs and foreign keys off. */
+/** Runs raw SQL on a closed store file with CHECKs, foreign keys and SQLite's defensive mode off (so a test may also rewrite the catalog). */
 export function storeNul(path: string, sql: string): void {
-  const db = new DatabaseSync(path);
+  const db = new DatabaseSync(path, { defensive: false } as ConstructorParameters<typeof DatabaseSync>[1]);
   try {
     db.exec("PRAGMA ignore_check_constraints = ON");
     db.exec("PRAGMA foreign_keys = OFF");

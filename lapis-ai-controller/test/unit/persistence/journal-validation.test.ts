@@ -8,22 +8,14 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { openSqliteStore } from "../../../src/persistence/sqlite-store.ts";
+import { storeNul } from "../../support/nul-corruptions.ts";
 import { seedEveryTable } from "../../support/seeded-store.ts";
 import { tempDir } from "../../support/temp.ts";
 
 const CANARY = "CANARY-JOURNAL-3f9a2c71";
 
-/** Runs raw SQL on a closed store file with CHECKs, foreign keys and SQLite's defensive mode off. */
-function corrupt(path: string, sql: string): void {
-  const db = new DatabaseSync(path, { defensive: false } as ConstructorParameters<typeof DatabaseSync>[1]);
-  try {
-    db.exec("PRAGMA ignore_check_constraints = ON");
-    db.exec("PRAGMA foreign_keys = OFF");
-    db.exec(sql);
-  } finally {
-    db.close();
-  }
-}
+/** Raw SQL on a closed store file, CHECKs, foreign keys and defensive mode off. */
+const corrupt = storeNul;
 
 function openedError(path: string): unknown {
   const opened = openSqliteStore({ path });
