@@ -5,6 +5,19 @@
 // selected as its BLOB (its UTF-8 bytes) when it holds a NUL, and decoded.
 // Pure: no SQLite here, only the select item and the decoding.
 
+/** A statement whose one value, `v`, a runtime that cuts reads back as anything but "a<NUL>b" (cutsAtNul). */
+export const NUL_PROBE_SQL = "SELECT 'a' || char(0) || 'b' AS v";
+
+/** Whether the value NUL_PROBE_SQL read back says the connection cuts a read text at its NUL. */
+export function cutsAtNul(probed: unknown): boolean {
+  return probed !== "a\u0000b";
+}
+
+/** The select list of a row's columns, each by name, the ones in `whole` through wholeTextItem. */
+export function wholeSelectList(columns: readonly string[], whole: readonly string[]): string {
+  return columns.map((name) => (whole.includes(name) ? wholeTextItem(`"${name}"`, name) : `"${name}"`)).join(", ");
+}
+
 /** `column` as a select item: a value holding a NUL as its BLOB, else itself (named `as`). */
 export function wholeTextItem(column: string, as = column): string {
   return `iif(instr(${column}, char(0)) > 0, CAST(${column} AS BLOB), ${column}) AS "${as}"`;

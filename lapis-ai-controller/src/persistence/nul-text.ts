@@ -10,7 +10,7 @@
 // (its UTF-8 bytes), and rows.ts text() decodes it; a runtime that reads
 // whole texts keeps the plain `*` and pays nothing.
 import type { DatabaseSync } from "node:sqlite";
-import { wholeTextItem } from "../domain/whole-text.ts";
+import { cutsAtNul, NUL_PROBE_SQL, wholeSelectList, wholeTextItem } from "../domain/whole-text.ts";
 
 // The select item and the decoding are shared with the group memory profile (domain/whole-text.ts).
 export { textOf, wholeTextItem } from "../domain/whole-text.ts";
@@ -36,9 +36,7 @@ let cutsSeen: boolean | undefined;
  */
 export function readsCutAtNul(db: DatabaseSync): boolean {
   if (cutsSeen === undefined) {
-    const probe = db.prepare("SELECT 'a' || char(0) || 'b' AS v");
-    probe.setReturnArrays(true);
-    cutsSeen = (probe.get() as unknown as unknown[] | undefined)?.[0] !== "a\u0000b";
+    cutsSeen = cutsAtNul((db.prepare(NUL_PROBE_SQL).get() as { v?: unknown } | undefined)?.v);
   }
   return cutsSeen;
 }
@@ -51,7 +49,7 @@ export function allColumns(db: DatabaseSync, table: string): string {
   const free = FREE_TEXT_COLUMNS[table] ?? [];
   if (free.length === 0 || !readsCutAtNul(db)) return "*";
   const names = (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((c) => c.name);
-  return names.map((name) => (free.includes(name) ? wholeTextItem(`"${name}"`, name) : `"${name}"`)).join(", ");
+  return wholeSelectList(names, free);
 }
 
 /** A free-text `column` as a select item kept whole (plain where texts are read whole). */

@@ -8,7 +8,7 @@
 // decodes it (domain/whole-text.ts, shared with serve's store). A connection
 // that reads whole texts keeps the plain SQL and pays nothing. The probe runs
 // through the port, so a consumer's own connection is judged the same way.
-import { wholeTextItem } from "../../domain/whole-text.ts";
+import { cutsAtNul, NUL_PROBE_SQL, wholeSelectList, wholeTextItem } from "../../domain/whole-text.ts";
 import type { GroupDatabase } from "./database-port.ts";
 
 export { textOf } from "../../domain/whole-text.ts";
@@ -26,7 +26,7 @@ export function readsCutAtNul(db: GroupDatabase): boolean {
 function reads(db: GroupDatabase): Reads {
   let known = probed.get(db);
   if (known === undefined) {
-    const cuts = db.get("SELECT 'a' || char(0) || 'b' AS v")?.v !== "a\u0000b";
+    const cuts = cutsAtNul(db.get(NUL_PROBE_SQL)?.v);
     known = cuts ? cutReads(db) : WHOLE;
     probed.set(db, known);
   }
@@ -35,7 +35,7 @@ function reads(db: GroupDatabase): Reads {
 
 function cutReads(db: GroupDatabase): Reads {
   const names = db.all("SELECT name FROM pragma_table_info('group_records')").map((c) => String(c.name));
-  return { records: names.map((name) => (name === "text" ? wholeTextItem("text") : `"${name}"`)).join(", "), text: wholeTextItem("text") };
+  return { records: wholeSelectList(names, ["text"]), text: wholeTextItem("text") };
 }
 
 /** The select list of a whole `group_records` row: `*`, or each column by name with `text` kept whole. */
