@@ -79,10 +79,12 @@ const messageIdRead = (value: unknown): unknown => value instanceof Uint8Array ?
 /** Rules between the columns of one row, beyond their shapes. */
 function rowRules(table: TableName, column: Column): boolean {
   switch (table) {
-    case "journal":
+    case "journal": {
+      const messageId = messageIdRead(column("message_id"));
       return (column("visibility") === "transcript") === (column("seq") !== null) && (column("payload_state") === "stored") === (column("payload") !== null) &&
         // A chunk's `{}` is read as its message id (journal-rules.ts readMetadata): that metadata valid too.
-        (!shortChunkMetadata(column("kind"), messageIdRead(column("message_id")), column("metadata")) || validMetadata({ messageId: messageIdRead(column("message_id")) }));
+        (!shortChunkMetadata(column("kind"), messageId, column("metadata")) || validMetadata({ messageId }));
+    }
     case "interactions":
       return (column("state") === "pending") === (column("settled_at") === null);
     default:
