@@ -11,7 +11,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { startServer, type Server } from "./children.ts";
 import { installEnvironment, runtimeEnvironment } from "./env.ts";
-import { installLlama, LOCAL_CONTEXT, LOCAL_MODEL, startLlama, writeCodexHome, type ModelTarget } from "./model.ts";
+import { installLlama, LOCAL_CONTEXT, LOCAL_MODEL, LOCAL_TEMPERATURE, startLlama, writeCodexHome, type ModelTarget } from "./model.ts";
 import { parseArgs, USAGE } from "./options.ts";
 import { ensureApp, ensureCli, launcherPath, writeControllerConfig } from "./setup.ts";
 
@@ -62,7 +62,7 @@ async function model(): Promise<ModelTarget> {
   const t2 = performance.now();
   const llama = await startLlama(install, { ...base, HOME: realHome }, logs);
   servers.push(llama.server);
-  say(`llama-server ready at ${llama.baseUrl} in ${secs(t2)} s (-c ${LOCAL_CONTEXT} -np 1 -t 1; log ${join(logs, "llama-server.log")})`);
+  say(`llama-server ready at ${llama.baseUrl} in ${secs(t2)} s (-c ${LOCAL_CONTEXT} -np 1 -t 1 --temp ${LOCAL_TEMPERATURE}; log ${join(logs, "llama-server.log")})`);
   return { baseUrl: llama.baseUrl, model: LOCAL_MODEL, keyEnv: null, contextWindow: LOCAL_CONTEXT, local: true };
 }
 

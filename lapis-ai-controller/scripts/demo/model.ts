@@ -45,10 +45,19 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** Starts llama-server (one slot, one thread, 8192 tokens, the model's chat template) and waits for /health. */
+/**
+ * Greedy sampling for the bundled model: llama-server's default temperature
+ * (0.8, a fresh random seed per request) lets SmolLM2-135M wander off a
+ * recalled fact it was handed; at 0 the same prompt gets the same answer.
+ * Codex sends no temperature, so the server's default is what it gets.
+ */
+export const LOCAL_TEMPERATURE = "0";
+
+/** Starts llama-server (one slot, one thread, 8192 tokens, the model's chat template, greedy sampling) and waits for /health. */
 export async function startLlama(install: { server: string; model: string }, env: Record<string, string>, logDir: string): Promise<{ server: Server; baseUrl: string }> {
   const port = await freePort();
-  const args = ["-m", install.model, "--host", "127.0.0.1", "--port", String(port), "-np", "1", "-t", "1", "-c", String(LOCAL_CONTEXT), "--jinja", "--no-webui", "-a", LOCAL_MODEL];
+  const args = ["-m", install.model, "--host", "127.0.0.1", "--port", String(port), "-np", "1", "-t", "1", "-c", String(LOCAL_CONTEXT), "--jinja", "--no-webui",
+    "--temp", LOCAL_TEMPERATURE, "-a", LOCAL_MODEL];
   const server = startServer("llama-server", install.server, args, { env, cwd: logDir, logPath: join(logDir, "llama-server.log") });
   const origin = `http://127.0.0.1:${port}`;
   const end = Date.now() + READY_DEADLINE_MS;
