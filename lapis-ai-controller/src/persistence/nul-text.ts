@@ -5,7 +5,8 @@
 // can only stand in a column whose check admits it: the free-text columns
 // below. Every other text column holds an id, a code or a word of a
 // vocabulary (no NUL passes its check at startup) or JSON.stringify's
-// output, which escapes a NUL as `\u0000`. So on a runtime that cuts, the
+// output, which escapes a NUL as `\u0000` (but a chunk's payload kept as its
+// raw text, P-STO-42, which is free text). So on a runtime that cuts, the
 // reads of a free-text column select a value holding a NUL as its BLOB
 // (its UTF-8 bytes), and rows.ts text() decodes it; a runtime that reads
 // whole texts keeps the plain `*` and pays nothing.
@@ -20,7 +21,8 @@ export { textOf, wholeTextItem } from "../domain/whole-text.ts";
  * shortText: a NUL included): values an agent or a client supplies.
  */
 export const FREE_TEXT_COLUMNS: Readonly<Record<string, readonly string[]>> = {
-  journal: ["message_id"],
+  // payload: a chunk's raw text (journal-rules.ts rawChunkText, P-STO-42); a JSON payload holds no NUL (startup proves it).
+  journal: ["message_id", "payload"],
   interactions: ["native_request_id", "outcome"],
   provider_sessions: ["native_session_id"],
   audit: ["subject_id"],

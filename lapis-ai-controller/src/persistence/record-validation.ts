@@ -9,7 +9,9 @@ import {
   RETENTION_PROFILES, TURN_STATES,
 } from "../domain/records.ts";
 import { catalogIsV1 } from "./catalog-v1.ts";
-import { FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, shortChunkMetadata, validKind, validMetadata, validReceipt } from "./journal-rules.ts";
+import {
+  FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, RAW_CHUNK_METADATA, rawChunkRow, shortChunkMetadata, validKind, validMetadata, validReceipt,
+} from "./journal-rules.ts";
 import {
   journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
   journalTurnIndexed, journalTurnLinked, journalTurnMissing, nulSafe, uniqueSequenceIndex,
@@ -49,8 +51,9 @@ const SHAPES: Readonly<Record<Exclude<TableName, "preparation_markers">, Readonl
   },
   journal: {
     journal_id: positive, thread_id: id, turn_id: idOrNull, seq: countOrNull, visibility: oneOf(JOURNAL_VISIBILITIES),
-    kind, message_id: shortTextOrNull, payload_state: oneOf(PAYLOAD_STATES), payload: (v) => v === null || jsonAny(v),
-    metadata, created_at: count,
+    // payload and metadata: what each holds depends on the other (a chunk's raw text, P-STO-42), judged in rowRules.
+    kind, message_id: shortTextOrNull, payload_state: oneOf(PAYLOAD_STATES), payload: (v) => v === null || typeof v === "string" || v instanceof Uint8Array,
+    metadata: (v) => v === RAW_CHUNK_METADATA || metadata(v), created_at: count,
   },
   interactions: {
     interaction_id: id, turn_id: id, thread_id: id, native_request_id: shortText, kind: oneOf(INTERACTION_KINDS),
@@ -81,8 +84,12 @@ function rowRules(table: TableName, column: Column): boolean {
   switch (table) {
     case "journal": {
       const messageId = messageIdRead(column("message_id"));
-      return (column("visibility") === "transcript") === (column("seq") !== null) && (column("payload_state") === "stored") === (column("payload") !== null) &&
-        // A chunk's `{}` is read as its message id (journal-rules.ts readMetadata): that metadata valid too.
+      const stored = column("payload_state") === "stored";
+      if ((column("visibility") === "transcript") !== (column("seq") !== null) || stored !== (column("payload") !== null)) return false;
+      // A chunk's `[]`: its payload column is its raw text, any text (journal-rules.ts rawChunkRow, P-STO-42), stored; read as its message id.
+      if (column("metadata") === RAW_CHUNK_METADATA) return stored && rawChunkRow(column("kind"), messageId, RAW_CHUNK_METADATA) && validMetadata({ messageId });
+      // Any other payload is a JSON text; a chunk's `{}` is read as its message id (journal-rules.ts readMetadata): that metadata valid too.
+      return (column("payload") === null || jsonAny(column("payload"))) &&
         (!shortChunkMetadata(column("kind"), messageId, column("metadata")) || validMetadata({ messageId }));
     }
     case "interactions":
