@@ -2,10 +2,11 @@
 // startup rows: rows shaped exactly as the journal writer stores a full-
 // retention text event (contiguous seq, stored payload; for the startup row
 // also their turn, as real rows name one), inserted in one transaction while
-// serve is stopped, so startup validation accepts them. Their metadata is
-// stored as the writer stores a chunk's (journal-rules.ts storedMetadata).
+// serve is stopped, so startup validation accepts them. Their metadata and
+// payload are stored as the writer stores a chunk's (journal-rules.ts
+// storedMetadata, storedColumns: `[]` beside the raw text, P-STO-42).
 import { DatabaseSync } from "node:sqlite";
-import { storedMetadata } from "../../src/persistence/journal-rules.ts";
+import { storedColumns, storedMetadata } from "../../src/persistence/journal-rules.ts";
 
 const TEXT = "a line of agent text of ordinary length, like most streamed chunks are ";
 
@@ -51,7 +52,8 @@ export function seedTranscript(databasePath: string, threadId: string, count: nu
       }
       const metadata = storedMetadata("text", messageId, { messageId });
       if (metadata === undefined) throw new Error("the seed's chunk metadata has no stored form");
-      insert.run(threadId, turnId, seq, messageId, JSON.stringify({ text: `${TEXT}${seq}` }), metadata, at);
+      const stored = storedColumns("text", messageId, metadata, { text: `${TEXT}${seq}` });
+      insert.run(threadId, turnId, seq, messageId, stored.payload, stored.metadata, at);
     }
     db.exec("COMMIT");
     db.exec("PRAGMA wal_checkpoint(TRUNCATE)");

@@ -81,7 +81,67 @@ export function shortChunkMetadata(kind: unknown, messageId: unknown, metadata: 
   return metadata === "{}" && typeof messageId === "string" && typeof kind === "string" && CHUNK_KINDS.includes(kind);
 }
 
+/**
+ * The metadata text of a chunk row whose payload column holds the chunk's
+ * text itself (P-STO-42): the row's metadata is `{"messageId": <its
+ * message_id>}` and its payload `{"text": <the column>}`. `[]` because no
+ * valid file written before can hold it: validMetadata refuses an array, so
+ * startup refused a row with this metadata until it meant this; and unlike a
+ * new payload_state it needs no change to schema v1's CHECKs (the row stays
+ * 'stored' with a non-NULL payload). A build from before refuses such a file
+ * (storage_record_invalid), never misreads it.
+ */
+export const RAW_CHUNK_METADATA = "[]";
+
+/** A chunk payload's text when the payload is exactly `{"text": <a well-formed string>}` (JSON.stringify of a lone surrogate escapes it; a bound string would not keep it), else undefined. */
+function chunkText(payload: unknown): string | undefined {
+  if (payload === null || typeof payload !== "object" || Array.isArray(payload)) return undefined;
+  const keys = Object.keys(payload);
+  const text = (payload as { text?: unknown }).text;
+  return keys.length === 1 && keys[0] === "text" && typeof text === "string" && text.isWellFormed() ? text : undefined;
+}
+
+/**
+ * The payload column of a stored chunk row kept as its raw text (P-STO-42):
+ * the text when the row's stored metadata is the short form (`{}` beside a
+ * string message id, storedMetadata) and its payload exactly `{"text":
+ * <string>}`; undefined for any other row, whose payload is stored as
+ * JSON.stringify writes it. With it, the row's metadata is RAW_CHUNK_METADATA.
+ */
+export function rawChunkText(kind: string, messageId: string | null, metadataText: string, payload: unknown): string | undefined {
+  return shortChunkMetadata(kind, messageId, metadataText) ? chunkText(payload) : undefined;
+}
+
+/**
+ * The payload and metadata columns a row stores, from its stored metadata
+ * text (storedMetadata) and the payload it stores (undefined: none, as when
+ * volatile or absent): a chunk's raw text beside RAW_CHUNK_METADATA where
+ * rawChunkText gives one (P-STO-42), else the payload as JSON.stringify
+ * writes it beside the metadata text. The writer's one form, which the
+ * bench's seed uses too.
+ */
+export function storedColumns(kind: string, messageId: string | null, metadataText: string, payload: unknown): { readonly payload: string | null; readonly metadata: string } {
+  if (payload === undefined) return { payload: null, metadata: metadataText };
+  const raw = rawChunkText(kind, messageId, metadataText, payload);
+  return raw === undefined ? { payload: JSON.stringify(payload), metadata: metadataText } : { payload: raw, metadata: RAW_CHUNK_METADATA };
+}
+
+/** True when a row's metadata says its payload column is the chunk's raw text (RAW_CHUNK_METADATA: a chunk kind beside a string message id). */
+export function rawChunkRow(kind: unknown, messageId: unknown, metadata: unknown): messageId is string {
+  return metadata === RAW_CHUNK_METADATA && typeof messageId === "string" && typeof kind === "string" && CHUNK_KINDS.includes(kind);
+}
+
 /** A row's metadata as written from its stored text (the inverse of storedMetadata); the text is valid JSON (startup validation). */
 export function readMetadata(kind: unknown, messageId: unknown, metadata: string): Record<string, unknown> {
-  return shortChunkMetadata(kind, messageId, metadata) ? { messageId } : JSON.parse(metadata) as Record<string, unknown>;
+  return shortChunkMetadata(kind, messageId, metadata) || rawChunkRow(kind, messageId, metadata) ? { messageId } : JSON.parse(metadata) as Record<string, unknown>;
+}
+
+/** A stored payload as written from its column (a raw chunk text is `{"text": <it>}`, P-STO-42, else the JSON text parsed). */
+export function readPayload(kind: unknown, messageId: unknown, metadata: unknown, payload: string): unknown {
+  return rawChunkRow(kind, messageId, metadata) ? { text: payload } : JSON.parse(payload);
+}
+
+/** A stored payload's JSON text as the writer was given it: `JSON.stringify({text})` for a raw chunk text (P-STO-42), else the column. */
+export function payloadJsonText(kind: unknown, messageId: unknown, metadata: unknown, payload: string): string {
+  return rawChunkRow(kind, messageId, metadata) ? JSON.stringify({ text: payload }) : payload;
 }

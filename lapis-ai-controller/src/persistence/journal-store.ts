@@ -7,9 +7,9 @@ import { controllerError, err, ok, type Result } from "../domain/errors.ts";
 import type { JournalAppend, JournalStore, ReplayEvent, ReplayResult } from "../domain/ports.ts";
 import type { JournalMetadata, JournalRecord, Json, PayloadState } from "../domain/records.ts";
 import type { StoreHandle } from "./handle.ts";
-import { readMetadata, storedMetadata, validMetadata, validKind } from "./journal-rules.ts";
+import { readMetadata, readPayload, storedColumns, storedMetadata, validMetadata, validKind } from "./journal-rules.ts";
 import { allColumns, freeTextColumn } from "./nul-text.ts";
-import { int, intOrNull, json, text, textOrNull, toJson, type Row } from "./rows.ts";
+import { int, intOrNull, text, textOrNull, type Row } from "./rows.ts";
 import { keptThreadRow } from "./thread-store.ts";
 
 const retentionFromRow = (row: Row | undefined): string | undefined => (row === undefined ? undefined : text(row, "retention"));
@@ -18,6 +18,7 @@ const retentionFromRow = (row: Row | undefined): string | undefined => (row === 
 export function journalFromRow(row: Row, withPayload: boolean): JournalRecord {
   const payloadState = text(row, "payload_state") as PayloadState;
   const messageId = textOrNull(row, "message_id");
+  const metadata = text(row, "metadata");
   return {
     journalId: int(row, "journal_id"),
     threadId: text(row, "thread_id"),
@@ -27,9 +28,10 @@ export function journalFromRow(row: Row, withPayload: boolean): JournalRecord {
     kind: text(row, "kind"),
     messageId,
     payloadState,
-    payload: withPayload && payloadState === "stored" ? json(row, "payload") : null,
-    // A chunk's `{}` stands for its message id (storedMetadata, P-STO-40).
-    metadata: readMetadata(row.kind, messageId, text(row, "metadata")) as JournalMetadata,
+    // A chunk's payload column may hold its raw text (rawChunkText, P-STO-42); a NUL-holding one is read as its BLOB (nul-text.ts).
+    payload: withPayload && payloadState === "stored" ? readPayload(row.kind, messageId, metadata, text(row, "payload")) as Json : null,
+    // A chunk's `{}` (and its `[]`) stands for its message id (storedMetadata, P-STO-40).
+    metadata: readMetadata(row.kind, messageId, metadata) as JournalMetadata,
     createdAt: int(row, "created_at"),
   };
 }
@@ -80,9 +82,10 @@ export function journalStore(handle: StoreHandle): JournalStore {
         const seq = entry.visibility === "transcript" ? lastSeq(entry.threadId) + 1 : null;
         const hasPayload = entry.payload !== undefined;
         const payloadState: PayloadState = !hasPayload ? "none" : volatile ? "volatile" : "stored";
-        const stored = payloadState === "stored" ? toJson(entry.payload) : null;
+        // A stored chunk's payload `{"text": <string>}` is kept as the text itself beside metadata `[]` (P-STO-42).
+        const stored = storedColumns(entry.kind, entry.messageId ?? null, storedText, payloadState === "stored" ? entry.payload : undefined);
         const result = insert.run(entry.threadId, entry.turnId, seq, entry.visibility, entry.kind, entry.messageId ?? null,
-          payloadState, stored, storedText, entry.createdAt);
+          payloadState, stored.payload, stored.metadata, entry.createdAt);
         // Volatile capture is filled only after the row is in, so a failed insert leaves nothing behind.
         if (payloadState === "volatile" && seq !== null) handle.volatile.put(entry.threadId, seq, entry.payload as Json);
         return ok({

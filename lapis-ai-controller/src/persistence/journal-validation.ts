@@ -19,7 +19,7 @@
 // (journalSequencesConsistent).
 import type { DatabaseSync } from "node:sqlite";
 import { EVENT_KINDS } from "../domain/contract/events.ts";
-import { CHUNK_KINDS, readMetadata, validKind, validMetadata } from "./journal-rules.ts";
+import { CHUNK_KINDS, RAW_CHUNK_METADATA, readMetadata, validKind, validMetadata } from "./journal-rules.ts";
 import { wholeTextItem } from "./nul-text.ts";
 import type { Row } from "./rows.ts";
 import { shortTextOrNull } from "./validators.ts";
@@ -46,6 +46,23 @@ const list = (values: readonly string[]) => values.map((v) => `'${v}'`).join(", 
 const COMMON_FACTS = `((kind = 'text' OR kind = 'reasoning' OR kind IN (${list(Object.keys(EVENT_KINDS).filter((k) => validKind(k) && !CHUNK_KINDS.includes(k)))}))
     AND ((metadata = '{}' OR metadata = '{"messageId":null}') AND (message_id IS NULL OR octet_length(message_id) BETWEEN 1 AND 256)
       OR metadata = json_object('messageId', message_id) AND octet_length(metadata) BETWEEN 17 AND 272))`;
+
+/**
+ * A chunk row whose payload column is its raw text (P-STO-42, journal-rules.ts
+ * rawChunkText): metadata RAW_CHUNK_METADATA beside a chunk kind and a message
+ * id of 1..256 UTF-8 bytes (so 1..256 UTF-16 units: shortText, and the
+ * `{"messageId": <id>}` it reads as passes validMetadata), stored, with a
+ * payload. Any TEXT is a valid raw text (a NUL included: readers keep it
+ * whole, nul-text.ts), and STRICT with `quick_check` proves the column's type,
+ * so neither json_valid nor the NUL check is asked. No row proven by
+ * COMMON_FACTS or aic_row_facts has this metadata, so the payload clause
+ * below needs nothing more for it. Where `notIn` gives it, the payload sits
+ * where the thread's retention keeps it.
+ */
+function rawChunkFacts(notIn: (retention: string) => string): string {
+  return `metadata = '${RAW_CHUNK_METADATA}' AND (kind = 'text' OR kind = 'reasoning') AND octet_length(message_id) BETWEEN 1 AND 256
+    AND payload_state = 'stored' AND payload IS NOT NULL${notIn("metadata-only")}`;
+}
 
 /**
  * A stored payload JSON.parse accepts: valid JSON (json_valid) with no NUL
@@ -75,11 +92,13 @@ function surelyValid(retentions: ReadonlySet<string>, turnsBySeek: boolean): str
     `(created_at >> 53) = 0`,
     // kind (KIND_PATTERN), message_id (shortTextOrNull) and metadata (validMetadata): the JS rules themselves, which
     // see the whole text (node:sqlite hands a function the full value, NULs included) and check its type.
-    `(${COMMON_FACTS} OR aic_row_facts(kind, message_id, metadata) = 1)`,
+    // A chunk's raw text (P-STO-42) proves its payload clause here too; its metadata passes none of the other two.
+    `(${rawChunkFacts(notIn)} OR ${COMMON_FACTS} OR aic_row_facts(kind, message_id, metadata) = 1)`,
     // visibility, and transcript rows exactly the sequenced ones
     `(visibility = 'transcript' AND seq IS NOT NULL OR visibility = 'owner' AND seq IS NULL)`,
     // payload_state, a payload exactly when stored, a stored payload that parses, each where its thread's retention puts it
-    `(payload_state = 'stored' AND ${PAYLOAD_PARSES}${notIn("metadata-only")}
+    `(metadata = '${RAW_CHUNK_METADATA}'
+      OR payload_state = 'stored' AND ${PAYLOAD_PARSES}${notIn("metadata-only")}
       OR payload_state = 'volatile' AND payload IS NULL${notIn("full")}
       OR payload_state = 'none' AND payload IS NULL)`,
     // the row's turn exists, unless proven per distinct turn (journalTurnMissing; its thread: journalThreadMissing)
@@ -99,7 +118,8 @@ function rowFactsJudge(): (kind: unknown, messageId: unknown, metadata: unknown)
   return (kind, messageId, metadata) => {
     if (kind === last[0] && messageId === last[1] && metadata === last[2]) return lastVerdict;
     let verdict = 0;
-    if (validKind(kind) && shortTextOrNull(messageId) && typeof metadata === "string") {
+    // A chunk's raw-text metadata (P-STO-42) is judged with its payload, by the JS rules of the row: never proven here.
+    if (validKind(kind) && shortTextOrNull(messageId) && typeof metadata === "string" && metadata !== RAW_CHUNK_METADATA) {
       // The metadata as readers get it (a chunk's `{}` is its message id: readMetadata).
       try { verdict = validMetadata(readMetadata(kind, messageId, metadata)) ? 1 : 0; } catch { verdict = 0; }
     }

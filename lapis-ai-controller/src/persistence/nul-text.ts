@@ -5,7 +5,8 @@
 // can only stand in a column whose check admits it: the free-text columns
 // below. Every other text column holds an id, a code or a word of a
 // vocabulary (no NUL passes its check at startup) or JSON.stringify's
-// output, which escapes a NUL as `\u0000`. So on a runtime that cuts, the
+// output, which escapes a NUL as `\u0000` (but a chunk's payload kept as its
+// raw text, P-STO-42, which is free text). So on a runtime that cuts, the
 // reads of a free-text column select a value holding a NUL as its BLOB
 // (its UTF-8 bytes), and rows.ts text() decodes it; a runtime that reads
 // whole texts keeps the plain `*` and pays nothing.
@@ -20,11 +21,22 @@ export { textOf, wholeTextItem } from "../domain/whole-text.ts";
  * shortText: a NUL included): values an agent or a client supplies.
  */
 export const FREE_TEXT_COLUMNS: Readonly<Record<string, readonly string[]>> = {
-  journal: ["message_id"],
+  // payload: a chunk's raw text (journal-rules.ts rawChunkText, P-STO-42); a JSON payload holds no NUL (startup proves it).
+  journal: ["message_id", "payload"],
   interactions: ["native_request_id", "outcome"],
   provider_sessions: ["native_session_id"],
   audit: ["subject_id"],
   preparation_markers: ["native_mode_requested"],
+};
+
+/**
+ * Free-text columns that hold a NUL only in rows matching a condition: a
+ * journal payload is free text only as a chunk's raw text (metadata `[]`,
+ * P-STO-42); a JSON payload holds none (startup proves it). A reader of
+ * validated rows searches only those rows' values for a NUL.
+ */
+const FREE_ONLY_WHERE: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  journal: { payload: "\"metadata\" = '[]'" },
 };
 
 /** This runtime's answer, once known: a fact of its node:sqlite, the same for every connection. */
@@ -42,14 +54,19 @@ export function readsCutAtNul(db: DatabaseSync): boolean {
 }
 
 /**
- * The select list of every column of `table`: `*` where texts are read
- * whole, else each column by name, a free-text one through wholeTextItem.
+ * The select list of every column of `table`, for readers of validated rows:
+ * `*` where texts are read whole, else each column by name, a free-text one
+ * through wholeTextItem (or its search limited to FREE_ONLY_WHERE's rows).
  */
 export function allColumns(db: DatabaseSync, table: string): string {
   const free = FREE_TEXT_COLUMNS[table] ?? [];
   if (free.length === 0 || !readsCutAtNul(db)) return "*";
   const names = (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((c) => c.name);
-  return wholeSelectList(names, free);
+  const where = FREE_ONLY_WHERE[table] ?? {};
+  return names.map((name) => {
+    const only = where[name];
+    return only === undefined ? wholeSelectList([name], free) : `iif(${only} AND instr("${name}", char(0)) > 0, CAST("${name}" AS BLOB), "${name}") AS "${name}"`;
+  }).join(", ");
 }
 
 /** A free-text `column` as a select item kept whole (plain where texts are read whole). */

@@ -9,7 +9,9 @@ import {
   RETENTION_PROFILES, TURN_STATES,
 } from "../domain/records.ts";
 import { catalogIsV1 } from "./catalog-v1.ts";
-import { FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, shortChunkMetadata, validKind, validMetadata, validReceipt } from "./journal-rules.ts";
+import {
+  FLAT_METADATA_TEXT, FLAT_RECEIPT_TEXT, RAW_CHUNK_METADATA, rawChunkRow, shortChunkMetadata, validKind, validMetadata, validReceipt,
+} from "./journal-rules.ts";
 import {
   journalColumnsAre, journalIdsInRange, journalPlacement, journalRowsToCheck, journalSequencesConsistent, journalThreadMissing,
   journalTurnIndexed, journalTurnLinked, journalTurnMissing, nulSafe, uniqueSequenceIndex,
@@ -17,6 +19,7 @@ import {
 import { readsCutAtNul, textOf } from "./nul-text.ts";
 import { validPreparationMarkerRow } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
+import { everyRow } from "./table-pages.ts";
 import { TABLES, type TableName } from "./schema.ts";
 import {
   codeOrNull, count, countOrNull, flag, id, idOrNull, jsonAny, jsonObject, jsonStringList, jsonWith, oneOf,
@@ -49,8 +52,9 @@ const SHAPES: Readonly<Record<Exclude<TableName, "preparation_markers">, Readonl
   },
   journal: {
     journal_id: positive, thread_id: id, turn_id: idOrNull, seq: countOrNull, visibility: oneOf(JOURNAL_VISIBILITIES),
-    kind, message_id: shortTextOrNull, payload_state: oneOf(PAYLOAD_STATES), payload: (v) => v === null || jsonAny(v),
-    metadata, created_at: count,
+    // payload and metadata: what each holds depends on the other (a chunk's raw text, P-STO-42), judged in rowRules.
+    kind, message_id: shortTextOrNull, payload_state: oneOf(PAYLOAD_STATES), payload: (v) => v === null || typeof v === "string" || v instanceof Uint8Array,
+    metadata: (v) => v === RAW_CHUNK_METADATA || metadata(v), created_at: count,
   },
   interactions: {
     interaction_id: id, turn_id: id, thread_id: id, native_request_id: shortText, kind: oneOf(INTERACTION_KINDS),
@@ -81,8 +85,12 @@ function rowRules(table: TableName, column: Column): boolean {
   switch (table) {
     case "journal": {
       const messageId = messageIdRead(column("message_id"));
-      return (column("visibility") === "transcript") === (column("seq") !== null) && (column("payload_state") === "stored") === (column("payload") !== null) &&
-        // A chunk's `{}` is read as its message id (journal-rules.ts readMetadata): that metadata valid too.
+      const stored = column("payload_state") === "stored";
+      if ((column("visibility") === "transcript") !== (column("seq") !== null) || stored !== (column("payload") !== null)) return false;
+      // A chunk's `[]`: its payload column is its raw text, any text (journal-rules.ts rawChunkRow, P-STO-42), stored; read as its message id.
+      if (column("metadata") === RAW_CHUNK_METADATA) return stored && rawChunkRow(column("kind"), messageId, RAW_CHUNK_METADATA) && validMetadata({ messageId });
+      // Any other payload is a JSON text; a chunk's `{}` is read as its message id (journal-rules.ts readMetadata): that metadata valid too.
+      return (column("payload") === null || jsonAny(column("payload"))) &&
         (!shortChunkMetadata(column("kind"), messageId, column("metadata")) || validMetadata({ messageId }));
     }
     case "interactions":
@@ -181,32 +189,21 @@ function strictTables(db: DatabaseSync): ReadonlyMap<string, boolean> {
     .map((r) => [String(r.name), r.strict === 1]));
 }
 
-/**
- * A table of at most this many rows is read at once with all(): node:sqlite
- * builds a row for less than its iterator does (per row, Node about 0.95 vs
- * 1.4 us, Deno 1.25 vs 2.9 us); a larger one is iterated, so the memory a
- * read holds stays bounded (a few MB).
- */
-const READ_ALL_MAX_ROWS = 8_192;
-
-/** Every row of `table` valid, read in the read transaction of the validation (as arrays, but preparation_markers' own validator); `v1`: the catalog is schema v1's. */
+/** Every row of `table` valid, read in the read transaction of the validation as arrays (table-pages.ts: in pages where the catalog is v1's; preparation_markers' rows given to its own validator as objects); `v1`: the catalog is schema v1's. */
 function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">, cutAtNul: boolean, v1: boolean): boolean {
   const n = Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as Row).n);
   // An empty table of a v1 catalog (catalogIsV1: its columns are v1's) holds nothing to judge: no statement to prepare.
   if (n === 0 && v1) return true;
-  const all = db.prepare(`SELECT * FROM ${table}`);
+  const columns = db.prepare(`SELECT * FROM ${table}`).columns();
   // Read through nulSafe: each column but a STRICT table's INT, INTEGER or REAL, which holds no text (quick_check proves the types).
   const read = (c: { name: string; type: string | null }) => /^(INT|INTEGER|REAL)$/i.test(c.type ?? "") ? `"${c.name}"` : nulSafe(c.name);
-  const statement = cutAtNul ? db.prepare(`SELECT ${all.columns().map(read).join(", ")} FROM ${table}`) : all;
+  const select = cutAtNul ? columns.map(read).join(", ") : "*";
+  const names = columns.map((c) => c.name);
   if (table === "preparation_markers") {
-    for (const row of (n <= READ_ALL_MAX_ROWS ? statement.all() : statement.iterate()) as Iterable<Row>) if (!validPreparationMarkerRow(row)) return false;
-    return true;
+    return everyRow(db, table, select, n, v1, (row) => validPreparationMarkerRow(Object.fromEntries(names.map((name, i) => [name, row[i]])) as Row));
   }
-  const valid = compiled(table, SHAPES[table], statement.columns().map((c) => c.name));
-  if (valid === undefined) return false;
-  statement.setReturnArrays(true);
-  for (const row of (n <= READ_ALL_MAX_ROWS ? statement.all() : statement.iterate()) as Iterable<unknown[]>) if (!valid(row)) return false;
-  return true;
+  const valid = compiled(table, SHAPES[table], names);
+  return valid !== undefined && everyRow(db, table, select, n, v1, valid);
 }
 
 /**

@@ -11,6 +11,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { ControllerClient, ThreadEventDelivery } from "../../src/client.ts";
 import { createPrng } from "../support/chaos-prng.ts";
+import { readPayload } from "../../src/persistence/journal-rules.ts";
 import { engineServe, readDb } from "../support/engine-serve.ts";
 import type { AgentStep } from "../support/scripted-acp-agent.ts";
 import { scriptedAgent } from "../support/scripted-agent-fixture.ts";
@@ -26,7 +27,9 @@ const STEPS: AgentStep[] = [...burst("a"), { sleep: 20 }, ...burst("b"), { permi
 const BEFORE_ASK = text("a") + text("b");
 const WHOLE = BEFORE_ASK + text("c") + text("d");
 
-type Row = { seq: number; kind: string; payload: string | null; turn_id: string | null };
+type Row = { seq: number; kind: string; message_id: string | null; metadata: string; payload: string | null; turn_id: string | null };
+/** A row's payload as the store reads it (a chunk's may be stored as its raw text, P-STO-42). */
+const payloadOf = (r: Row): unknown => readPayload(r.kind, r.message_id, r.metadata, String(r.payload));
 type Seen = { seq: number; kind: string; text: string | null };
 
 const textOf = (payload: unknown): string | null => {
@@ -96,17 +99,17 @@ test("P-ARC-14 P-ARC-15 SIGKILL at seeded random points of group-committed strea
       await Promise.race([seen.done, new Promise((r) => setTimeout(r, 10_000))]);
     }
     c.close();
-    const rows = readDb<Row>(serve.databasePath, "SELECT seq, kind, payload, turn_id FROM journal WHERE thread_id = ? AND seq IS NOT NULL ORDER BY seq", threadId);
+    const rows = readDb<Row>(serve.databasePath, "SELECT seq, kind, message_id, metadata, payload, turn_id FROM journal WHERE thread_id = ? AND seq IS NOT NULL ORDER BY seq", threadId);
     const bySeq = new Map(rows.map((r) => [Number(r.seq), r]));
     // Every delivered event is committed, with the same kind and text.
     for (const d of seen.delivered) {
       const row = bySeq.get(d.seq);
       assert.ok(row !== undefined, `life ${life}: delivered seq ${d.seq} (${d.kind}) is not in the database`);
       assert.equal(row.kind, d.kind, `life ${life}: seq ${d.seq}`);
-      assert.equal(row.payload === null ? null : textOf(JSON.parse(row.payload)), d.text, `life ${life}: seq ${d.seq}`);
+      assert.equal(row.payload === null ? null : textOf(payloadOf(row)), d.text, `life ${life}: seq ${d.seq}`);
     }
     deliveredTotal += seen.delivered.length;
-    const committedText = rows.filter((r) => r.kind === "text" && r.turn_id === turnId).map((r) => textOf(JSON.parse(String(r.payload))) ?? "").join("");
+    const committedText = rows.filter((r) => r.kind === "text" && r.turn_id === turnId).map((r) => textOf(payloadOf(r)) ?? "").join("");
     assert.ok(WHOLE.startsWith(committedText), `life ${life}: the committed reply is a prefix of what the agent sent, in order`);
     if (!last && committedText.length < WHOLE.length) cutShort += 1;
     // Every approval whose receipt the application got is settled in the database.

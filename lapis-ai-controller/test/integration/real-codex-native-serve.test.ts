@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import type { ControllerClient } from "../../src/client.ts";
-import { readMetadata } from "../../src/persistence/journal-rules.ts";
+import { readMetadata, readPayload } from "../../src/persistence/journal-rules.ts";
 import { startAgentServe } from "../support/agent-serve.ts";
 import { FAKE_KEY_ENV } from "../support/codex-home.ts";
 import { readDb, waitTurn } from "../support/engine-serve.ts";
@@ -29,11 +29,11 @@ async function pending(c: ControllerClient, turnId: string, timeoutMs = 60_000):
   }
 }
 
-/** The turn's rows of `kind`, metadata (read as the store reads it: a chunk's stored `{}` is its message id, P-STO-40) and payload merged. */
+/** The turn's rows of `kind`, metadata and payload (read as the store reads them: a chunk's stored `{}` or `[]` is its message id, P-STO-40, and its payload may be its raw text, P-STO-42) merged. */
 function journal(dbPath: string, turnId: string, kind: string): Record<string, unknown>[] {
   return readDb<{ kind: string; message_id: string | null; metadata: string; payload: string | null }>(dbPath,
     "SELECT kind, message_id, metadata, payload FROM journal WHERE turn_id = ? AND kind = ? ORDER BY journal_id", turnId, kind)
-    .map((r) => ({ ...readMetadata(r.kind, r.message_id, r.metadata), ...(r.payload === null ? {} : (JSON.parse(r.payload) as Record<string, unknown>)) }));
+    .map((r) => ({ ...readMetadata(r.kind, r.message_id, r.metadata), ...(r.payload === null ? {} : (readPayload(r.kind, r.message_id, r.metadata, r.payload) as Record<string, unknown>)) }));
 }
 
 /** App-server processes (the launcher and the native binary) with this CODEX_HOME, once they had time to go. */

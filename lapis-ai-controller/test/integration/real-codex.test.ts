@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { test } from "node:test";
 import type { ControllerClient } from "../../src/client.ts";
 import { startAgentServe } from "../support/agent-serve.ts";
+import { readPayload } from "../../src/persistence/journal-rules.ts";
 import { readDb, waitTurn } from "../support/engine-serve.ts";
 import { descendants, procText } from "../support/proc-tree.ts";
 
@@ -48,8 +49,10 @@ test("real codex-acp + Codex through serve and the SDK", { timeout: 240_000 }, a
     serve.model.push({ text: ["real ", "codex ", "turn"] });
     const turnId = String((await c.submitTurn(threadId, { text: "say something" })).turnId);
     await waitTurn(c, turnId, ["completed"], 60_000);
-    const texts = readDb<{ payload: string | null }>(serve.databasePath, "SELECT payload FROM journal WHERE turn_id = ? AND kind = 'text' ORDER BY journal_id", turnId)
-      .map((r) => String((JSON.parse(r.payload ?? "{}") as { text?: string }).text ?? "")).join("");
+    // A chunk's payload as the store reads it (stored as its raw text, P-STO-42).
+    const texts = readDb<{ kind: string; message_id: string | null; metadata: string; payload: string | null }>(serve.databasePath,
+      "SELECT kind, message_id, metadata, payload FROM journal WHERE turn_id = ? AND kind = 'text' ORDER BY journal_id", turnId)
+      .map((r) => String((readPayload(r.kind, r.message_id, r.metadata, r.payload ?? "{}") as { text?: string }).text ?? "")).join("");
     assert.match(texts, /real codex turn/);
     const mode = readDb<{ metadata: string }>(serve.databasePath, "SELECT metadata FROM journal WHERE turn_id = ? AND kind = 'native_mode'", turnId)
       .map((r) => JSON.parse(r.metadata) as Record<string, unknown>);

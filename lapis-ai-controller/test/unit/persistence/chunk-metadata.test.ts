@@ -72,16 +72,17 @@ function chunkedFile(t: Parameters<typeof tempDir>[0]): string {
   return path;
 }
 
-test("P-STO-40 a chunk's metadata is stored as {} beside its message id; every other shape is stored whole", (t) => {
+test("P-STO-40 a chunk's metadata is stored as {} beside its message id ([] where its payload is kept as its raw text, P-STO-42); every other shape is stored whole", (t) => {
   const path = chunkedFile(t);
-  assert.deepEqual(storedTexts(path), ["{}", "{}", '{"messageId":null}', "{}", '{"channel":"text","messageId":"msg-1"}', "{}"]);
+  assert.deepEqual(storedTexts(path), ["[]", "[]", '{"messageId":null}', "[]", '{"channel":"text","messageId":"msg-1"}', "{}"]);
 });
 
 test("P-STO-40 readers hand out the same bytes for the short form as for the form written before (replay, owner journal, engine rows, thread facts), and both files validate", (t) => {
   const path = chunkedFile(t);
   const now = readOut(path);
-  // The same rows in the form a file written before this change holds.
-  raw(path, "UPDATE journal SET metadata = json_object('messageId', message_id) WHERE metadata = '{}' AND kind IN ('text', 'reasoning')");
+  // The same rows in the form a file written before this change holds (and before P-STO-42 kept a chunk's payload as its raw text).
+  raw(path, `UPDATE journal SET payload = json_object('text', payload), metadata = '{}' WHERE metadata = '[]';
+    UPDATE journal SET metadata = json_object('messageId', message_id) WHERE metadata = '{}' AND kind IN ('text', 'reasoning')`);
   assert.deepEqual(storedTexts(path), ['{"messageId":"msg-1"}', '{"messageId":"rsn-1"}', '{"messageId":null}', '{"messageId":"méssage-✓"}',
     '{"channel":"text","messageId":"msg-1"}', '{"messageId":"msg-o"}']);
   assert.equal(readOut(path), now);

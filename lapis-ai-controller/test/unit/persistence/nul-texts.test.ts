@@ -49,7 +49,11 @@ test("P-STO-21 the free-text columns are exactly the text columns whose startup 
   for (const [table, column] of columns) {
     const path = join(tempDir(t), `${table}-${column}.sqlite`);
     seedEveryTable(path);
-    storeNul(path, `UPDATE ${table} SET "${column}" = coalesce("${column}", 'v') || char(0) || 'x'`);
+    // The payload column admits a NUL only as a chunk's raw text (P-STO-42): its stored rows made such chunks first (a JSON payload's NUL
+    // is refused: support/nul-corruptions.ts).
+    const payload = table === "journal" && column === "payload";
+    if (payload) storeNul(path, "UPDATE journal SET kind = 'text', message_id = 'm', metadata = '[]' WHERE payload_state = 'stored'");
+    storeNul(path, `UPDATE ${table} SET "${column}" = coalesce("${column}", 'v') || char(0) || 'x'${payload ? " WHERE payload_state = 'stored'" : ""}`);
     const free = FREE_TEXT_COLUMNS[table]?.includes(column) === true;
     // Forced, and as this runtime reads (Node: whole; Deno: as its BLOB).
     for (const cut of [true, undefined]) {

@@ -150,9 +150,9 @@ test("P-STO-05 a valid database with a row in every table passes validation", (t
   opened.value.close();
 });
 
-// A table of up to 8,192 rows is read at once, a larger one row by row (record-validation.ts READ_ALL_MAX_ROWS): either way every row is judged.
-for (const [name, turns] of [["read at once", 8_191], ["read row by row", 8_192]] as const) {
-  test(`P-STO-06 a malformed last row of ${turns + 1} turns (${name}) fails startup with storage_record_invalid (turns); valid, they pass`, (t) => {
+// A table of up to 8,192 rows is read at once, a larger one in pages of 8,192 (table-pages.ts PAGE_ROWS): either way every row is judged.
+for (const [name, turns] of [["read at once", 8_191], ["read in two pages", 8_192], ["read in three pages", 16_384]] as const) {
+  test(`P-STO-06 P-STO-43 a malformed last row of ${turns + 1} turns (${name}) fails startup with storage_record_invalid (turns); valid, they pass`, (t) => {
     const path = join(tempDir(t), "controller.sqlite");
     seedEveryTable(path);
     corrupt(path, `WITH RECURSIVE n(i) AS (SELECT 2 UNION ALL SELECT i + 1 FROM n WHERE i <= ${turns})
