@@ -4,10 +4,11 @@
 // Exactly once: the first send uses the invocation's transaction id and
 // carries the reply marker; each edit takes its sequence number durably
 // first and uses `<txn>-e<seq>`; the message's event id is stored before any
-// edit, in the same commit as the first block of edit numbers. A restarted Lisa finds the stored message (or looks for the marker in
-// the room) and edits on. Partial sends are best effort: a failed one is not
-// repeated (newer text follows), and a failed first send ends streaming for
-// this reply; the final answer always goes out (stream-final.ts).
+// edit, in the same commit as the first block of edit numbers. A restarted
+// Lisa finds the stored message (or looks for the marker in the room) and
+// edits on. Partial sends are best effort: a failed one is not repeated
+// (newer text follows), and a failed first send ends streaming for this
+// reply; the final answer always goes out (stream-final.ts).
 
 import type { Logger } from "../log/logger.ts";
 import { MATRIX_CODES } from "../matrix/codes.ts";
