@@ -10,15 +10,21 @@
 // any client (baselines/stream-floor.ts: a bare node:http reader of the same
 // stream in a child configured like Lisa's, plus the one extra Matrix event,
 // the final edit, PUT and echoed by /sync), added to Lisa's non-streaming CPU.
+// Ledger commits per invocation (each fsync'd) are counted in each Lisa's
+// write-ahead log (test/support/wal-commits.ts). A/B against another copy of
+// Lisa in the same run: BENCH_STREAM_COMPARE_ENTRY=/copy/src/main.ts adds a
+// third child, streaming on, run from that entry, in the same rotation.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { setTimeout as delay } from "node:timers/promises";
 import { ALICE } from "../test/support/lisa-harness.ts";
 import type { World } from "../test/support/lisa-harness.ts";
 import { jsonAnswer, type Script } from "../test/support/scripted-llm.ts";
+import { walCommits } from "../test/support/wal-commits.ts";
 import { pieces, streamedAnswer } from "../test/support/scripted-stream.ts";
 import { endpointIs, type HttpMoment, type HttpObserver } from "./lib/observe.ts";
-import { distribution, fmtDist, interleave } from "./lib/stats.ts";
+import { distribution, fmtDist } from "./lib/stats.ts";
 import type { BenchResult } from "./lib/types.ts";
 import type { StreamFloorOptions } from "./baselines/stream-floor.ts";
 import { BASE_PASSWORD, BASE_ROOM, BASE_USER, benchRooms, benchWorld, lisaMessageCount, spawnNode, startLisa, waitForHs, waitForLisaReady, type Child } from "./lib/world.ts";
@@ -38,8 +44,10 @@ const PIECE_CHARS = 4;
 // The JSON text before the first character of `markdown`.
 const PREFIX = "{\"markdown\":\"".length;
 
+type ModeName = "on" | "off" | "compare";
+
 interface Mode {
-  readonly name: "on" | "off";
+  readonly name: ModeName;
   readonly world: World;
   readonly lisa: Child;
   readonly room: string;
@@ -50,6 +58,8 @@ interface Mode {
 interface Sample {
   readonly visibleMs: number;
   readonly sends: number;
+  /** Invoking message sent -> the complete reply answered. */
+  readonly replyMs: number;
 }
 
 // The model's clock: the first markdown delta is written after this many deltas.
@@ -85,6 +95,7 @@ async function invoke(mode: Mode, observer: HttpObserver, n: number): Promise<Sa
   const mine = (m: HttpMoment): boolean => m.port === port && endpointIs(m, "send");
   // Done: the final edit (streaming) or the reply (not streaming) has been answered.
   const done = (m: HttpMoment): boolean => mine(m) && m.phase === "finished" && (mode.name === "off" || m.path.includes("-final"));
+  const complete = (m: HttpMoment): boolean => done(m) && m.at >= mark;
   const finished = observer.waitFor(done, 1, 60_000, `${mode.name}: the complete reply`);
   const mark = performance.now();
   const before = mode.firstTokenAt.length;
@@ -93,17 +104,32 @@ async function invoke(mode: Mode, observer: HttpObserver, n: number): Promise<Sa
   const firstSend = observer.first(mark, (m) => mine(m) && m.phase === "arrived");
   const tokenAt = mode.firstTokenAt[before];
   if (firstSend === undefined || tokenAt === undefined) throw new Error(`stream bench (${mode.name}): no send or no model request observed`);
-  return { visibleMs: firstSend.at - tokenAt, sends: observer.all(mark, (m) => mine(m) && m.phase === "arrived").length };
+  const replied = observer.first(mark, complete);
+  return {
+    visibleMs: firstSend.at - tokenAt, sends: observer.all(mark, (m) => mine(m) && m.phase === "arrived").length,
+    replyMs: (replied?.at ?? Number.NaN) - mark,
+  };
 }
 
-async function openMode(name: "on" | "off", options: StreamBenchOptions): Promise<Mode> {
+/** Ledger commits of `mode` since its previous reading (null when the log was checkpointed in between). */
+function commitCounter(mode: Mode): () => number | null {
+  let last = walCommits(mode.world.config.runtime.database_path);
+  return () => {
+    const now = walCommits(mode.world.config.runtime.database_path);
+    const count = now.log === last.log ? now.commits - last.commits : null;
+    last = now;
+    return count;
+  };
+}
+
+async function openMode(name: ModeName, options: StreamBenchOptions, entry?: string): Promise<Mode> {
   const [room] = benchRooms(1) as [string];
   const firstTokenAt: number[] = [];
   const world = await benchWorld({
     rooms: [room], llmScript: script(options, firstTokenAt),
-    config: { streaming: { enabled: name === "on" }, llm: { request_timeout_seconds: 60 } },
+    config: { streaming: { enabled: name !== "off" }, llm: { request_timeout_seconds: 60 } },
   });
-  const lisa = startLisa(world);
+  const lisa = startLisa(world, entry === undefined ? {} : { entry });
   await waitForLisaReady(world, lisa);
   return { name, world, lisa, room, firstTokenAt };
 }
@@ -139,22 +165,34 @@ async function measureFloor(options: StreamBenchOptions, editBytes: number): Pro
 /** Runs the benchmark; `observer` must be recording. */
 export async function benchStream(observer: HttpObserver, options: StreamBenchOptions): Promise<BenchResult> {
   const modes: Mode[] = [];
+  const compareEntry = process.env["BENCH_STREAM_COMPARE_ENTRY"];
   try {
     const on = await openMode("on", options);
     modes.push(on);
     const off = await openMode("off", options);
     modes.push(off);
+    if (compareEntry !== undefined && compareEntry !== "") modes.push(await openMode("compare", options, compareEntry));
     // One warm-up each: the answer stack is loaded on first use.
-    await invoke(on, observer, 0);
-    await invoke(off, observer, 0);
-    const cpuBefore = { on: cpuMs(on.lisa.pid), off: cpuMs(off.lisa.pid) };
-    const samples: Record<"on" | "off", Sample[]> = { on: [], off: [] };
-    await interleave(
-      options.samples,
-      async () => void samples.on.push(await invoke(on, observer, samples.on.length + 1)),
-      async () => void samples.off.push(await invoke(off, observer, samples.off.length + 1)),
-    );
-    const cpu = { on: (cpuMs(on.lisa.pid) - cpuBefore.on) / options.samples, off: (cpuMs(off.lisa.pid) - cpuBefore.off) / options.samples };
+    for (const mode of modes) await invoke(mode, observer, 0);
+    const cpuBefore = modes.map((mode) => cpuMs(mode.lisa.pid));
+    const samples = modes.map((): Sample[] => []);
+    // Commits of each invocation: read at the start of the mode's next one (the last after a settle).
+    const counters = modes.map(commitCounter);
+    const commits = modes.map((): (number | null)[] => []);
+    for (let round = 0; round < options.samples; round += 1) {
+      // The order rotates each round, so no mode always follows the same one.
+      for (let k = 0; k < modes.length; k += 1) {
+        const i = (round + k) % modes.length;
+        if (round > 0) commits[i]!.push(counters[i]!());
+        else counters[i]!();
+        samples[i]!.push(await invoke(modes[i]!, observer, round + 1));
+      }
+    }
+    await delay(1_000);
+    modes.forEach((_, i) => commits[i]!.push(counters[i]!()));
+    const cpuOf = modes.map((mode, i) => (cpuMs(mode.lisa.pid) - cpuBefore[i]!) / options.samples);
+    const cpu = { on: cpuOf[0]!, off: cpuOf[1]! };
+    const [sOn, sOff] = [samples[0]!, samples[1]!];
     const editEvents = on.world.hs.eventsBy(on.world.config.matrix.user_id, on.room)
       .filter((e) => (e.content["m.relates_to"] as { rel_type?: string } | undefined)?.rel_type === "m.replace");
     const edits = editEvents.length;
@@ -162,9 +200,12 @@ export async function benchStream(observer: HttpObserver, options: StreamBenchOp
     const floorExtra = floor.streamedMs - floor.singleMs;
     const floorRatio = (cpu.off + floorExtra) / cpu.off;
     const messages = lisaMessageCount(on.world.hs, on.room) - edits;
-    const visibleOn = distribution(samples.on.map((s) => s.visibleMs));
-    const visibleOff = distribution(samples.off.map((s) => s.visibleMs));
-    const editsPerReply = distribution(samples.on.map((s) => s.sends - 1));
+    const visibleOn = distribution(sOn.map((s) => s.visibleMs));
+    const visibleOff = distribution(sOff.map((s) => s.visibleMs));
+    const editsPerReply = distribution(sOn.map((s) => s.sends - 1));
+    const counted = commits.map((c) => distribution(c.filter((n): n is number => n !== null)));
+    const extraCommits = counted[0]!.median - counted[1]!.median;
+    const reply = samples.map((list) => distribution(list.map((s) => s.replyMs)));
     const cpuRatio = cpu.on / cpu.off;
     return {
       rows: [
@@ -187,12 +228,24 @@ export async function benchStream(observer: HttpObserver, options: StreamBenchOp
           value: `${(cpu.off + floorExtra).toFixed(1)} ms (+${floorExtra.toFixed(1)} ms)`, baseline: `streaming off: ${cpu.off.toFixed(1)} ms`,
           ratio: floorRatio, goal: "floor <= 1.2x (else 1.2x is below what streaming can cost)", met: floorRatio <= 1.2,
         },
+        {
+          figure: "streaming: ledger commits per invocation (each fsync'd; commit frames in the WAL, sync batch to sent)",
+          value: fmtDist(counted[0]!, "commits", 1), baseline: `streaming off: ${fmtDist(counted[1]!, "commits", 1)}`,
+          ratio: counted[0]!.median / counted[1]!.median, goal: "at most 2 more than off (begin; message id + edit numbers)", met: extraCommits <= 2,
+        },
+        ...(modes[2] === undefined ? [] : [{
+          figure: "streaming: Lisa's CPU time per invocation against BENCH_STREAM_COMPARE_ENTRY (streaming on both, same run)",
+          value: `${cpu.on.toFixed(1)} ms`, baseline: `compare: ${cpuOf[2]!.toFixed(1)} ms, ${fmtDist(counted[2]!, "commits", 1)}`,
+          ratio: cpu.on / cpuOf[2]!, goal: "report", met: true,
+        }]),
       ],
       notes: [
-        `stream: ${options.samples} invocations per mode after one warm-up each, alternating; answer ${ANSWER.length} characters in ${PIECE_CHARS}-character deltas every ${options.tokenMs} ms`,
+        `stream: ${options.samples} invocations per mode (${modes.map((m) => m.name).join(", ")}) after one warm-up each, order rotating; answer ${ANSWER.length} characters in ${PIECE_CHARS}-character deltas every ${options.tokenMs} ms`,
         `stream: messages in the streaming room ${messages} for ${options.samples + 1} invocations (one each), edits ${edits}`,
         `stream: Lisa's extra CPU per streamed invocation ${(cpu.on - cpu.off).toFixed(1)} ms against the floor's ${floorExtra.toFixed(1)} ms`
           + ` (bare node:http reader, child with --optimize-for-size as Lisa: streamed read + final edit PUT + its /sync echo ${floor.streamedMs.toFixed(1)} ms, single body ${floor.singleMs.toFixed(1)} ms, ${options.samples} each)`,
+        `stream: invoking message -> complete reply answered: ${modes.map((m, i) => `${m.name} ${fmtDist(reply[i]!, "ms", 0)}`).join("; ")}`,
+        `stream: invocations whose ledger commits were counted (none spanning a WAL checkpoint): ${modes.map((m, i) => `${m.name} ${commits[i]!.filter((n) => n !== null).length} of ${commits[i]!.length}`).join("; ")}`,
       ],
     };
   } finally {

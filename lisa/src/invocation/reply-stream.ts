@@ -4,10 +4,11 @@
 // Exactly once: the first send uses the invocation's transaction id and
 // carries the reply marker; each edit takes its sequence number durably
 // first and uses `<txn>-e<seq>`; the message's event id is stored before any
-// edit. A restarted Lisa finds the stored message (or looks for the marker in
-// the room) and edits on. Partial sends are best effort: a failed one is not
-// repeated (newer text follows), and a failed first send ends streaming for
-// this reply; the final answer always goes out (stream-final.ts).
+// edit, in the same commit as the first block of edit numbers. A restarted
+// Lisa finds the stored message (or looks for the marker in the room) and
+// edits on. Partial sends are best effort: a failed one is not repeated
+// (newer text follows), and a failed first send ends streaming for this
+// reply; the final answer always goes out (stream-final.ts).
 
 import type { Logger } from "../log/logger.ts";
 import { MATRIX_CODES } from "../matrix/codes.ts";
@@ -198,8 +199,7 @@ export class ReplyStream {
       const found = await sentLookup(this.#row.roomId, this.#row.eventId, this.#row.matrixTxnId, signal);
       if (!found.ok) return this.#stop(found.error);
       if (found.value !== null) {
-        store.setReplyStreamEvent(this.#row.eventId, found.value);
-        this.#eventId = found.value;
+        this.#known(found.value);
         return this.#edit(found.value, content, signal);
       }
     }
@@ -207,9 +207,16 @@ export class ReplyStream {
     this.#begun = true;
     const sent = await room.sendMessage(this.#row.roomId, this.#row.matrixTxnId, content, signal);
     if (!sent.ok) return this.#stop(sent.error);
-    store.setReplyStreamEvent(this.#row.eventId, sent.value);
-    this.#eventId = sent.value;
+    this.#known(sent.value);
     return null;
+  }
+
+  // One commit records the message and reserves the first block of edit numbers:
+  // no edit can go out before it, so the reservation needs no commit of its own.
+  #known(messageId: string): void {
+    this.#nextSeq = this.#deps.store.setReplyStreamEvent(this.#row.eventId, messageId, SEQ_BLOCK);
+    this.#seqEnd = this.#nextSeq + SEQ_BLOCK;
+    this.#eventId = messageId;
   }
 
   async #edit(target: string, content: Record<string, unknown>, signal: AbortSignal): Promise<MatrixError | null> {

@@ -323,8 +323,8 @@ export class SqliteStateStore implements StateStore {
     return streams.beginReplyStream(this.#conn, eventId);
   }
 
-  setReplyStreamEvent(eventId: string, sentEventId: string): void {
-    streams.setReplyStreamEvent(this.#conn, eventId, sentEventId);
+  setReplyStreamEvent(eventId: string, sentEventId: string, reserveSeqs?: number): number {
+    return streams.setReplyStreamEvent(this.#conn, eventId, sentEventId, reserveSeqs);
   }
 
   reserveEditSeqs(eventId: string, count: number): number {

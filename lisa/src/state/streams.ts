@@ -29,13 +29,23 @@ export function beginReplyStream(conn: LedgerConnection, eventId: string): Reply
   });
 }
 
-/** Records the message the answer grows in (the first send's event id, or one found in the room). */
-export function setReplyStreamEvent(conn: LedgerConnection, eventId: string, sentEventId: string): void {
+/**
+ * Records the message the answer grows in (the first send's event id, or one
+ * found in the room) and, in the same transaction, reserves the next `reserve`
+ * edit sequence numbers (0: none); returns the first number reserved. The first
+ * edit follows the first send, so its numbers ride in this commit instead of a
+ * commit of their own.
+ */
+export function setReplyStreamEvent(conn: LedgerConnection, eventId: string, sentEventId: string, reserve = 0): number {
   if (!isEventId(sentEventId)) throw invalidInput("reply stream event id");
-  conn.write("set reply stream event", (now) => {
-    conn.stmt(`INSERT INTO reply_streams(invocation_event_id, sent_event_id, last_seq, updated_at_ms) VALUES (?, ?, 0, ?)
-      ON CONFLICT(invocation_event_id) DO UPDATE SET sent_event_id = excluded.sent_event_id, updated_at_ms = excluded.updated_at_ms`)
-      .run(eventId, sentEventId, now);
+  if (!Number.isSafeInteger(reserve) || reserve < 0 || reserve > 1_000) throw invalidInput("edit sequence reservation");
+  return conn.write("set reply stream event", (now) => {
+    conn.stmt(`INSERT INTO reply_streams(invocation_event_id, sent_event_id, last_seq, updated_at_ms) VALUES (?, ?, ?, ?)
+      ON CONFLICT(invocation_event_id) DO UPDATE SET sent_event_id = excluded.sent_event_id, last_seq = last_seq + ?,
+      updated_at_ms = excluded.updated_at_ms`)
+      .run(eventId, sentEventId, reserve, now, reserve);
+    const row = conn.stmt("SELECT last_seq FROM reply_streams WHERE invocation_event_id = ?").get(eventId);
+    return (row?.["last_seq"] as number) - reserve + 1;
   });
 }
 

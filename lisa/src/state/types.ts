@@ -282,8 +282,11 @@ export interface StateStore {
   replyStream(eventId: string): ReplyStreamRow | null;
   /** Begins (or returns the existing) streaming reply, just before its first send. */
   beginReplyStream(eventId: string): ReplyStreamRow;
-  /** Records the message the streaming reply grows in. */
-  setReplyStreamEvent(eventId: string, sentEventId: string): void;
+  /**
+   * Records the message the streaming reply grows in and, in the same commit, reserves the next
+   * `reserveSeqs` edit sequence numbers (none unless given); returns the first reserved.
+   */
+  setReplyStreamEvent(eventId: string, sentEventId: string, reserveSeqs?: number): number;
   /** Reserves the next `count` edit sequence numbers durably (before sending any of them); returns the first. */
   reserveEditSeqs(eventId: string, count: number): number;
   /** The instance lock this store holds (run mode), so what lives beside the database opens under the same lock; null read-only. */

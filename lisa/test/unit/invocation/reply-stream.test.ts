@@ -17,6 +17,7 @@ import type { RawEvent, RoomWritePort } from "../../../src/matrix/port.ts";
 import { matrixTransactionId } from "../../../src/state/txn-id.ts";
 import type { StateStore, WorkItem } from "../../../src/state/types.ts";
 import { baseline, openRun, tempDatabase, testClock } from "../../support/state-fixtures.ts";
+import { walCommits } from "../../support/wal-commits.ts";
 import { recordingLogger } from "../ingest/fakes.ts";
 
 const ROOM = "!room-a:example.org";
@@ -166,6 +167,50 @@ describe("LISA-STREAM-08, LISA-STREAM-09: streaming replies in the worker", () =
     assert.equal(row?.status, "sent");
     assert.equal(row?.sentEventId, `$${TXN}:example.org`);
     assert.ok(store.isBotEvent(`$${TXN}:example.org`, ROOM));
+  });
+
+  // LISA-STREAM-20: the commits of one reply after its lease, counted in the ledger's write-ahead log
+  // (each one fsync'd): begin (before the first send), the message id with edit numbers 1-16 (before
+  // any edit), ready (before the final edit), sent; without streaming only ready and sent.
+  test("LISA-STREAM-20: a streamed reply commits the ledger 4 times after its lease, a reply without streaming 2", async () => {
+    const paced = async () => { await delay(15); await room.idle(); };
+    const item = lease();
+    const before = walCommits(db.path);
+    await worker(streaming(["Hello ", "there, ", "this is ", "a longer ", "answer ", "that grows ", "and grows. "], "answer", [], undefined, paced))(item, live);
+    const after = walCommits(db.path);
+    assert.equal(after.log, before.log, "no checkpoint in between");
+    const edits = room.sent.filter((s) => /-e\d+$/.test(s.txnId)).length;
+    assert.ok(edits >= 2 && edits <= 16, `edits: ${edits}`);
+    assert.equal(store.invocation(EVENT.event_id)?.status, "sent");
+    assert.equal(after.commits - before.commits, 4, "begin; message id + edit numbers; ready; sent");
+    assert.deepEqual(store.replyStream(EVENT.event_id), { sentEventId: `$${TXN}:example.org`, lastSeq: 16 });
+
+    const plain = { ...EVENT, event_id: "$ev2:example.org", origin_server_ts: EVENT.origin_server_ts + 1 };
+    store.commitSyncBatch({
+      nextBatch: "s2", rooms: [],
+      candidates: [{ eventId: plain.event_id, roomId: ROOM, senderId: plain.sender, receivedAtMs: plain.origin_server_ts, rawEventJson: JSON.stringify(plain) }],
+    });
+    const next = store.nextForRoom(ROOM, 60_000);
+    assert.ok(next !== null);
+    const start = walCommits(db.path);
+    await worker(async () => ok<ReplyDraft>({ markdown: "At once.", sources: [] }), { streaming: undefined })(next, live);
+    const end = walCommits(db.path);
+    assert.equal(end.log, start.log);
+    assert.equal(store.invocation(plain.event_id)?.status, "sent");
+    assert.equal(end.commits - start.commits, 2, "ready; sent");
+  });
+
+  test("LISA-STREAM-20: past the first 16 edits, one more commit reserves each further 16 edit numbers", async () => {
+    const paced = async () => { await delay(40); await room.idle(); };
+    const item = lease();
+    const before = walCommits(db.path);
+    await worker(streaming(Array.from({ length: 40 }, (_, i) => `piece${i} `), "answer", [], undefined, paced))(item, live);
+    const after = walCommits(db.path);
+    assert.equal(after.log, before.log, "no checkpoint in between");
+    const edits = room.sent.filter((s) => /-e\d+$/.test(s.txnId));
+    assert.ok(edits.length > 16, `edits: ${edits.length}`);
+    assert.deepEqual(edits.map((e) => e.txnId), edits.map((_, i) => `${TXN}-e${i + 1}`));
+    assert.equal(after.commits - before.commits, 4 + Math.ceil(edits.length / 16) - 1);
   });
 
   test("a status line appears in the same message only once it exists; the fallback replaces the partial text", async () => {

@@ -242,3 +242,20 @@ describe("errors", () => {
     store = openRun(db.path, clock);
   });
 });
+
+describe("LISA-STREAM-20: a streamed reply's message and edit numbers", () => {
+  test("the message id and the first edit numbers commit together; later reservations continue above them", () => {
+    ingest(store, [candidate(1)]);
+    const id = leaseProcess();
+    assert.deepEqual(store.beginReplyStream(id), { sentEventId: null, lastSeq: 0 });
+    assert.equal(store.setReplyStreamEvent(id, "$message:example.org", 16), 1, "numbers 1-16 with the message id");
+    assert.deepEqual(store.replyStream(id), { sentEventId: "$message:example.org", lastSeq: 16 });
+    assert.equal(store.reserveEditSeqs(id, 16), 17);
+    assert.equal(store.setReplyStreamEvent(id, "$message:example.org", 16), 33, "a message found again reserves above every earlier number");
+    assert.equal(store.setReplyStreamEvent(id, "$message:example.org"), 49, "none reserved: the next number, nothing taken");
+    assert.deepEqual(store.replyStream(id), { sentEventId: "$message:example.org", lastSeq: 48 });
+    assert.throws(() => store.setReplyStreamEvent(id, "$message:example.org", -1), StateStoreError);
+    assert.throws(() => store.setReplyStreamEvent(id, "$message:example.org", 1_001), StateStoreError);
+    assert.deepEqual(store.replyStream(id), { sentEventId: "$message:example.org", lastSeq: 48 }, "a refused reservation changes nothing");
+  });
+});
