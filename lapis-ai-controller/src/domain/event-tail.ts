@@ -6,7 +6,9 @@
 // same cursor would (the same fields in the same order, encoded once).
 //
 // - Only threads somebody watches (a live subscription) keep a tail, bounded
-//   in rows and encoded bytes; the oldest rows go first.
+//   in rows and encoded bytes; the oldest rows go first, and the rows a pump
+//   has sent are dropped, so a tail holds what was committed since the last
+//   wake.
 // - The tail is contiguous by seq: a row that does not follow the last one
 //   (a row written by another path, a volatile row) starts it again.
 // - Rows with a volatile payload (`metadata-only` threads, P-STO-17) never
@@ -89,6 +91,18 @@ export class EventTail {
     const from = cursor + 1 - first.event.seq;
     if (from < 0 || from >= events.length) return null;
     return events.slice(from);
+  }
+
+  /** Forgets the rows up to `seq` (a pump has sent them; a subscriber still behind reads the journal). */
+  drop(threadId: string, seq: number): void {
+    const tail = this.#tails.get(threadId);
+    if (tail === undefined) return;
+    while (tail.events.length > 0 && (tail.events[0] as TailEvent).event.seq <= seq) tail.bytes -= (tail.events.shift() as TailEvent).json.length;
+  }
+
+  /** Rows held for `threadId` (diagnostics and leak tests). */
+  rows(threadId: string): number {
+    return this.#tails.get(threadId)?.events.length ?? 0;
   }
 
   /** Threads with a tail (diagnostics and leak tests). */

@@ -50,6 +50,8 @@ function committedPage(deps: ProtocolDeps, threadId: string, cursor: number): { 
   const tail = deps.hub.tail.page(threadId, cursor);
   const last = tail === null || tail.length > BATCH ? undefined : tail[tail.length - 1];
   if (tail === null || last === undefined || deps.store.journal.lastSeq(threadId) !== last.event.seq) return null;
+  // Sent to this round's subscribers (the round's memo serves the others at this cursor); a subscriber behind reads the journal.
+  deps.hub.tail.drop(threadId, last.event.seq);
   return { events: tail.map((t) => t.event), json: new Map(tail.map((t) => [t.event.seq, t.json])) };
 }
 

@@ -69,6 +69,20 @@ test("P-PRF-18 the tail is bounded in rows and bytes, the oldest rows going firs
   assert.deepEqual(seqs(tail, 7), [8]);
 });
 
+test("P-PRF-18 rows a pump has sent are dropped; the next committed rows start the tail again", () => {
+  const tail = new EventTail();
+  tail.watch("t1");
+  for (const s of [1, 2, 3]) tail.committed(row(s));
+  tail.drop("t1", 2);
+  assert.equal(tail.rows("t1"), 1);
+  assert.deepEqual(seqs(tail, 2), [3]);
+  assert.equal(seqs(tail, 1), null, "a subscriber behind reads the journal");
+  tail.drop("t1", 3);
+  assert.equal(tail.rows("t1"), 0);
+  tail.committed(row(4));
+  assert.deepEqual(seqs(tail, 3), [4]);
+});
+
 test("P-PRF-18 two watchers keep the tail until both release it", () => {
   const tail = new EventTail();
   const a = tail.watch("t1");

@@ -77,6 +77,7 @@ test("P-PRF-18 P-PRF-12 rows just committed are pumped from the tail: the frames
   assert.equal(h.frames.length, 2);
   assert.deepEqual(h.frames, h.expected(h.sub.cursor));
   assert.equal(h.reads(), 0, "no replay read");
+  assert.equal(h.hub.tail.rows(h.threadId), 0, "the rows sent are not kept");
 });
 
 test("P-PRF-18 a row another path wrote after the tail's rows reaches the subscriber in the same wake, in order, once", async (t) => {
