@@ -9,7 +9,7 @@
 // preload is Node's only). TURN_PATH_PROFILE=DIR profiles serve's main thread
 // over the measured turns only, on either runtime, through the inspector (Deno
 // has no --cpu-prof), writes DIR/serve.cpuprofile and prints self time per turn.
-// Run: N=300 W=30 [COUNT=1] [CHUNKS=40] [TURN_PATH_RUNTIME=deno] node_modules/.bin/node bench/turn-path.ts
+// Run: N=300 W=30 [COUNT=1] [CHUNKS=40] [BURSTS=6] [TURN_PATH_RUNTIME=deno] node_modules/.bin/node bench/turn-path.ts
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,7 +45,11 @@ const countOut = join(dir, "counts.json");
 // CHUNKS=n splits the answer into n word chunks (codex-acp sends one chunk a word: 40 for the bench's fixed answer).
 const CHUNKS = Math.max(1, Number(process.env.CHUNKS ?? 1));
 const answer = CHUNKS === 1 ? ["Hello there, this is the answer of the agent."] : Array.from({ length: CHUNKS }, (_, i) => `word${i} `);
-const agent = scriptedAgent({ steps: answer.map((say) => ({ say, messageId: "m1" })) }, "scripted", dir);
+// BURSTS=n sends the chunks in n bursts 2 ms apart (codex-acp's 40 chunks come in about 6-8 reads, one group commit and one pump wake each).
+const BURSTS = Math.max(1, Math.min(answer.length, Number(process.env.BURSTS ?? 1)));
+const perBurst = Math.ceil(answer.length / BURSTS);
+const steps = answer.flatMap((say, i) => (i > 0 && i % perBurst === 0 ? [{ sleep: 2 }, { say, messageId: "m1" }] : [{ say, messageId: "m1" }]));
+const agent = scriptedAgent({ steps }, "scripted", dir);
 const ws = join(dir, "ws-1");
 mkdirSync(ws);
 const configPath = join(dir, "config.json");

@@ -128,7 +128,7 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   const capture = captured.value;
   const tools: EngineParts["tools"] = { bridge: null, registry: null };
   const hub = new ThreadEventHub();
-  const estore = engineStore(store, journalNotices(hub), capture.redactor);
+  const estore = engineStore(store, journalNotices(hub), capture.redactor, (record) => hub.tail.committed(record));
   const env: Record<string, string | undefined> = {};
   for (const name of new Set(["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL", ...config.providers.flatMap((p) => p.envAllowlist)])) {
     env[name] = options.env?.(name) ?? process.env[name];

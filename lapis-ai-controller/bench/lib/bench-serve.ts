@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { ControllerClient } from "../../src/client.ts";
 import { FAKE_KEY_ENV, writeCodexHome, type CodexHome } from "../../test/support/codex-home.ts";
 import { spawnServe, stopServeChild, type ServeChild } from "../../test/support/serve-process.ts";
-import { connectProfiler, inspectorUrl, selfTimes } from "./inspector-profile.ts";
+import { connectProfiler, inspectorUrl, writeProfile } from "./inspector-profile.ts";
 
 const TOKEN_ENV = "AIC_BENCH_TOKEN";
 const TOKEN = "bench-token-not-a-secret-3f9a1c7e5b2d4086";
@@ -106,12 +106,7 @@ export async function startBenchServe(options: { modelBaseUrl: string; runtime: 
       const profile = await profiler.stop();
       profiler.close();
       profiler = null;
-      mkdirSync(profileDir, { recursive: true });
-      const name = `serve-${options.runtime}-${options.executor ?? "acp"}-${Date.now()}`;
-      writeFileSync(join(profileDir, `${name}.cpuprofile`), JSON.stringify(profile));
-      const self = selfTimes(profile);
-      const rows = (list: [string, number][]) => list.slice(0, 30).map(([k, ms]) => `${ms.toFixed(1).padStart(8)} ms ${((100 * ms) / self.totalMs).toFixed(1).padStart(5)}%  ${k}`).join("\n");
-      writeFileSync(join(profileDir, `${name}.txt`), `busy ${self.totalMs.toFixed(0)} ms, idle ${self.idleMs.toFixed(0)} ms\n${rows(self.byFile)}\n\n${rows(self.byFunction)}\n`);
+      writeProfile(profileDir, `serve-${options.runtime}-${options.executor ?? "acp"}-${Date.now()}`, profile);
     }
     if (child !== null) await stopServeChild(child);
     child = null;

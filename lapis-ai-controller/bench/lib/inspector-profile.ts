@@ -3,6 +3,8 @@
 // runs with `--inspect=127.0.0.1:0`, this connects to the address it printed,
 // samples its main thread between start() and stop(), and sums self time by
 // function and by file for a short report. Bench tooling only; loopback only.
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import WebSocket from "ws";
 
 /** One node of a V8 `.cpuprofile`. */
@@ -73,4 +75,13 @@ function shortUrl(url: string): string {
   const src = url.indexOf("/src/");
   if (src >= 0) return url.slice(src + 1);
   return url.replace(/^ext:/, "ext:").replace(/^file:\/\//, "");
+}
+
+/** Writes `profile` to DIR/NAME.cpuprofile and its self-time summary (by file, then by function) to DIR/NAME.txt. */
+export function writeProfile(dir: string, name: string, profile: CpuProfile): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+  const self = selfTimes(profile);
+  const rows = (list: [string, number][]) => list.slice(0, 30).map(([k, ms]) => `${ms.toFixed(1).padStart(8)} ms ${((100 * ms) / self.totalMs).toFixed(1).padStart(5)}%  ${k}`).join("\n");
+  writeFileSync(join(dir, `${name}.txt`), `busy ${self.totalMs.toFixed(0)} ms, idle ${self.idleMs.toFixed(0)} ms\n${rows(self.byFile)}\n\n${rows(self.byFunction)}\n`);
 }

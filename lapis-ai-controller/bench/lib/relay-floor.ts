@@ -10,6 +10,7 @@ import { denoV8Args, nodeV8Args } from "../../src/cli/v8-flags.ts";
 import { DENO_CHILD_ENV } from "../../test/support/deno-env.ts";
 import { DENO_FLAGS } from "../../test/support/processes.ts";
 import { cpuMsOf } from "./bench-serve.ts";
+import { connectProfiler, inspectorUrl, writeProfile } from "./inspector-profile.ts";
 import { now, quantile, report, summary, type BenchRow } from "./stats.ts";
 
 /** The relay's own counts (bench/children/relay-floor.ts `stats`). */
@@ -41,14 +42,23 @@ export async function startRelayFloor(options: { runtime: "node" | "deno"; execu
   const main = [script, options.executor, join(options.dir, "relay-floor.sqlite"), options.cwd];
   // BENCH_RELAY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) reaches a Node relay's command line, for profiling it.
   const extra = (process.env.BENCH_RELAY_NODE_ARGS ?? "").split(" ").filter((a) => a.length > 0);
-  const args = options.runtime === "node" ? [...extra, ...nodeV8Args(), ...main] : ["run", ...DENO_FLAGS, "--allow-run", ...denoV8Args(), ...main];
-  const child: ChildProcess = spawn(join(pkg, "node_modules/.bin", options.runtime), args, { cwd: options.dir, env: options.runtime === "deno" ? { ...DENO_CHILD_ENV, ...options.env } : options.env, stdio: ["pipe", "pipe", "inherit"] });
+  // BENCH_RELAY_PROFILE=DIR: a CPU profile of the relay's main thread (either runtime, through the inspector,
+  // as BENCH_SERVE_PROFILE does for serve) from its readiness to its close, written to DIR with a self-time summary.
+  const profileDir = process.env.BENCH_RELAY_PROFILE;
+  const inspect = profileDir === undefined ? [] : ["--inspect=127.0.0.1:0"];
+  const args = options.runtime === "node" ? [...extra, ...inspect, ...nodeV8Args(), ...main] : ["run", ...inspect, ...DENO_FLAGS, "--allow-run", ...denoV8Args(), ...main];
+  const child: ChildProcess = spawn(join(pkg, "node_modules/.bin", options.runtime), args, { cwd: options.dir, env: options.runtime === "deno" ? { ...DENO_CHILD_ENV, ...options.env }
+    : options.env, stdio: ["pipe", "pipe", profileDir === undefined ? "inherit" : "pipe"] });
+  let stderr = "";
+  child.stderr?.on("data", (b: Buffer) => { stderr += b.toString(); process.stderr.write(b); });
   const exited = new Promise<void>((done) => child.once("exit", () => done()));
   const socket = await connectRelay(child, exited).catch(async (error: unknown) => {
     child.kill("SIGKILL");
     await exited;
     throw error;
   });
+  const profiler = profileDir === undefined ? null : await connectProfiler(inspectorUrl(stderr) ?? "", 100);
+  await profiler?.start();
   let nextId = 0;
   const pending = new Map<number, (result: Record<string, unknown>) => void>();
   let onText: (() => void) | null = null;
@@ -81,6 +91,10 @@ export async function startRelayFloor(options: { runtime: "node" | "deno"; execu
       return { commits: Number(s.commits), events: Number(s.events), commitMs: Number(s.commitMs) };
     },
     close: async () => {
+      if (profiler !== null && profileDir !== undefined) {
+        writeProfile(profileDir, `relay-${options.runtime}-${options.executor}-${Date.now()}`, await profiler.stop());
+        profiler.close();
+      }
       socket.close();
       child.stdin?.end();
       const hard = setTimeout(() => child.kill("SIGKILL"), 10_000);

@@ -1,6 +1,7 @@
 // In-process notice that a thread's journal grew. Subscribers read the
 // journal itself by seq, so a lost or merged notice can never cause a gap.
 import { setImmediate } from "node:timers";
+import { EventTail } from "./event-tail.ts";
 
 /**
  * Listener told the thread after a commit. No seq: listeners read the journal
@@ -11,6 +12,8 @@ export type JournalListener = (threadId: string) => void;
 /** Publishes journal growth to subscriptions. */
 export class ThreadEventHub {
   readonly #listeners = new Map<string, Set<JournalListener>>();
+  /** The committed tails of subscribed threads, filled by the store after each COMMIT (P-PRF-18). */
+  readonly tail = new EventTail();
 
   /** Listens to one thread; returns the unsubscribe function. */
   listen(threadId: string, listener: JournalListener): () => void {

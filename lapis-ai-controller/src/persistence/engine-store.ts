@@ -4,7 +4,7 @@
 // P-STO-09). The accepted configuration of a turn is an owner journal row;
 // the preparation marker records it with the native-mode result (P-STO-07).
 import { ControllerFailure, type Result } from "../domain/errors.ts";
-import { TURN_STATES, type JournalMetadata, type Json } from "../domain/records.ts";
+import { TURN_STATES, type JournalMetadata, type JournalRecord, type Json } from "../domain/records.ts";
 import type { HistoryCut, NativeModeResult } from "../domain/executor-port.ts";
 import type { JournalAppend } from "../domain/ports.ts";
 import type { EntryRedactor } from "../domain/redaction-port.ts";
@@ -103,7 +103,13 @@ const SETTLED: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"
  * Builds the engine store over an open SQLite store; `onTranscript` hears every
  * transcript append; `redactor` prepares every journal write (issue 15).
  */
-export function engineStore(store: SqliteStore, onTranscript: (threadId: string) => void = () => {}, redactor?: EntryRedactor): EngineStore {
+/**
+ * `committed` hears each transcript row after its COMMIT returned, in commit
+ * order (the subscriptions' committed tail, domain/event-tail.ts, P-PRF-18);
+ * a row of a transaction that rolls back is never heard.
+ */
+export function engineStore(store: SqliteStore, onTranscript: (threadId: string) => void = () => {}, redactor?: EntryRedactor,
+  committed?: (record: JournalRecord) => void): EngineStore {
   const { db, clock, volatile } = store.handle;
   const configs = new Map<string, PreparedConfig>();
   const statement = statementCache(db);
@@ -135,9 +141,16 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
   };
   const append = (raw: Omit<JournalEntry, "seq">): number => {
     const entry = journalAppend(raw);
-    const id = must(store.journal.append(entry)).journalId;
-    if (entry.visibility === "transcript") onTranscript(entry.threadId);
-    return id;
+    const record = must(store.journal.append(entry));
+    if (entry.visibility === "transcript") {
+      // Inside a transaction the row is heard after its COMMIT (a rollback drops the callback); outside, append committed it.
+      if (committed !== undefined) {
+        if (db.isTransaction) store.handle.group(() => {}, () => committed(record));
+        else committed(record);
+      }
+      onTranscript(entry.threadId);
+    }
+    return record.journalId;
   };
   // The streamed piece queued last, while nothing has been queued after it and its row is not written yet.
   let tail: Queued | null = null;
@@ -153,11 +166,14 @@ export function engineStore(store: SqliteStore, onTranscript: (threadId: string)
     }
     const item: Queued = { entry, written: false, position: 0 };
     // Subscribers hear of it only after its group's COMMIT (persistence/group-commit.ts).
+    let record = null as JournalRecord | null;
     store.handle.group(() => {
       item.written = true;
-      must(store.journal.append(item.entry));
+      record = must(store.journal.append(item.entry));
     }, () => {
-      if (entry.visibility === "transcript") onTranscript(entry.threadId);
+      if (entry.visibility !== "transcript") return;
+      if (committed !== undefined && record !== null) committed(record);
+      onTranscript(entry.threadId);
     });
     item.position = store.handle.pending();
     tail = streamedText(entry) === null ? null : item;

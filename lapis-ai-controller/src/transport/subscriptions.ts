@@ -34,10 +34,25 @@ function sharedPage(deps: ProtocolDeps, threadId: string, cursor: number): { eve
   let page = roundPages.get(key);
   if (page === undefined) {
     if (roundPages.size === 0) queueMicrotask(() => roundPages.clear());
-    page = { events: deps.store.journal.replay(threadId, cursor, BATCH).events, json: new Map() };
+    page = committedPage(deps, threadId, cursor) ?? { events: deps.store.journal.replay(threadId, cursor, BATCH).events, json: new Map() };
     roundPages.set(key, page);
   }
   return page;
+}
+
+/**
+ * The page from the thread's committed tail instead of reading back the rows
+ * just written (P-PRF-18), when the tail holds the row after the cursor and
+ * its last row is the thread's last: a row another path wrote, or one the
+ * tail dropped, sends the pump to the journal as before.
+ */
+function committedPage(deps: ProtocolDeps, threadId: string, cursor: number): { events: readonly ReplayEvent[]; json: Map<number, string> } | null {
+  const tail = deps.hub.tail.page(threadId, cursor);
+  const last = tail === null || tail.length > BATCH ? undefined : tail[tail.length - 1];
+  if (tail === null || last === undefined || deps.store.journal.lastSeq(threadId) !== last.event.seq) return null;
+  // Sent to this round's subscribers (the round's memo serves the others at this cursor); a subscriber behind reads the journal.
+  deps.hub.tail.drop(threadId, last.event.seq);
+  return { events: tail.map((t) => t.event), json: new Map(tail.map((t) => [t.event.seq, t.json])) };
 }
 
 /** Sends every journal event after the cursor, in order. */
@@ -95,7 +110,8 @@ const subscribe: Handler = (deps, conn, access, raw) => {
       pump(deps, conn, sub);
     });
   });
-  sub.stop = unlisten;
+  const unwatch = deps.hub.tail.watch(threadId);
+  sub.stop = () => { unlisten(); unwatch(); };
   return ok({
     result: { subscriptionId: sub.id, threadId, cursor: sub.cursor, lastSeq },
     after: () => pump(deps, conn, sub),
