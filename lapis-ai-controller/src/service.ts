@@ -127,7 +127,9 @@ function startEngine(options: ServiceOptions, store: SqliteStore): Result<Engine
   if (!captured.ok) return err(controllerError("config_invalid", { where: captured.where }));
   const capture = captured.value;
   const tools: EngineParts["tools"] = { bridge: null, registry: null };
-  const hub = new ThreadEventHub();
+  const storage = storageSection(options.sections ?? {});
+  if (!storage.ok) return storage;
+  const hub = new ThreadEventHub(storage.value.eventTailBytes);
   const estore = engineStore(store, journalNotices(hub), capture.redactor, (record) => hub.tail.committed(record));
   const env: Record<string, string | undefined> = {};
   for (const name of new Set(["PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "USER", "LOGNAME", "SHELL", ...config.providers.flatMap((p) => p.envAllowlist)])) {
@@ -248,7 +250,7 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
   if (!volatile.ok) return volatile;
   const storage = storageSection(options.sections ?? {});
   if (!storage.ok) return storage;
-  const opened = openSqliteStore({ ...storeOptions, groupCommit: storage.value, ...(volatile.value === undefined ? {} : { volatile: volatile.value }) });
+  const opened = openSqliteStore({ ...storeOptions, groupCommit: storage.value.groupCommit, ...(volatile.value === undefined ? {} : { volatile: volatile.value }) });
   if (!opened.ok) return opened;
   const store = opened.value;
   for (const step of options.startupSteps ?? []) {

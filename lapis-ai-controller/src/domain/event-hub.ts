@@ -1,7 +1,7 @@
 // In-process notice that a thread's journal grew. Subscribers read the
 // journal itself by seq, so a lost or merged notice can never cause a gap.
 import { setImmediate } from "node:timers";
-import { EventTail } from "./event-tail.ts";
+import { EVENT_TAIL_LIMITS, EventTail } from "./event-tail.ts";
 
 /**
  * Listener told the thread after a commit. No seq: listeners read the journal
@@ -13,7 +13,12 @@ export type JournalListener = (threadId: string) => void;
 export class ThreadEventHub {
   readonly #listeners = new Map<string, Set<JournalListener>>();
   /** The committed tails of subscribed threads, filled by the store after each COMMIT (P-PRF-18). */
-  readonly tail = new EventTail();
+  readonly tail: EventTail;
+
+  /** `tailBytes`: the bound of each watched thread's committed tail (config `limits.storage.eventTailBytes`; 0: none). */
+  constructor(tailBytes: number = EVENT_TAIL_LIMITS.bytes) {
+    this.tail = new EventTail({ rows: EVENT_TAIL_LIMITS.rows, bytes: tailBytes });
+  }
 
   /** Listens to one thread; returns the unsubscribe function. */
   listen(threadId: string, listener: JournalListener): () => void {

@@ -27,8 +27,14 @@ export interface EventTailLimits {
   readonly bytes: number;
 }
 
-/** Defaults: one replay page of rows (subscriptions' BATCH), 1 MiB of encoded events. */
+/**
+ * Defaults: one replay page of rows (subscriptions' BATCH), 1 MiB of encoded
+ * events. `bytes` is the config's `limits.storage.eventTailBytes`, at most
+ * EVENT_TAIL_MAX_BYTES; 0 keeps no tail (every page read from the journal).
+ */
 export const EVENT_TAIL_LIMITS: EventTailLimits = { rows: 256, bytes: 1024 * 1024 };
+/** The ceiling of `limits.storage.eventTailBytes`. */
+export const EVENT_TAIL_MAX_BYTES = 16 * 1024 * 1024;
 
 /** One committed event and its JSON (the frame's `event` member). */
 export type TailEvent = { readonly event: ReplayEvent; readonly json: string };
@@ -41,11 +47,12 @@ export class EventTail {
   readonly #limits: EventTailLimits;
 
   constructor(limits: EventTailLimits = EVENT_TAIL_LIMITS) {
-    this.#limits = { rows: Math.max(1, Math.floor(limits.rows)), bytes: Math.max(1, Math.floor(limits.bytes)) };
+    this.#limits = { rows: Math.max(1, Math.floor(limits.rows)), bytes: Math.min(EVENT_TAIL_MAX_BYTES, Math.max(0, Math.floor(limits.bytes))) };
   }
 
   /** Keeps a tail for `threadId` while the returned release has not been called (counted per watcher). */
   watch(threadId: string): () => void {
+    if (this.#limits.bytes === 0) return () => {};
     let tail = this.#tails.get(threadId);
     if (tail === undefined) {
       tail = { events: [], bytes: 0, watchers: 0 };

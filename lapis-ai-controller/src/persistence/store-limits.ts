@@ -2,6 +2,7 @@
 // checked against the caps the store enforces again when it opens. Failures
 // are `config_invalid` naming the key path, never a value.
 import { controllerError, err, ok, type Result } from "../domain/errors.ts";
+import { EVENT_TAIL_LIMITS, EVENT_TAIL_MAX_BYTES } from "../domain/event-tail.ts";
 import type { Json } from "../domain/records.ts";
 import { groupCommitLimits } from "./group-commit.ts";
 import { volatileLimits } from "./volatile-payloads.ts";
@@ -25,15 +26,25 @@ export function volatileSection(sections: Readonly<Record<string, Json>>): Resul
   return ok(v as Record<string, number>);
 }
 
-/** Config `limits.storage` ({groupCommitMax}: events per group commit, 1..1024, default 64; 1 commits each alone). */
-export function storageSection(sections: Readonly<Record<string, Json>>): Result<{ maxBatch?: number }> {
+/**
+ * Config `limits.storage`: {groupCommitMax}: events per group commit, 1..1024,
+ * default 64 (1 commits each alone); {eventTailBytes}: the encoded events a
+ * watched thread's committed tail may hold (P-PRF-18), 0..16 MiB, default 1
+ * MiB (0: none, every page is read from the journal).
+ */
+export function storageSection(sections: Readonly<Record<string, Json>>): Result<{ groupCommit: { maxBatch?: number }; eventTailBytes: number }> {
   const v = limitsEntry(sections, "storage");
-  if (v === undefined) return ok({});
+  if (v === undefined) return ok({ groupCommit: {}, eventTailBytes: EVENT_TAIL_LIMITS.bytes });
   if (v === null || typeof v !== "object" || Array.isArray(v)) return err(controllerError("config_invalid", { where: "config.limits.storage" }));
   for (const key of Object.keys(v)) {
-    if (key !== "groupCommitMax") return err(controllerError("config_invalid", { where: `config.limits.storage.${key.slice(0, 64)}` }));
+    if (key !== "groupCommitMax" && key !== "eventTailBytes") return err(controllerError("config_invalid", { where: `config.limits.storage.${key.slice(0, 64)}` }));
   }
   const raw = (v as { groupCommitMax?: Json }).groupCommitMax;
   const checked = groupCommitLimits(raw === undefined ? {} : { maxBatch: raw });
-  return checked.ok ? ok(checked.value) : err(controllerError("config_invalid", { where: `config.limits.${checked.where}` }));
+  if (!checked.ok) return err(controllerError("config_invalid", { where: `config.limits.${checked.where}` }));
+  const tail = (v as { eventTailBytes?: Json }).eventTailBytes ?? EVENT_TAIL_LIMITS.bytes;
+  if (typeof tail !== "number" || !Number.isInteger(tail) || tail < 0 || tail > EVENT_TAIL_MAX_BYTES) {
+    return err(controllerError("config_invalid", { where: "config.limits.storage.eventTailBytes" }));
+  }
+  return ok({ groupCommit: checked.value, eventTailBytes: tail });
 }

@@ -30,6 +30,9 @@ test("AIC-OPER-01 P-STO-03 unknown keys anywhere, literal tokens and unresolvabl
     [{ limits: { storage: { groupCommitMax: 10, other: 1 } } }, "config.limits.storage.other"],
     [{ limits: { storage: { groupCommitMax: 0 } } }, "config.limits.storage.groupCommitMax"],
     [{ limits: { storage: { groupCommitMax: 1025 } } }, "config.limits.storage.groupCommitMax"],
+    [{ limits: { storage: { eventTailBytes: -1 } } }, "config.limits.storage.eventTailBytes"],
+    [{ limits: { storage: { eventTailBytes: 16 * 1024 * 1024 + 1 } } }, "config.limits.storage.eventTailBytes"],
+    [{ limits: { storage: { eventTailBytes: "1MiB" } } }, "config.limits.storage.eventTailBytes"],
     [{ limits: { storage: 5 } }, "config.limits.storage"],
     [{ limits: { capture: { surprise: 1 } } }, "config.limits.capture.surprise"],
     [{ limits: { turns: { surprise: 1 } } }, "config.limits.turns.surprise"],
@@ -45,7 +48,7 @@ test("AIC-OPER-01 P-STO-03 unknown keys anywhere, literal tokens and unresolvabl
     assert.equal(r.error.where, where);
     assert.ok(!JSON.stringify(r.error).includes(`${SECRET}-resolved`));
   }
-  assert.ok(checkServiceConfig({ tokens: [{ id: "a", token: "env:T_OK" }], listen: { port: 0, allowedOrigins: ["http://app.localhost:5173"] }, limits: { volatile: { maxEntries: 10 }, storage: { groupCommitMax: 1 } } }, env).ok);
+  assert.ok(checkServiceConfig({ tokens: [{ id: "a", token: "env:T_OK" }], listen: { port: 0, allowedOrigins: ["http://app.localhost:5173"] }, limits: { volatile: { maxEntries: 10 }, storage: { groupCommitMax: 1, eventTailBytes: 0 } } }, env).ok);
   // Printed key paths keep only key-path characters: a key that is not one prints as `?`.
   assert.equal(keyPath("config.tokens[0].a b\n"), "config.tokens[0].a?b?");
 });

@@ -3,7 +3,7 @@
 // row with a volatile payload.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { EventTail } from "../../../src/domain/event-tail.ts";
+import { EVENT_TAIL_MAX_BYTES, EventTail } from "../../../src/domain/event-tail.ts";
 import type { JournalRecord } from "../../../src/domain/records.ts";
 
 function row(seq: number | null, over: Partial<JournalRecord> = {}): JournalRecord {
@@ -92,4 +92,19 @@ test("P-PRF-18 two watchers keep the tail until both release it", () => {
   assert.deepEqual(seqs(tail, 0), [1]);
   b();
   assert.equal(tail.size, 0);
+});
+
+test("P-PRF-18 the byte bound is the config's limits.storage.eventTailBytes: 0 keeps no tail, a larger value is held to its ceiling", () => {
+  const off = new EventTail({ rows: 256, bytes: 0 });
+  const release = off.watch("t1");
+  for (const s of [1, 2]) off.committed(row(s));
+  assert.equal(off.size, 0, "no thread is watched");
+  assert.equal(seqs(off, 0), null, "every page comes from the journal");
+  release();
+  const capped = new EventTail({ rows: 256, bytes: Number.MAX_SAFE_INTEGER });
+  capped.watch("t1");
+  capped.committed(row(1, { payload: { text: "x".repeat(EVENT_TAIL_MAX_BYTES) } }));
+  assert.equal(capped.rows("t1"), 0, "a row above the ceiling is not kept");
+  capped.committed(row(2));
+  assert.deepEqual(seqs(capped, 1), [2]);
 });
