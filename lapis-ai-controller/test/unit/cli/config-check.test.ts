@@ -18,7 +18,7 @@ import { tempDir } from "../../support/temp.ts";
 const SECRET = "CANARYval-unit-6e2a9c4b1d7f3058";
 const env = (name: string) => (name === "T_OK" ? `${SECRET}-resolved` : undefined);
 
-test("AIC-OPER-01 P-STO-03 unknown keys anywhere, literal tokens and unresolvable references fail config_invalid naming the key path", () => {
+test("AIC-OPER-01 P-STO-03 P-PRF-18 unknown keys anywhere, literal tokens and unresolvable references fail config_invalid naming the key path", () => {
   const cases: [Record<string, unknown>, string][] = [
     [{ tokens: [{ id: "a", token: "env:T_OK", extra: SECRET }] }, "config.tokens[0].extra"],
     [{ tokens: [{ id: "a", token: SECRET }] }, "config.tokens[0].token"],
