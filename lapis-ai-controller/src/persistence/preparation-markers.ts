@@ -14,7 +14,8 @@ import { allColumns } from "./nul-text.ts";
 import { int, primaryCode, SQLITE_CONSTRAINT, text, textOrNull, type Row } from "./rows.ts";
 import { count, flag, id, oneOf, oneOfOrNull, positive, rowMatches, shortTextOrNull, type Check } from "./validators.ts";
 
-const MARKER_SHAPE: Readonly<Record<string, Check>> = {
+/** The shape of each column of a marker row (what rowMatches checks, and startup's array reads: record-validation.ts). */
+export const MARKER_SHAPE: Readonly<Record<string, Check>> = {
   turn_id: id,
   thread_id: id,
   config_version: positive,
@@ -29,16 +30,25 @@ const MARKER_SHAPE: Readonly<Record<string, Check>> = {
 };
 
 /**
- * The validator of a retained `preparation_markers` row: column shapes, plus
- * the rules between them (suppression implies `ask`; a metadata-only marker
- * says its payload was volatile).
+ * The rules between a marker row's columns, beyond their shapes (suppression
+ * implies `ask`; a metadata-only marker says its payload was volatile); the
+ * row read through `column`, so startup judges rows read as arrays by the
+ * same rules (record-validation.ts).
+ */
+export function markerRulesHold(column: (name: string) => unknown): boolean {
+  const suppressedBy = column("suppressed_by");
+  if (suppressedBy === "restricted" && column("approval_effective") !== "ask") return false;
+  if (suppressedBy === null && column("approval_effective") !== column("approval_requested")) return false;
+  if (column("retention") === "metadata-only" && column("payload_volatile") !== 1) return false;
+  return true;
+}
+
+/**
+ * The validator of a retained `preparation_markers` row: column shapes
+ * (MARKER_SHAPE), plus the rules between them (markerRulesHold).
  */
 export function validPreparationMarkerRow(row: Row): boolean {
-  if (!rowMatches(row, MARKER_SHAPE)) return false;
-  if (row.suppressed_by === "restricted" && row.approval_effective !== "ask") return false;
-  if (row.suppressed_by === null && row.approval_effective !== row.approval_requested) return false;
-  if (row.retention === "metadata-only" && row.payload_volatile !== 1) return false;
-  return true;
+  return rowMatches(row, MARKER_SHAPE) && markerRulesHold((name) => row[name]);
 }
 
 /** Maps a validated marker row to its record. */
@@ -58,7 +68,8 @@ export function markerFromRow(row: Row): PreparationMarkerRecord {
   };
 }
 
-function toRow(marker: PreparationMarkerRecord): Row {
+/** A marker's row as the store writes it (also the bench's seed: bench/lib/seed.ts), to be judged by validPreparationMarkerRow. */
+export function preparationMarkerRow(marker: PreparationMarkerRecord): Row {
   return {
     turn_id: marker.turnId,
     thread_id: marker.threadId,
@@ -82,7 +93,7 @@ export function preparationMarkerStore(handle: StoreHandle): PreparationMarkerSt
   const select = db.prepare(`SELECT ${allColumns(db, "preparation_markers")} FROM preparation_markers WHERE turn_id = ?`);
   return {
     insert(marker): Result<PreparationMarkerRecord> {
-      const row = toRow(marker);
+      const row = preparationMarkerRow(marker);
       if (!validPreparationMarkerRow(row)) return err(controllerError("invalid_params", { where: "preparation_markers" }));
       try {
         insert.run(...columns.map((column) => row[column] ?? null));
