@@ -43,6 +43,35 @@ export function markerRulesHold(column: (name: string) => unknown): boolean {
   return true;
 }
 
+const MAX_SAFE = "9007199254740991";
+const sqlIn = (column: string, values: readonly string[]) => `${column} IN (${values.map((v) => `'${v}'`).join(", ")})`;
+
+/**
+ * A marker row proven valid and linked in SQL, for startup (record-validation.ts):
+ * each clause implies a check of MARKER_SHAPE or markerRulesHold, so a row it
+ * proves is one validPreparationMarkerRow accepts (rows it does not prove are
+ * read and judged by those checks). Its turn and thread are rows of turns
+ * and threads (so the row's foreign keys hold), whose ids startup proved to be
+ * ids before (the turn and thread ids: `id`; equality is byte-wise, a NUL
+ * included). Integers are of type integer within the safe range (`positive`,
+ * `count`); enumerations are compared byte-wise (`oneOf`, `oneOfOrNull`); a
+ * requested mode whose characters before a first NUL (`length`) are as many as
+ * its bytes is ASCII without a NUL, so its byte count is its length in JS
+ * (`shortTextOrNull`: 1..1,024). `flag`: 0 or 1; then the rules.
+ */
+export const MARKER_PROVEN = [
+  "turn_id IN (SELECT turn_id FROM turns)", "thread_id IN (SELECT thread_id FROM threads)",
+  `typeof(config_version) = 'integer' AND config_version BETWEEN 1 AND ${MAX_SAFE}`,
+  `typeof(prepared_at) = 'integer' AND prepared_at BETWEEN 0 AND ${MAX_SAFE}`,
+  sqlIn("retention", RETENTION_PROFILES), sqlIn("approval_requested", APPROVAL_POLICIES), sqlIn("approval_effective", APPROVAL_POLICIES),
+  `(native_mode_requested IS NULL OR length(native_mode_requested) = octet_length(native_mode_requested)
+    AND octet_length(native_mode_requested) BETWEEN 1 AND 1024)`,
+  `(native_mode_result IS NULL OR ${sqlIn("native_mode_result", NATIVE_MODE_RESULTS)})`,
+  "payload_volatile IN (0, 1)",
+  "(suppressed_by IS NULL AND approval_effective = approval_requested OR suppressed_by = 'restricted' AND approval_effective = 'ask')",
+  "(retention <> 'metadata-only' OR payload_volatile = 1)",
+].join(" AND ");
+
 /**
  * The validator of a retained `preparation_markers` row: column shapes
  * (MARKER_SHAPE), plus the rules between them (markerRulesHold).

@@ -17,7 +17,7 @@ import {
   journalTurnIndexed, journalTurnLinked, journalTurnMissing, nulSafe, uniqueSequenceIndex,
 } from "./journal-validation.ts";
 import { readsCutAtNul, textOf } from "./nul-text.ts";
-import { MARKER_SHAPE, markerRulesHold } from "./preparation-markers.ts";
+import { MARKER_PROVEN, MARKER_SHAPE, markerRulesHold } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
 import { everyRow } from "./table-pages.ts";
 import { TABLES, type TableName } from "./schema.ts";
@@ -169,6 +169,7 @@ function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
   // Every table of schema v1 present and STRICT: the catalog exactly v1's (one read), else read in one statement.
   const v1 = catalogIsV1(db);
   const strict = v1 ? undefined : strictTables(db);
+  let markersLinked = false;
   for (const table of TABLES) {
     if (strict !== undefined && strict.get(table) !== true) return err(controllerError("storage_record_invalid", { where: table }));
     if (table === "journal") {
@@ -176,12 +177,18 @@ function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
       if (!journal.ok) return journal;
       continue;
     }
+    if (table === "preparation_markers" && v1) {
+      const markers = markersValid(db, cutAtNul);
+      if (markers === "invalid") return err(controllerError("storage_record_invalid", { where: table }));
+      markersLinked = markers === "linked";
+      continue;
+    }
     if (!tableValid(db, table, cutAtNul, v1)) return err(controllerError("storage_record_invalid", { where: table }));
   }
   if (!journalSequencesConsistent(db)) return err(controllerError("storage_record_invalid", { where: "journal" }));
-  // The journal's foreign keys were proven in its pass; the other tables are small.
+  // The journal's foreign keys were proven in its pass, and the markers' where MARKER_PROVEN proved every row; the other tables are small.
   for (const table of TABLES) {
-    if (table !== "journal" && db.prepare(`PRAGMA foreign_key_check(${table})`).all().length > 0) return err(controllerError("storage_record_invalid", { where: "foreign_keys" }));
+    if (table !== "journal" && !(table === "preparation_markers" && markersLinked) && db.prepare(`PRAGMA foreign_key_check(${table})`).all().length > 0) return err(controllerError("storage_record_invalid", { where: "foreign_keys" }));
   }
   if (!pagesIntact(db)) return err(controllerError("storage_record_invalid", { where: "integrity" }));
   return ok(undefined);
@@ -203,12 +210,35 @@ function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">, cutA
   const n = Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as Row).n);
   // An empty table of a v1 catalog (catalogIsV1: its columns are v1's) holds nothing to judge: no statement to prepare.
   if (n === 0 && v1) return true;
+  const { select, valid } = reader(db, table, cutAtNul);
+  return valid !== undefined && everyRow(db, table, select, n, v1, valid);
+}
+
+/** The select list that reads `table`'s rows for judging, and their judge (undefined: the columns are not the shape's). */
+function reader(db: DatabaseSync, table: Exclude<TableName, "journal">, cutAtNul: boolean): { select: string; valid: ((row: readonly unknown[]) => boolean) | undefined } {
   const columns = db.prepare(`SELECT * FROM ${table}`).columns();
   // Read through nulSafe: each column but a STRICT table's INT, INTEGER or REAL, which holds no text (quick_check proves the types).
   const read = (c: { name: string; type: string | null }) => /^(INT|INTEGER|REAL)$/i.test(c.type ?? "") ? `"${c.name}"` : nulSafe(c.name);
-  const select = cutAtNul ? columns.map(read).join(", ") : "*";
-  const valid = compiled(table, SHAPES[table], columns.map((c) => c.name));
-  return valid !== undefined && everyRow(db, table, select, n, v1, valid);
+  return { select: cutAtNul ? columns.map(read).join(", ") : "*", valid: compiled(table, SHAPES[table], columns.map((c) => c.name)) };
+}
+
+/**
+ * The markers of a v1 catalog (after turns and threads were judged): a row
+ * MARKER_PROVEN proves is not read; the others are read and judged by the
+ * marker store's checks and rules like any table's rows. `linked` when it
+ * proved every row (their foreign keys then hold), else `valid` or `invalid`.
+ */
+function markersValid(db: DatabaseSync, cutAtNul: boolean): "linked" | "valid" | "invalid" {
+  const { select, valid } = reader(db, "preparation_markers", cutAtNul);
+  if (valid === undefined) return "invalid";
+  const rest = db.prepare(`SELECT ${select} FROM preparation_markers WHERE (${MARKER_PROVEN}) IS NOT TRUE`);
+  rest.setReturnArrays(true);
+  let all = true;
+  for (const row of rest.iterate() as Iterable<unknown[]>) {
+    if (!valid(row)) return "invalid";
+    all = false;
+  }
+  return all ? "linked" : "valid";
 }
 
 /**

@@ -1,7 +1,9 @@
 // Startup reads preparation markers as arrays (in pages above PAGE_ROWS rows, table-pages.ts) and judges them by the marker
 // store's own shape and rules (preparation-markers.ts MARKER_SHAPE, markerRulesHold): every corruption of a marker fails
 // startup closed, naming only the table, whether the marker is the only one or sits in a later page of many, and the marker
-// store's object validator (validPreparationMarkerRow, the one definition) refuses the same row.
+// store's object validator (validPreparationMarkerRow, the one definition) refuses the same row. Most markers are proven in
+// SQL (MARKER_PROVEN) without being read: a marker it does not prove is read and judged, so a valid one outside its proof
+// still opens, and one naming no turn or thread fails its foreign key check.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -24,6 +26,7 @@ const CORRUPTIONS: ReadonlyArray<readonly [string, string]> = [
   ["config_version negative", `config_version = -3`],
   ["retention unknown", `retention = '${CANARY}'`],
   ["approval_requested unknown", `approval_requested = '${CANARY}', approval_effective = '${CANARY}'`],
+  ["approval_requested unknown under a restricted suppression", `approval_requested = '${CANARY}', approval_effective = 'ask', suppressed_by = 'restricted'`],
   ["approval_effective unknown", `approval_effective = '${CANARY}'`],
   ["suppressed_by unknown", `suppressed_by = '${CANARY}'`],
   ["native_mode_requested empty", `native_mode_requested = ''`],
@@ -83,6 +86,41 @@ for (const [place, extra] of PLACES) {
       if (!set.includes("char(0)")) assert.equal(validPreparationMarkerRow(lastMarker(path)), false, "the marker store's validator refuses the row too");
       const opened = openSqliteStore({ path });
       assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "preparation_markers" });
+      assert.equal(JSON.stringify(opened.ok ? null : opened.error).includes(CANARY), false);
+    });
+  }
+}
+
+/** [what is valid about it, the SET clause]: markers outside MARKER_PROVEN's proof that the marker store accepts. */
+const UNPROVEN_VALID: ReadonlyArray<readonly [string, string]> = [
+  ["a requested mode with a non-ASCII character", `native_mode_requested = 'mod' || char(233)`],
+  ["a requested mode of 1,024 characters, one non-ASCII", `native_mode_requested = printf('%.1023c', 'm') || char(233)`],
+  ["a requested mode of 1,024 ASCII characters", `native_mode_requested = printf('%.1024c', 'm')`],
+];
+
+for (const [place, extra] of PLACES) {
+  for (const [name, set] of UNPROVEN_VALID) {
+    test(`P-STO-07 a valid preparation marker outside the SQL proof (${name}) passes startup: ${place}`, (t) => {
+      const path = join(tempDir(t), "controller.sqlite");
+      seedEveryTable(path);
+      manyMarkers(path, extra);
+      storeNul(path, `UPDATE preparation_markers SET ${set} WHERE rowid = (SELECT max(rowid) FROM preparation_markers)`);
+      assert.equal(validPreparationMarkerRow(lastMarker(path)), true);
+      const opened = openSqliteStore({ path });
+      assert.equal(opened.ok, true);
+      if (opened.ok) opened.value.close();
+    });
+  }
+
+  for (const [name, set] of [["no turn", `turn_id = 'turn-${CANARY}'`], ["no thread", `thread_id = 'thread-${CANARY}'`]] as const) {
+    test(`P-STO-07 a valid preparation marker naming ${name} fails startup's foreign key check: ${place}`, (t) => {
+      const path = join(tempDir(t), "controller.sqlite");
+      seedEveryTable(path);
+      manyMarkers(path, extra);
+      storeNul(path, `UPDATE preparation_markers SET ${set} WHERE rowid = (SELECT max(rowid) FROM preparation_markers)`);
+      assert.equal(validPreparationMarkerRow(lastMarker(path)), true);
+      const opened = openSqliteStore({ path });
+      assert.deepEqual(opened.ok ? null : opened.error, { code: "storage_record_invalid", retryable: false, where: "foreign_keys" });
       assert.equal(JSON.stringify(opened.ok ? null : opened.error).includes(CANARY), false);
     });
   }
