@@ -68,7 +68,7 @@ const PLACES: ReadonlyArray<readonly [string, number]> = [
 ];
 
 for (const [place, extra] of PLACES) {
-  test(`P-STO-07 valid preparation markers pass startup: ${place}`, (t) => {
+  test(`P-STO-07 P-STO-44 valid preparation markers pass startup: ${place}`, (t) => {
     const path = join(tempDir(t), "controller.sqlite");
     seedEveryTable(path);
     manyMarkers(path, extra);
@@ -78,7 +78,7 @@ for (const [place, extra] of PLACES) {
   });
 
   for (const [name, set] of CORRUPTIONS) {
-    test(`P-STO-07 a preparation marker with ${name} fails startup closed, payload-free: ${place}`, (t) => {
+    test(`P-STO-07 P-STO-44 a preparation marker with ${name} fails startup closed, payload-free: ${place}`, (t) => {
       const path = join(tempDir(t), "controller.sqlite");
       seedEveryTable(path);
       manyMarkers(path, extra);
@@ -100,7 +100,7 @@ const UNPROVEN_VALID: ReadonlyArray<readonly [string, string]> = [
 
 for (const [place, extra] of PLACES) {
   for (const [name, set] of UNPROVEN_VALID) {
-    test(`P-STO-07 a valid preparation marker outside the SQL proof (${name}) passes startup: ${place}`, (t) => {
+    test(`P-STO-07 P-STO-44 a valid preparation marker outside the SQL proof (${name}) passes startup: ${place}`, (t) => {
       const path = join(tempDir(t), "controller.sqlite");
       seedEveryTable(path);
       manyMarkers(path, extra);
@@ -113,7 +113,7 @@ for (const [place, extra] of PLACES) {
   }
 
   for (const [name, set] of [["no turn", `turn_id = 'turn-${CANARY}'`], ["no thread", `thread_id = 'thread-${CANARY}'`]] as const) {
-    test(`P-STO-07 a valid preparation marker naming ${name} fails startup's foreign key check: ${place}`, (t) => {
+    test(`P-STO-07 P-STO-44 a valid preparation marker naming ${name} fails startup's foreign key check: ${place}`, (t) => {
       const path = join(tempDir(t), "controller.sqlite");
       seedEveryTable(path);
       manyMarkers(path, extra);
@@ -126,7 +126,7 @@ for (const [place, extra] of PLACES) {
   }
 }
 
-test("P-STO-07 a preparation_markers table with a column beyond the marker's shape fails startup closed", (t) => {
+test("P-STO-07 P-STO-44 a preparation_markers table with a column beyond the marker's shape fails startup closed", (t) => {
   const path = join(tempDir(t), "controller.sqlite");
   seedEveryTable(path);
   storeNul(path, `ALTER TABLE preparation_markers ADD COLUMN extra TEXT; UPDATE preparation_markers SET extra = '${CANARY}'`);
