@@ -3,8 +3,8 @@
 // 100k and 1M journal rows, against SQLite's own `PRAGMA quick_check` of the
 // same file. The database is a real one made by serve, then grown the way
 // real turns grow it: every row names its turn, and each turn of ROWS_PER_TURN
-// rows has its turn row and its `turns.submit` receipt, which startup
-// validates too. Each size
+// rows has its turn row, its `turns.submit` receipt and its preparation
+// marker (bench/lib/seed.ts), which startup validates too. Each size
 // also prints the floor measured in the same run: the same open without any
 // validation (the instance lock, the connection and its settings, the schema
 // read), which every open pays whatever it validates; at 10k rows it is a

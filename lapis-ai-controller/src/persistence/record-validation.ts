@@ -17,7 +17,7 @@ import {
   journalTurnIndexed, journalTurnLinked, journalTurnMissing, nulSafe, uniqueSequenceIndex,
 } from "./journal-validation.ts";
 import { readsCutAtNul, textOf } from "./nul-text.ts";
-import { validPreparationMarkerRow } from "./preparation-markers.ts";
+import { MARKER_PROVEN, MARKER_SHAPE, markerRulesHold } from "./preparation-markers.ts";
 import type { Row } from "./rows.ts";
 import { everyRow } from "./table-pages.ts";
 import { TABLES, type TableName } from "./schema.ts";
@@ -35,7 +35,7 @@ function factsText(flat: RegExp, rule: (value: unknown) => boolean): Check {
 const metadata: Check = factsText(FLAT_METADATA_TEXT, validMetadata);
 const digest: Check = (v) => typeof v === "string" && /^[A-Za-z0-9:_-]{8,160}$/.test(v);
 
-const SHAPES: Readonly<Record<Exclude<TableName, "preparation_markers">, Readonly<Record<string, Check>>>> = {
+const SHAPES: Readonly<Record<TableName, Readonly<Record<string, Check>>>> = {
   schema_version: { singleton: (v) => v === 1, version: positive },
   threads: {
     thread_id: id, principal: id, application: id, workspace_id: id, provider: id,
@@ -68,6 +68,8 @@ const SHAPES: Readonly<Record<Exclude<TableName, "preparation_markers">, Readonl
     bearer_digest: (v) => v === null || digest(v), created_at: count, expires_at: count, revoked_at: countOrNull,
   },
   audit: { audit_id: positive, at: count, actor: id, action: kind, subject_kind: kind, subject_id: shortText, details: metadata },
+  // The marker store's own shape and rules (preparation-markers.ts validPreparationMarkerRow: MARKER_SHAPE and markerRulesHold, P-STO-07).
+  preparation_markers: MARKER_SHAPE,
 };
 
 function kindOrMethod(): Check {
@@ -95,6 +97,8 @@ function rowRules(table: TableName, column: Column): boolean {
     }
     case "interactions":
       return (column("state") === "pending") === (column("settled_at") === null);
+    case "preparation_markers":
+      return markerRulesHold(column);
     default:
       return true;
   }
@@ -125,7 +129,7 @@ function compiled(table: TableName, shape: Readonly<Record<string, Check>>, colu
     };
   });
   const at = new Map(columns.map((c, i) => [c, i]));
-  const rules = table === "journal" || table === "interactions";
+  const rules = table === "journal" || table === "interactions" || table === "preparation_markers";
   return (row) => {
     for (let i = 0; i < checks.length; i++) if (!(checks[i] as Check)(row[i])) return false;
     return !rules || rowRules(table, (name) => row[at.get(name) as number]);
@@ -165,6 +169,7 @@ function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
   // Every table of schema v1 present and STRICT: the catalog exactly v1's (one read), else read in one statement.
   const v1 = catalogIsV1(db);
   const strict = v1 ? undefined : strictTables(db);
+  let markersLinked = false;
   for (const table of TABLES) {
     if (strict !== undefined && strict.get(table) !== true) return err(controllerError("storage_record_invalid", { where: table }));
     if (table === "journal") {
@@ -172,12 +177,18 @@ function validateInSnapshot(db: DatabaseSync, cutAtNul: boolean): Result<void> {
       if (!journal.ok) return journal;
       continue;
     }
+    if (table === "preparation_markers" && v1) {
+      const markers = markersValid(db, cutAtNul);
+      if (markers === "invalid") return err(controllerError("storage_record_invalid", { where: table }));
+      markersLinked = markers === "linked";
+      continue;
+    }
     if (!tableValid(db, table, cutAtNul, v1)) return err(controllerError("storage_record_invalid", { where: table }));
   }
   if (!journalSequencesConsistent(db)) return err(controllerError("storage_record_invalid", { where: "journal" }));
-  // The journal's foreign keys were proven in its pass; the other tables are small.
+  // The journal's foreign keys were proven in its pass, and the markers' where MARKER_PROVEN proved every row; the other tables are small.
   for (const table of TABLES) {
-    if (table !== "journal" && db.prepare(`PRAGMA foreign_key_check(${table})`).all().length > 0) return err(controllerError("storage_record_invalid", { where: "foreign_keys" }));
+    if (table !== "journal" && !(table === "preparation_markers" && markersLinked) && db.prepare(`PRAGMA foreign_key_check(${table})`).all().length > 0) return err(controllerError("storage_record_invalid", { where: "foreign_keys" }));
   }
   if (!pagesIntact(db)) return err(controllerError("storage_record_invalid", { where: "integrity" }));
   return ok(undefined);
@@ -189,21 +200,45 @@ function strictTables(db: DatabaseSync): ReadonlyMap<string, boolean> {
     .map((r) => [String(r.name), r.strict === 1]));
 }
 
-/** Every row of `table` valid, read in the read transaction of the validation as arrays (table-pages.ts: in pages where the catalog is v1's; preparation_markers' rows given to its own validator as objects); `v1`: the catalog is schema v1's. */
+/**
+ * Every row of `table` valid, read in the read transaction of the validation
+ * as arrays (table-pages.ts: in pages where the catalog is v1's) and judged
+ * by its shape and rules (preparation_markers: the marker store's own,
+ * preparation-markers.ts); `v1`: the catalog is schema v1's.
+ */
 function tableValid(db: DatabaseSync, table: Exclude<TableName, "journal">, cutAtNul: boolean, v1: boolean): boolean {
   const n = Number((db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as Row).n);
   // An empty table of a v1 catalog (catalogIsV1: its columns are v1's) holds nothing to judge: no statement to prepare.
   if (n === 0 && v1) return true;
+  const { select, valid } = reader(db, table, cutAtNul);
+  return valid !== undefined && everyRow(db, table, select, n, v1, valid);
+}
+
+/** The select list that reads `table`'s rows for judging, and their judge (undefined: the columns are not the shape's). */
+function reader(db: DatabaseSync, table: Exclude<TableName, "journal">, cutAtNul: boolean): { select: string; valid: ((row: readonly unknown[]) => boolean) | undefined } {
   const columns = db.prepare(`SELECT * FROM ${table}`).columns();
   // Read through nulSafe: each column but a STRICT table's INT, INTEGER or REAL, which holds no text (quick_check proves the types).
   const read = (c: { name: string; type: string | null }) => /^(INT|INTEGER|REAL)$/i.test(c.type ?? "") ? `"${c.name}"` : nulSafe(c.name);
-  const select = cutAtNul ? columns.map(read).join(", ") : "*";
-  const names = columns.map((c) => c.name);
-  if (table === "preparation_markers") {
-    return everyRow(db, table, select, n, v1, (row) => validPreparationMarkerRow(Object.fromEntries(names.map((name, i) => [name, row[i]])) as Row));
+  return { select: cutAtNul ? columns.map(read).join(", ") : "*", valid: compiled(table, SHAPES[table], columns.map((c) => c.name)) };
+}
+
+/**
+ * The markers of a v1 catalog (after turns and threads were judged): a row
+ * MARKER_PROVEN proves is not read; the others are read and judged by the
+ * marker store's checks and rules like any table's rows. `linked` when it
+ * proved every row (their foreign keys then hold), else `valid` or `invalid`.
+ */
+function markersValid(db: DatabaseSync, cutAtNul: boolean): "linked" | "valid" | "invalid" {
+  const { select, valid } = reader(db, "preparation_markers", cutAtNul);
+  if (valid === undefined) return "invalid";
+  const rest = db.prepare(`SELECT ${select} FROM preparation_markers WHERE (${MARKER_PROVEN}) IS NOT TRUE`);
+  rest.setReturnArrays(true);
+  let all = true;
+  for (const row of rest.iterate() as Iterable<unknown[]>) {
+    if (!valid(row)) return "invalid";
+    all = false;
   }
-  const valid = compiled(table, SHAPES[table], names);
-  return valid !== undefined && everyRow(db, table, select, n, v1, valid);
+  return all ? "linked" : "valid";
 }
 
 /**
