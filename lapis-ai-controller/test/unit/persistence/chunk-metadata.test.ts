@@ -11,19 +11,14 @@ import { DatabaseSync } from "node:sqlite";
 import { test } from "node:test";
 import { readMetadata, storedMetadata } from "../../../src/persistence/journal-rules.ts";
 import { engineStore } from "../../../src/persistence/engine-store.ts";
-import { openSqliteStore, type SqliteStore } from "../../../src/persistence/sqlite-store.ts";
 import { threadFixture, turnFixture } from "../../support/fixtures.ts";
+import { openedStore as opened, readOut } from "../../support/journal-readout.ts";
+import { openSqliteStore } from "../../../src/persistence/sqlite-store.ts";
 import { storeNul as raw } from "../../support/nul-corruptions.ts";
 import { seedEveryTable } from "../../support/seeded-store.ts";
 import { tempDir } from "../../support/temp.ts";
 
 const CANARY = "CANARY-CHUNK-7d41e0b2";
-
-function opened(path: string): SqliteStore {
-  const store = openSqliteStore({ path });
-  assert.ok(store.ok, store.ok ? "" : store.error.code);
-  return store.value;
-}
 
 function storedTexts(path: string): string[] {
   const db = new DatabaseSync(path, { readOnly: true });
@@ -31,22 +26,6 @@ function storedTexts(path: string): string[] {
     return (db.prepare("SELECT metadata FROM journal ORDER BY journal_id").all() as { metadata: string }[]).map((r) => r.metadata);
   } finally {
     db.close();
-  }
-}
-
-/** Everything the readers hand out for the file, as the bytes that leave the process (replay pages, the owner journal, the engine's rows). */
-function readOut(path: string): string {
-  const store = opened(path);
-  try {
-    const engine = engineStore(store);
-    return JSON.stringify({
-      replay: store.journal.replay("thread-1"),
-      owner: store.journal.ownerJournal(),
-      engine: engine.journal({ threadId: "thread-1" }),
-      fact: store.journal.lastThreadFact("thread-1", "text"),
-    });
-  } finally {
-    store.close();
   }
 }
 

@@ -14,8 +14,9 @@ import { journalFromRow } from "../../../src/persistence/journal-store.ts";
 import { payloadJsonText, RAW_CHUNK_METADATA, readPayload, storedColumns, storedMetadata } from "../../../src/persistence/journal-rules.ts";
 import { allColumns } from "../../../src/persistence/nul-text.ts";
 import type { Row } from "../../../src/persistence/rows.ts";
-import { openSqliteStore, type SqliteStore } from "../../../src/persistence/sqlite-store.ts";
 import { threadFixture, turnFixture } from "../../support/fixtures.ts";
+import { openedStore as opened, readOut } from "../../support/journal-readout.ts";
+import { openSqliteStore, type SqliteStore } from "../../../src/persistence/sqlite-store.ts";
 import { storeNul as raw } from "../../support/nul-corruptions.ts";
 import { seedEveryTable } from "../../support/seeded-store.ts";
 import { tempDir } from "../../support/temp.ts";
@@ -24,12 +25,6 @@ const CANARY = "CANARY-CHUNK-TEXT-5b02c9e4";
 
 /** Texts whose JSON form escapes something: quotes, backslashes, control characters, a NUL, U+2028, non-ASCII, an astral character, empty. */
 const TEXTS = ["hello ", "say \"hi\"\\n", "tab\tnew\nline\r\u0001\u001f", "a\u0000b", "\u0000", "line\u2028sep", "é✓ 😀", "", "\uFEFFbom", "{\"text\":\"x\"}"];
-
-function opened(path: string): SqliteStore {
-  const store = openSqliteStore({ path });
-  assert.ok(store.ok, store.ok ? "" : JSON.stringify(store.error));
-  return store.value;
-}
 
 type Stored = { kind: string; message_id: string | null; metadata: string; payload: string | null; payload_state: string };
 
@@ -45,22 +40,6 @@ function storedRows(path: string): Stored[] {
     });
   } finally {
     db.close();
-  }
-}
-
-/** Everything the readers hand out for the file, as the bytes that leave the process (replay pages, the owner journal, the engine's rows, thread facts). */
-function readOut(path: string): string {
-  const store = opened(path);
-  try {
-    const engine = engineStore(store);
-    return JSON.stringify({
-      replay: store.journal.replay("thread-1"),
-      owner: store.journal.ownerJournal(),
-      engine: engine.journal({ threadId: "thread-1" }),
-      fact: store.journal.lastThreadFact("thread-1", "text"),
-    });
-  } finally {
-    store.close();
   }
 }
 
