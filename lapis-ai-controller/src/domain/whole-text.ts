@@ -18,9 +18,13 @@ export function wholeSelectList(columns: readonly string[], whole: readonly stri
   return columns.map((name) => (whole.includes(name) ? wholeTextItem(`"${name}"`, name) : `"${name}"`)).join(", ");
 }
 
-/** `column` as a select item: a value holding a NUL as its BLOB, else itself (named `as`). */
-export function wholeTextItem(column: string, as = column): string {
-  return `iif(instr(${column}, char(0)) > 0, CAST(${column} AS BLOB), ${column}) AS "${as}"`;
+/**
+ * `column` as a select item: a value holding a NUL as its BLOB, else itself
+ * (named `as`); with `only`, searched for a NUL only in the rows meeting
+ * that SQL condition (the others hold none).
+ */
+export function wholeTextItem(column: string, as = column, only?: string): string {
+  return `iif(${only === undefined ? "" : `${only} AND `}instr(${column}, char(0)) > 0, CAST(${column} AS BLOB), ${column}) AS "${as}"`;
 }
 
 const UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });

@@ -11,7 +11,7 @@
 // (its UTF-8 bytes), and rows.ts text() decodes it; a runtime that reads
 // whole texts keeps the plain `*` and pays nothing.
 import type { DatabaseSync } from "node:sqlite";
-import { cutsAtNul, NUL_PROBE_SQL, wholeSelectList, wholeTextItem } from "../domain/whole-text.ts";
+import { cutsAtNul, NUL_PROBE_SQL, wholeTextItem } from "../domain/whole-text.ts";
 
 // The select item and the decoding are shared with the group memory profile (domain/whole-text.ts).
 export { textOf, wholeTextItem } from "../domain/whole-text.ts";
@@ -63,10 +63,7 @@ export function allColumns(db: DatabaseSync, table: string): string {
   if (free.length === 0 || !readsCutAtNul(db)) return "*";
   const names = (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).all() as { name: string }[]).map((c) => c.name);
   const where = FREE_ONLY_WHERE[table] ?? {};
-  return names.map((name) => {
-    const only = where[name];
-    return only === undefined ? wholeSelectList([name], free) : `iif(${only} AND instr("${name}", char(0)) > 0, CAST("${name}" AS BLOB), "${name}") AS "${name}"`;
-  }).join(", ");
+  return names.map((name) => (free.includes(name) ? wholeTextItem(`"${name}"`, name, where[name]) : `"${name}"`)).join(", ");
 }
 
 /** A free-text `column` as a select item kept whole (plain where texts are read whole). */

@@ -12,7 +12,7 @@ import { test } from "node:test";
 import { engineStore } from "../../../src/persistence/engine-store.ts";
 import { journalFromRow } from "../../../src/persistence/journal-store.ts";
 import { payloadJsonText, RAW_CHUNK_METADATA, readPayload, storedColumns, storedMetadata } from "../../../src/persistence/journal-rules.ts";
-import { allColumns } from "../../../src/persistence/nul-text.ts";
+import { allColumns, textOf } from "../../../src/persistence/nul-text.ts";
 import type { Row } from "../../../src/persistence/rows.ts";
 import { threadFixture, turnFixture } from "../../support/fixtures.ts";
 import { openedStore as opened, readOut } from "../../support/journal-readout.ts";
@@ -35,7 +35,7 @@ function storedRows(path: string): Stored[] {
     const rows = db.prepare(`SELECT ${allColumns(db, "journal")} FROM journal ORDER BY journal_id`).all() as Row[];
     return rows.map((r) => {
       const record = journalFromRow(r, false);
-      const payload = r.payload === null ? null : r.payload instanceof Uint8Array ? new TextDecoder("utf-8", { ignoreBOM: true }).decode(r.payload) : String(r.payload);
+      const payload = r.payload === null ? null : textOf(r.payload);
       return { kind: record.kind, message_id: record.messageId, metadata: String(r.metadata), payload, payload_state: record.payloadState };
     });
   } finally {
