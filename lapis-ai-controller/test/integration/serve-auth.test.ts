@@ -20,7 +20,9 @@ async function hello(url: string, credential: Record<string, unknown>, protocol 
 const token = (id: string) => ({ type: "token", token: tokenValue(id) });
 
 test("serve: hello and AuthSessions, black-box", async (t) => {
-  const serve: ServeProcess = await startServe(t, { tokens: SERVE_TOKENS, limits: { sessionTtlMs: 1000 } });
+  // The default session TTL: a session here must not expire while a loaded
+  // machine works through a subtest. Expiry has its own serve below.
+  const serve: ServeProcess = await startServe(t, { tokens: SERVE_TOKENS });
 
   await t.test("P-API-01 protocol lapis-ai-controller/9 with a wrong token answers protocol_unsupported", async () => {
     const { client, reply } = await hello(serve.url, { type: "token", token: "wrong-wrong-wrong-wrong" }, "lapis-ai-controller/9");
@@ -51,13 +53,14 @@ test("serve: hello and AuthSessions, black-box", async (t) => {
     assert.equal(await again.client.closed(), 4401);
   });
 
-  await t.test("AIC-API-003b an expired bearer fails closed (TTL 1 s configured)", async () => {
-    const first = await hello(serve.url, token("owner"));
+  await t.test("AIC-API-003b an expired bearer fails closed (TTL 1 s configured)", async (st) => {
+    const expiring = await startServe(st, { tokens: SERVE_TOKENS, limits: { sessionTtlMs: 1000 } });
+    const first = await hello(expiring.url, token("owner"));
     const { bearer } = resultOf<{ bearer: string }>(first.reply);
     await new Promise((r) => setTimeout(r, 1200));
     assert.equal(errorCode(await first.client.request("threads.snapshot", { threadId: "x" })), "unauthorized");
     assert.equal(await first.client.closed(), 4401);
-    const again = await hello(serve.url, { type: "bearer", bearer });
+    const again = await hello(expiring.url, { type: "bearer", bearer });
     assert.equal(errorCode(again.reply), "unauthorized");
   });
 
