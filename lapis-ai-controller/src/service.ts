@@ -250,7 +250,7 @@ export async function startService(options: ServiceOptions): Promise<Result<Cont
   if (!volatile.ok) return volatile;
   const storage = storageSection(options.sections ?? {});
   if (!storage.ok) return storage;
-  const opened = openSqliteStore({ ...storeOptions, groupCommit: storage.value.groupCommit, ...(volatile.value === undefined ? {} : { volatile: volatile.value }) });
+  const opened = openSqliteStore({ ...storeOptions, groupCommit: storage.value.groupCommit, pageCacheKiB: storage.value.pageCacheKiB, ...(volatile.value === undefined ? {} : { volatile: volatile.value }) });
   if (!opened.ok) return opened;
   const store = opened.value;
   for (const step of options.startupSteps ?? []) {

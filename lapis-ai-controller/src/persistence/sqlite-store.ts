@@ -21,6 +21,7 @@ import { preparationMarkerStore } from "./preparation-markers.ts";
 import { providerSessionStore } from "./provider-session-store.ts";
 import { validateAllRecords } from "./record-validation.ts";
 import { SCHEMA_V1, SCHEMA_VERSION } from "./schema.ts";
+import { pageCacheKiB } from "./store-limits.ts";
 import { threadStore } from "./thread-store.ts";
 import { turnStore } from "./turn-store.ts";
 import { VolatilePayloads, volatileLimits, type VolatileLimits } from "./volatile-payloads.ts";
@@ -37,6 +38,8 @@ export interface StoreOptions {
   readonly lockWaitMs?: number;
   /** Group commit of queued writes (default 64 items per transaction, ceiling 1024; 1 = one commit per item). */
   readonly groupCommit?: Partial<GroupCommitLimits>;
+  /** SQLite page cache of the connection in KiB (default 256, 64 … 65 536; P-STO-45). */
+  readonly pageCacheKiB?: number;
 }
 
 /** Storage settings read live from SQLite (P-STO-01). */
@@ -109,6 +112,8 @@ export function openSqliteStore(options: StoreOptions): Result<SqliteStore> {
   const limits = volatileLimits(options.volatile);
   if (!limits.ok) return limits;
   const group = groupCommitLimits(options.groupCommit);
+  const cacheKiB = pageCacheKiB(options.pageCacheKiB);
+  if (cacheKiB === null) return err(controllerError("config_invalid", { where: "storage.pageCacheKiB" }));
   if (!group.ok) return err(controllerError("config_invalid", { where: group.where }));
   try {
     mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
@@ -123,6 +128,7 @@ export function openSqliteStore(options: StoreOptions): Result<SqliteStore> {
     closeSync(openSync(options.path, "a", 0o600));
     db = new DatabaseSync(options.path, { timeout: 1_000 });
     configureConnection(db, true);
+    db.exec(`PRAGMA cache_size = -${cacheKiB}`);
     const runner = transactor(db, group.value);
     const transact = runner.transact;
     const schema = ensureSchema(db, transact);

@@ -18,7 +18,7 @@ import { tempDir } from "../../support/temp.ts";
 const SECRET = "CANARYval-unit-6e2a9c4b1d7f3058";
 const env = (name: string) => (name === "T_OK" ? `${SECRET}-resolved` : undefined);
 
-test("AIC-OPER-01 P-STO-03 P-PRF-18 unknown keys anywhere, literal tokens and unresolvable references fail config_invalid naming the key path", () => {
+test("AIC-OPER-01 P-STO-03 P-PRF-18 P-STO-45 unknown keys anywhere, literal tokens and unresolvable references fail config_invalid naming the key path", () => {
   const cases: [Record<string, unknown>, string][] = [
     [{ tokens: [{ id: "a", token: "env:T_OK", extra: SECRET }] }, "config.tokens[0].extra"],
     [{ tokens: [{ id: "a", token: SECRET }] }, "config.tokens[0].token"],
@@ -33,6 +33,8 @@ test("AIC-OPER-01 P-STO-03 P-PRF-18 unknown keys anywhere, literal tokens and un
     [{ limits: { storage: { eventTailBytes: -1 } } }, "config.limits.storage.eventTailBytes"],
     [{ limits: { storage: { eventTailBytes: 16 * 1024 * 1024 + 1 } } }, "config.limits.storage.eventTailBytes"],
     [{ limits: { storage: { eventTailBytes: "1MiB" } } }, "config.limits.storage.eventTailBytes"],
+    [{ limits: { storage: { pageCacheKiB: 63 } } }, "config.limits.storage.pageCacheKiB"],
+    [{ limits: { storage: { pageCacheKiB: 65_537 } } }, "config.limits.storage.pageCacheKiB"],
     [{ limits: { storage: 5 } }, "config.limits.storage"],
     [{ limits: { capture: { surprise: 1 } } }, "config.limits.capture.surprise"],
     [{ limits: { turns: { surprise: 1 } } }, "config.limits.turns.surprise"],
@@ -48,7 +50,7 @@ test("AIC-OPER-01 P-STO-03 P-PRF-18 unknown keys anywhere, literal tokens and un
     assert.equal(r.error.where, where);
     assert.ok(!JSON.stringify(r.error).includes(`${SECRET}-resolved`));
   }
-  assert.ok(checkServiceConfig({ tokens: [{ id: "a", token: "env:T_OK" }], listen: { port: 0, allowedOrigins: ["http://app.localhost:5173"] }, limits: { volatile: { maxEntries: 10 }, storage: { groupCommitMax: 1, eventTailBytes: 0 } } }, env).ok);
+  assert.ok(checkServiceConfig({ tokens: [{ id: "a", token: "env:T_OK" }], listen: { port: 0, allowedOrigins: ["http://app.localhost:5173"] }, limits: { volatile: { maxEntries: 10 }, storage: { groupCommitMax: 1, eventTailBytes: 0, pageCacheKiB: 64 } } }, env).ok);
   // Printed key paths keep only key-path characters: a key that is not one prints as `?`.
   assert.equal(keyPath("config.tokens[0].a b\n"), "config.tokens[0].a?b?");
 });
