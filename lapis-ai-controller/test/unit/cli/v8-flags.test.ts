@@ -39,18 +39,18 @@ function youngSize(bin: string, args: readonly string[]): number {
   return (JSON.parse(run.stdout.trim()) as { size: number }).size;
 }
 
-test("AIC-HEAP-01 the launcher and the systemd unit run Deno with the V8 heap flags", () => {
-  assert.deepEqual(denoV8Args(), [`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc`]);
+test("AIC-HEAP-01 P-DNO-05 the launcher and the systemd unit run Deno with the V8 heap flags", () => {
+  assert.deepEqual(denoV8Args(), [`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc,--max-opt=2`]);
   assert.deepEqual(nodeV8Args(), [`--max-semi-space-size=${SEMI_SPACE_MIB}`, "--expose-gc"]);
   const script = launcherScript(DENO_BIN, RELEASE, "b".repeat(64));
-  assert.match(script, new RegExp(`^exec '${DENO_BIN}' 'run' .* '--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc' '--config' `, "m"));
+  assert.match(script, new RegExp(`^exec '${DENO_BIN}' 'run' .* '--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc,--max-opt=2' '--config' `, "m"));
   assert.deepEqual(launcherRelease(script), { deno: DENO_BIN, releaseDir: RELEASE }, "the launcher is still read back as ours");
   const unit = unitFile({ deno: DENO_BIN, releaseDir: RELEASE, digest: "b".repeat(64), instance: "default", configPath: "/c/config.json" });
   const exec = /^ExecStart=(.*)$/m.exec(unit)?.[1] as string;
-  assert.ok(exec.split(" ").includes(`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc`), exec);
+  assert.ok(exec.split(" ").includes(`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc,--max-opt=2`), exec);
 });
 
-test("AIC-HEAP-01 the entry's shebang and the serve tasks of a checkout carry the same flags", () => {
+test("AIC-HEAP-01 the entry's shebang, the serve tasks of a checkout and the bench (its in-process rows run serve's code) carry the same flags", () => {
   const flag = (denoV8Args()[0] as string).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
   const shebang = readFileSync(join(PACKAGE_ROOT, "src", "main.ts"), "utf8").split("\n")[0] as string;
   assert.match(shebang, new RegExp(` ${flag}$`));
@@ -59,6 +59,10 @@ test("AIC-HEAP-01 the entry's shebang and the serve tasks of a checkout carry th
     const serve = (tasks.scripts ?? tasks.tasks ?? {}).serve as string;
     assert.match(serve, new RegExp(` ${flag} src/main\\.ts serve$`), file);
   }
+  const npmBench = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts.bench as string;
+  assert.equal(npmBench, `node ${nodeV8Args().join(" ")} bench/run.ts`);
+  const denoBench = (JSON.parse(readFileSync(join(PACKAGE_ROOT, "deno.json"), "utf8")) as { tasks: Record<string, string> }).tasks.bench as string;
+  assert.match(denoBench, new RegExp(` ${flag} bench/run\\.ts --runtime=deno$`));
 });
 
 test("AIC-HEAP-01 under the flags the young generation stays within two semi-spaces on Node and on Deno", (t) => {
