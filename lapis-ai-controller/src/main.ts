@@ -1,4 +1,4 @@
-#!/usr/bin/env -S deno run --allow-read --allow-write --allow-env --allow-sys --allow-run --allow-net=127.0.0.1 --v8-flags=--max-semi-space-size=2,--expose-gc,--max-opt=2
+#!/usr/bin/env -S deno run --allow-read --allow-write --allow-env --allow-sys --allow-run --allow-net=127.0.0.1 --v8-flags=--max-semi-space-size=2,--expose-gc,--max-opt=2,--no-concurrent-recompilation
 // Program entry: argv -> CLI, with the service's start function handed in
 // (main and service are the composition roots). The directory above this
 // file is the snapshot root of an installed release (its manifest.json gives

@@ -93,7 +93,9 @@ export async function startBenchServe(options: { modelBaseUrl: string; runtime: 
   const profileDir = process.env.BENCH_SERVE_PROFILE;
   let profiler: Awaited<ReturnType<typeof connectProfiler>> | null = null;
   const launch = async () => {
-    child = spawnServe({ dir, configPath, workspace, env, runtime: options.runtime, allowRun: true, ...(profileDir === undefined ? {} : { runtimeArgs: ["--inspect=127.0.0.1:0"] }) });
+    // BENCH_SERVE_INSPECT=1: the inspector without a profile (a probe reads the heap through it).
+    const inspect = profileDir !== undefined || process.env.BENCH_SERVE_INSPECT === "1";
+    child = spawnServe({ dir, configPath, workspace, env, runtime: options.runtime, allowRun: true, ...(inspect ? { runtimeArgs: ["--inspect=127.0.0.1:0"] } : {}) });
     ready = await child.ready;
     if (profileDir !== undefined) {
       profiler = await connectProfiler(inspectorUrl(child.stderr()) ?? "", 100);

@@ -17,15 +17,18 @@ export const SEMI_SPACE_MIB = 2;
 export const V8_FLAGS: readonly string[] = [`--max-semi-space-size=${SEMI_SPACE_MIB}`, "--expose-gc"];
 
 /**
- * Deno's serve also stops at V8's Maglev tier (`--max-opt=2`, P-DNO-05): once
- * turns make functions hot, TurboFan's compiler (its code in the `deno` binary
- * and its output) added 3-4 MiB to a Deno serve's resident set, about a third
- * of its growth over 1,000 turns; Maglev costs a turn no measurable CPU. What
- * it gives up is TurboFan's speed on long loops (tool-call validation of a
- * 1 MiB argument, within its goal either way); docs/performance.md has the
- * figures. Node's serve, whose growth is within its goal, keeps TurboFan.
+ * Deno's serve also stops at V8's Maglev tier (`--max-opt=2`) and compiles on
+ * its own thread (`--no-concurrent-recompilation`), P-DNO-05. Once turns
+ * made functions hot, TurboFan's compiler (its code in the `deno` binary)
+ * added 2-3 MiB to a Deno serve's resident set, and the compiler threads'
+ * malloc arenas kept another 5-7 MiB their jobs had freed: together most of
+ * serve's growth over 1,000 turns. Maglev compiles a function in well under a
+ * millisecond, and a turn's CPU is the same either way. What it gives up is
+ * TurboFan's speed on long loops (tool-call validation of a 1 MiB argument,
+ * within its goal either way). docs/performance.md has the figures. Node's
+ * serve, whose growth is within its goal, keeps its defaults.
  */
-export const DENO_V8_FLAGS: readonly string[] = [...V8_FLAGS, "--max-opt=2"];
+export const DENO_V8_FLAGS: readonly string[] = [...V8_FLAGS, "--max-opt=2", "--no-concurrent-recompilation"];
 
 /** The flags on a Deno command line (`deno run --v8-flags=...`). */
 export function denoV8Args(): string[] {

@@ -1,7 +1,9 @@
 // P-DNO-05: under the V8 flags Deno's serve runs with, a hot function is
-// optimised by Maglev and never by TurboFan; without `--max-opt=2` the same
-// script reaches TurboFan, so the flag is what keeps TurboFan's compiler (and
-// the resident memory it brings) out of a Deno serve. Node keeps its tiers.
+// optimised by Maglev, never by TurboFan, and compiled on the thread that runs
+// it, never by a compiler thread; without `--max-opt=2` and
+// `--no-concurrent-recompilation` the same script reaches TurboFan on compiler
+// threads, so the flags are what keep TurboFan's compiler and the compiler
+// threads' malloc arenas out of a Deno serve. Node keeps its defaults.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
@@ -20,22 +22,28 @@ for (let i = 0; i < 200000; i++) t += f(a);
 console.log(t);
 `;
 
-/** The optimising tiers V8 compiled `script` to (`MAGLEV`, `TURBOFAN_JS`), from --trace-opt. */
-function tiers(script: string, v8Flags: string): Set<string> {
+/** The optimising tiers V8 compiled `script` to (`MAGLEV`, `TURBOFAN_JS`) and the modes it compiled in (`Synchronous`, `Concurrent`), from --trace-opt. */
+function compiled(script: string, v8Flags: string): { tiers: Set<string>; modes: Set<string> } {
   const run = spawnSync(DENO, ["run", `${v8Flags},--trace-opt`, script], { env: { ...process.env, ...DENO_CHILD_ENV }, encoding: "utf8", timeout: 60_000 });
   assert.equal(run.status, 0, run.stderr);
-  return new Set([...run.stdout.matchAll(/\(target ([A-Z_]+)\)/g)].map((m) => m[1] as string));
+  const compiling = run.stdout.split("\n").filter((line) => line.startsWith("[compiling method"));
+  return {
+    tiers: new Set([...run.stdout.matchAll(/\(target ([A-Z_]+)\)/g)].map((m) => m[1] as string)),
+    modes: new Set(compiling.map((line) => /ConcurrencyMode::k([A-Za-z]+)/.exec(line)?.[1] ?? "unknown")),
+  };
 }
 
-test("P-DNO-05 Deno's serve flags stop V8 at Maglev: a hot loop is never compiled by TurboFan", (t) => {
-  assert.deepEqual(DENO_V8_FLAGS, [...V8_FLAGS, "--max-opt=2"]);
-  assert.deepEqual(nodeV8Args(), [...V8_FLAGS], "Node keeps TurboFan");
+test("P-DNO-05 Deno's serve flags stop V8 at Maglev, compiling on the running thread: a hot loop is never compiled by TurboFan or a compiler thread", (t) => {
+  assert.deepEqual(DENO_V8_FLAGS, [...V8_FLAGS, "--max-opt=2", "--no-concurrent-recompilation"]);
+  assert.deepEqual(nodeV8Args(), [...V8_FLAGS], "Node keeps its defaults");
   const script = join(tempDir(t), "hot.mjs");
   writeFileSync(script, HOT);
-  const flagged = tiers(script, denoV8Args()[0] as string);
-  assert.ok(flagged.has("MAGLEV"), [...flagged].join(","));
-  assert.ok(![...flagged].some((tier) => tier.startsWith("TURBOFAN")), [...flagged].join(","));
-  // Without the cap the same loop reaches TurboFan: the flag is what keeps it out.
-  const plain = tiers(script, `--v8-flags=${V8_FLAGS.join(",")}`);
-  assert.ok([...plain].some((tier) => tier.startsWith("TURBOFAN")), [...plain].join(","));
+  const flagged = compiled(script, denoV8Args()[0] as string);
+  assert.ok(flagged.tiers.has("MAGLEV"), [...flagged.tiers].join(","));
+  assert.ok(![...flagged.tiers].some((tier) => tier.startsWith("TURBOFAN")), [...flagged.tiers].join(","));
+  assert.deepEqual([...flagged.modes], ["Synchronous"]);
+  // Without them the same loop reaches TurboFan, compiled on compiler threads: the flags are what keep both out.
+  const plain = compiled(script, `--v8-flags=${V8_FLAGS.join(",")}`);
+  assert.ok([...plain.tiers].some((tier) => tier.startsWith("TURBOFAN")), [...plain.tiers].join(","));
+  assert.ok(plain.modes.has("Concurrent"), [...plain.modes].join(","));
 });

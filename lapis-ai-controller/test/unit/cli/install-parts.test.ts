@@ -165,7 +165,7 @@ test("P-CLI-11 the systemd unit's ExecStart is the absolute Deno invocation of t
   const exec = /^ExecStart=(.*)$/m.exec(text)?.[1] as string;
   assert.equal(
     exec,
-    `/home/u/.local/lib/lapis-ai-controller/runtime/deno-1/deno run --allow-read --allow-write --allow-env --allow-sys --allow-run --allow-net=127.0.0.1 --v8-flags=--max-semi-space-size=2,--expose-gc,--max-opt=2 --config ${release}/deno.json ${release}/src/main.js serve --instance default --config /home/u/.config/lapis-ai-controller/config.json`,
+    `/home/u/.local/lib/lapis-ai-controller/runtime/deno-1/deno run --allow-read --allow-write --allow-env --allow-sys --allow-run --allow-net=127.0.0.1 --v8-flags=--max-semi-space-size=2,--expose-gc,--max-opt=2,--no-concurrent-recompilation --config ${release}/deno.json ${release}/src/main.js serve --instance default --config /home/u/.config/lapis-ai-controller/config.json`,
   );
   assert.match(text, /^\[Service\]$/m);
   assert.match(text, /^WantedBy=default\.target$/m);

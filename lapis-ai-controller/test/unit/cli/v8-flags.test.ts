@@ -40,14 +40,14 @@ function youngSize(bin: string, args: readonly string[]): number {
 }
 
 test("AIC-HEAP-01 P-DNO-05 the launcher and the systemd unit run Deno with the V8 heap flags", () => {
-  assert.deepEqual(denoV8Args(), [`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc,--max-opt=2`]);
+  assert.deepEqual(denoV8Args(), [`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc,--max-opt=2,--no-concurrent-recompilation`]);
   assert.deepEqual(nodeV8Args(), [`--max-semi-space-size=${SEMI_SPACE_MIB}`, "--expose-gc"]);
   const script = launcherScript(DENO_BIN, RELEASE, "b".repeat(64));
-  assert.match(script, new RegExp(`^exec '${DENO_BIN}' 'run' .* '--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc,--max-opt=2' '--config' `, "m"));
+  assert.match(script, new RegExp(`^exec '${DENO_BIN}' 'run' .* '--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc,--max-opt=2,--no-concurrent-recompilation' '--config' `, "m"));
   assert.deepEqual(launcherRelease(script), { deno: DENO_BIN, releaseDir: RELEASE }, "the launcher is still read back as ours");
   const unit = unitFile({ deno: DENO_BIN, releaseDir: RELEASE, digest: "b".repeat(64), instance: "default", configPath: "/c/config.json" });
   const exec = /^ExecStart=(.*)$/m.exec(unit)?.[1] as string;
-  assert.ok(exec.split(" ").includes(`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc,--max-opt=2`), exec);
+  assert.ok(exec.split(" ").includes(`--v8-flags=--max-semi-space-size=${SEMI_SPACE_MIB},--expose-gc,--max-opt=2,--no-concurrent-recompilation`), exec);
 });
 
 test("AIC-HEAP-01 the entry's shebang, the serve tasks of a checkout and the bench (its in-process rows run serve's code) carry the same flags", () => {
