@@ -112,9 +112,9 @@ export function openSqliteStore(options: StoreOptions): Result<SqliteStore> {
   const limits = volatileLimits(options.volatile);
   if (!limits.ok) return limits;
   const group = groupCommitLimits(options.groupCommit);
+  if (!group.ok) return err(controllerError("config_invalid", { where: group.where }));
   const cacheKiB = pageCacheKiB(options.pageCacheKiB);
   if (cacheKiB === null) return err(controllerError("config_invalid", { where: "storage.pageCacheKiB" }));
-  if (!group.ok) return err(controllerError("config_invalid", { where: group.where }));
   try {
     mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
   } catch {
